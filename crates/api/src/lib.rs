@@ -1,1 +1,23 @@
+//! The HTTP API of `platformd`: the request contract of document 1, the spec areas, and the
+//! control plane.
+pub mod admin;
+pub mod authorize;
+pub mod contract;
+pub mod control;
+pub mod error;
+pub mod metrics;
+pub mod operation;
+pub mod ops;
+pub mod principal;
+pub mod ratelimit;
+pub mod reply;
+pub mod request;
+pub mod router;
+pub mod seed;
+pub mod shapes;
+pub mod state;
+pub mod validate;
+pub mod versions;
 
+pub use router::app;
+pub use state::{ApiConfig, AppState, Shared};

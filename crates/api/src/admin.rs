@@ -1,0 +1,190 @@
+//! The control plane under `/_admin/`: JSON in and out, guarded by the admin token.
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use platform_core::time::{format_ts, parse_ts};
+use platform_store::DbError;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, TeamIn, TokenIn, UserIn};
+use crate::error::{ApiError, ApiResult};
+use crate::principal::constant_time_eq;
+use crate::reply::Reply;
+use crate::request::JsonBody;
+use crate::shapes;
+use crate::state::Shared;
+
+pub fn router(state: Shared) -> Router<Shared> {
+    Router::new()
+        .route("/users", post(create_user))
+        .route("/orgs", post(create_org))
+        .route("/orgs/{org}/teams", post(create_team))
+        .route("/enterprises", post(create_enterprise))
+        .route("/repos", post(create_repo))
+        .route("/repos/{owner}/{repo}/refs", post(push_ref))
+        .route("/repos/{owner}/{repo}/rename", post(rename_repo))
+        .route("/apps", post(create_app))
+        .route("/apps/{client_id}/installations", post(create_installation))
+        .route("/tokens", post(create_token))
+        .route("/clock", get(get_clock).post(set_clock))
+        .route("/reset", post(reset))
+        .fallback(|| async { ApiError::not_found() })
+        .layer(middleware::from_fn_with_state(state, guard))
+}
+
+/// Only `Authorization: Bearer <admin token>` passes.
+async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .unwrap_or("");
+    let expected = &app.config.admin_token;
+    if expected.is_empty() || !constant_time_eq(given.trim().as_bytes(), expected.as_bytes()) {
+        return if given.is_empty() { ApiError::requires_authentication() } else { ApiError::bad_credentials() }.into_response();
+    }
+    next.run(req).await
+}
+
+fn parse<T: DeserializeOwned>(body: Value) -> ApiResult<T> {
+    serde_json::from_value(body).map_err(ApiError::invalid_request)
+}
+
+/// Runs a control operation in one write transaction.
+async fn write<T, F>(app: &Shared, f: F) -> ApiResult<T>
+where
+    F: FnOnce(&mut dyn platform_store::Conn, i64) -> ApiResult<T> + Send + 'static,
+    T: Send + 'static,
+{
+    let now = app.clock.now();
+    app.store.write(move |c| f(c, now)).await
+}
+
+async fn create_user(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let u: UserIn = parse(b)?;
+    let acc = write(&app, move |c, now| control::create_user(c, &u, now)).await?;
+    Ok(Reply::created(shapes::simple_user(&app.urls, &acc)))
+}
+
+async fn create_org(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let o: OrgIn = parse(b)?;
+    let acc = write(&app, move |c, now| control::create_org(c, &o, now)).await?;
+    Ok(Reply::created(shapes::simple_user(&app.urls, &acc)))
+}
+
+async fn create_enterprise(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let e: EnterpriseIn = parse(b)?;
+    let ent = write(&app, move |c, now| control::create_enterprise(c, &e, now)).await?;
+    Ok(Reply::created(json!({"id": ent.id, "slug": ent.slug, "name": ent.name, "created_at": format_ts(ent.created_at)})))
+}
+
+async fn create_team(State(app): State<Shared>, Path(org): Path<String>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let t: TeamIn = parse(b)?;
+    let team = write(&app, move |c, now| control::create_team(c, &org, &t, now)).await?;
+    Ok(Reply::created(json!({"id": team.id, "name": team.name, "slug": team.slug, "description": team.description})))
+}
+
+async fn create_repo(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let r: RepoIn = parse(b)?;
+    let repo = write(&app, move |c, now| control::create_repo(c, &r, now)).await?;
+    Ok(Reply::created(shapes::minimal_repository(&app.urls, platform_core::ApiVersion::DEFAULT, &repo)))
+}
+
+async fn push_ref(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let r: RefIn = parse(b)?;
+    let out = write(&app, move |c, now| {
+        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
+        control::push_ref(c, &repo, &r, now)
+    })
+    .await?;
+    Ok(Reply::created(out))
+}
+
+async fn rename_repo(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    #[derive(serde::Deserialize)]
+    struct Rename {
+        name: String,
+    }
+    let r: Rename = parse(b)?;
+    let repo = write(&app, move |c, now| {
+        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
+        control::rename_repo(c, &repo, &r.name, now)
+    })
+    .await?;
+    Ok(Reply::ok(shapes::minimal_repository(&app.urls, platform_core::ApiVersion::DEFAULT, &repo)))
+}
+
+async fn create_app(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let a: AppIn = parse(b)?;
+    let (created, secret) = write(&app, move |c, now| control::create_app(c, &a, now)).await?;
+    Ok(Reply::created(json!({
+        "id": created.id, "kind": created.kind, "name": created.name, "slug": created.slug,
+        "client_id": created.client_id, "client_secret": secret,
+    })))
+}
+
+async fn create_installation(State(app): State<Shared>, Path(client_id): Path<String>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    #[derive(serde::Deserialize)]
+    struct Install {
+        org: String,
+    }
+    let i: Install = parse(b)?;
+    let inst = write(&app, move |c, now| {
+        let a = control::app_by_client_id(c, &client_id)?;
+        control::create_installation(c, &a, &i.org, now)
+    })
+    .await?;
+    Ok(Reply::created(json!({"id": inst.id, "app_id": inst.app_id, "account_id": inst.account_id})))
+}
+
+async fn create_token(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let t: TokenIn = parse(b)?;
+    let (tok, text) = write(&app, move |c, now| control::create_token(c, &t, now)).await?;
+    Ok(Reply::created(token_json(&tok, &text)))
+}
+
+pub fn token_json(t: &platform_store::domain::tokens::Token, text: &str) -> Value {
+    json!({
+        "token": text, "id": t.id, "kind": t.kind.as_str(), "user_id": t.user_id, "scopes": t.scopes,
+        "permissions": t.permissions, "repository_selection": t.repository_selection,
+        "expires_at": t.expires_at.map(format_ts),
+    })
+}
+
+fn clock_json(app: &Shared) -> Value {
+    let now = app.clock.now();
+    json!({"now": format_ts(now), "epoch": now, "manual": app.clock.is_manual()})
+}
+
+async fn get_clock(State(app): State<Shared>) -> Reply {
+    Reply::ok(clock_json(&app))
+}
+
+/// `{advance_seconds}` or `{now}` (timestamp or epoch seconds); manual clock only.
+async fn set_clock(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    if !app.clock.is_manual() {
+        return Err(ApiError::new(StatusCode::CONFLICT, "The clock is not manual: start with PLATFORM_CLOCK=manual."));
+    }
+    if let Some(n) = b.get("advance_seconds") {
+        let secs = n.as_i64().filter(|s| *s >= 0).ok_or_else(|| ApiError::invalid_field("Clock", "advance_seconds", "invalid", None))?;
+        app.clock.advance(secs);
+    } else if let Some(n) = b.get("now") {
+        let t = n.as_i64().or_else(|| n.as_str().and_then(parse_ts)).ok_or_else(|| ApiError::invalid_field("Clock", "now", "invalid", None))?;
+        app.clock.set(t);
+    } else {
+        return Err(ApiError::invalid_request("\"advance_seconds\" or \"now\" wasn't supplied."));
+    }
+    Ok(Reply::ok(clock_json(&app)))
+}
+
+/// Empties everything but the admin token (and in-memory limiter state).
+async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
+    app.store.reset().await.map_err(|e: DbError| ApiError::from(e))?;
+    app.limiter.clear();
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}

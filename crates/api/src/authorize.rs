@@ -1,0 +1,197 @@
+//! Authorization of a request against a repository, per the operation's declared [`Access`]:
+//! private repositories the caller may not see are 404; a visible repository the credentials
+//! may not act on is 403; anonymous callers of non-public operations get 401.
+use platform_core::TokenKind;
+use platform_store::domain::accounts;
+use platform_store::domain::repos::{self, Lookup, Repo};
+use platform_store::{Conn, DbError};
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, Level};
+use crate::principal::{Principal, TokenAuth};
+use crate::request::Ctx;
+
+/// What the caller's identity may do with a repository, before token restrictions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    None,
+    Read,
+    Write,
+    Admin,
+}
+
+/// Scopes implied by a held scope (`repo` covers `repo:status`, …).
+fn scope_covers(held: &str, wanted: &str) -> bool {
+    held == wanted
+        || match held {
+            "repo" => matches!(wanted, "repo:status" | "repo_deployment" | "public_repo" | "repo:invite" | "security_events"),
+            "admin:org" => matches!(wanted, "write:org" | "read:org"),
+            "write:org" => wanted == "read:org",
+            "admin:enterprise" => matches!(wanted, "manage_runners:enterprise" | "manage_billing:enterprise" | "read:enterprise"),
+            "admin:org_hook" => false,
+            "user" => matches!(wanted, "read:user" | "user:email" | "user:follow"),
+            _ => false,
+        }
+}
+
+pub fn has_scope(scopes: &[String], accepted: &[&str]) -> bool {
+    accepted.is_empty() || accepted.iter().any(|w| scopes.iter().any(|h| scope_covers(h, w)))
+}
+
+/// Fine-grained permission check; `write` implies `read`, `metadata: read` is implicit.
+pub fn has_permission(t: &TokenAuth, (name, level): (&str, Level)) -> bool {
+    if name == "metadata" && level == Level::Read {
+        return true;
+    }
+    match t.token.permissions.get(name).map(String::as_str) {
+        Some("write") | Some("admin") => true,
+        Some("read") => level == Level::Read,
+        _ => false,
+    }
+}
+
+/// The 403 message for a token lacking a scope or permission.
+pub fn not_accessible(kind: TokenKind) -> ApiError {
+    if kind.is_integration() || kind == TokenKind::Oauth {
+        ApiError::forbidden("Resource not accessible by integration")
+    } else {
+        ApiError::forbidden("Resource not accessible by personal access token")
+    }
+}
+
+/// The identity's role on a repository, with the token's reach applied (fine-grained resource
+/// owner and repository selection, installation account, workflow repository).
+fn role_of(c: &mut dyn Conn, p: &Principal, repo: &Repo) -> Result<Role, DbError> {
+    let Principal::Token(t) = p else { return Ok(Role::None) };
+    let tok = &t.token;
+    let reach_selected = tok.repository_selection != "selected" || tok.repository_ids.contains(&repo.id);
+    let role = match tok.kind {
+        TokenKind::Workflow => {
+            if tok.repo_id == Some(repo.id) { Role::Admin } else { Role::None }
+        }
+        TokenKind::Installation => match &t.installation {
+            Some(i) if i.account_id == repo.owner.id && reach_selected => Role::Admin,
+            _ => Role::None,
+        },
+        _ => {
+            let Some(user) = &t.user else { return Ok(Role::None) };
+            if tok.kind == TokenKind::FineGrained
+                && (tok.resource_owner_id.is_some_and(|o| o != repo.owner.id) || !reach_selected)
+            {
+                return Ok(Role::None);
+            }
+            if repo.owner.id == user.id {
+                Role::Admin
+            } else if repo.owner.is_org() {
+                match accounts::org_role(c, repo.owner.id, user.id)?.as_deref() {
+                    Some("owner") => Role::Admin,
+                    Some(_) => Role::Write,
+                    None => Role::None,
+                }
+            } else {
+                Role::None
+            }
+        }
+    };
+    Ok(role)
+}
+
+/// Applies an operation's access rule to a repository the caller asked for.
+pub fn check_repo(p: &Principal, access: &Access, repo: &Repo, role: Role) -> ApiResult<()> {
+    // Private repositories are invisible (404) to callers with no role, and to scope tokens
+    // without a scope that reaches private repositories.
+    if repo.private && role == Role::None {
+        return Err(ApiError::not_found());
+    }
+    let public_read = !repo.private && access.public && access.role == Level::Read;
+    let t = match p {
+        Principal::Token(t) => t,
+        Principal::Anonymous if public_read => return Ok(()),
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) if public_read => return Ok(()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+    };
+    let kind = t.token.kind;
+    let needs_grant = repo.private || access.role == Level::Write;
+    if needs_grant {
+        let granted = if kind.uses_scopes() {
+            has_scope(&t.token.scopes, access.scopes)
+        } else {
+            access.permission.is_none_or(|perm| has_permission(t, perm))
+        };
+        if !granted {
+            // A classic token without a private-repository scope cannot see private repositories.
+            return Err(if repo.private && kind.uses_scopes() { ApiError::not_found() } else { not_accessible(kind) });
+        }
+    }
+    let effective = if repo.private { role } else { role.max(Role::Read) };
+    let needed = match access.role {
+        Level::Read => Role::Read,
+        Level::Write => Role::Write,
+    };
+    if effective < needed {
+        return Err(ApiError::forbidden("Must have push access to this repository."));
+    }
+    Ok(())
+}
+
+impl Ctx {
+    /// Resolves `{owner}/{repo}` of the path (case-insensitive, `.git` accepted) and authorizes
+    /// the operation on it. A renamed repository answers 301 to its new name.
+    pub async fn repo(&self) -> ApiResult<Repo> {
+        let owner = self.param("owner").to_string();
+        let name = self.param("repo");
+        let name = name.strip_suffix(".git").unwrap_or(name).to_string();
+        let principal = self.principal.clone();
+        let (found, role) = self
+            .app
+            .store
+            .read(move |c| -> Result<_, DbError> {
+                let found = repos::lookup(c, &owner, &name)?;
+                let role = match &found {
+                    Lookup::Found(r) | Lookup::Moved(r) => role_of(c, &principal, r)?,
+                    Lookup::Missing => Role::None,
+                };
+                Ok((found, role))
+            })
+            .await?;
+        match found {
+            Lookup::Missing => Err(ApiError::not_found()),
+            Lookup::Moved(r) => {
+                if r.private && role == Role::None {
+                    return Err(ApiError::not_found());
+                }
+                Err(ApiError::moved(self.moved_location(&r)))
+            }
+            Lookup::Found(r) => {
+                check_repo(&self.principal, &self.op.access, &r, role)?;
+                Ok(r)
+            }
+        }
+    }
+
+    /// This request's URL with the repository's current `owner/name`.
+    fn moved_location(&self, r: &Repo) -> String {
+        let rest: Vec<&str> = self.path.splitn(5, '/').collect(); // "", "repos", owner, repo, rest
+        let tail = rest.get(4).map(|t| format!("/{t}")).unwrap_or_default();
+        let prefix = if rest.get(1) == Some(&"networks") { "networks" } else { "repos" };
+        let q = if self.query.pairs.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", self.query.pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"))
+        };
+        format!("{}/{prefix}/{}/{}{tail}{q}", self.app.urls.api, r.owner.login, r.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn scopes() {
+        let held = vec!["repo".to_string()];
+        assert!(has_scope(&held, &["repo:status"]));
+        assert!(!has_scope(&["read:org".to_string()], &["repo", "repo:status"]));
+        assert!(has_scope(&[], &[]));
+    }
+}

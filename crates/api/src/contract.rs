@@ -1,0 +1,255 @@
+//! The request contract of document 1, applied to every API request in one place:
+//! request id, path normalisation, API version, User-Agent, authentication, primary rate
+//! limit, ETag/304, error bodies with the operation's docs, and the response headers
+//! (`x-ratelimit-*`, scopes, accepted permissions, version, CORS).
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use platform_core::ids::{request_id, sha256_hex};
+use platform_core::ApiVersion;
+
+use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
+use crate::principal::{authenticate, Principal};
+use crate::ratelimit::Quota;
+use crate::request::{OpRef, ReqInfo};
+use crate::state::Shared;
+
+pub const EXPOSED_HEADERS: &str = "ETag, Link, Location, Retry-After, X-Service-OTP, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Used, X-RateLimit-Resource, X-RateLimit-Reset, X-OAuth-Scopes, X-Accepted-OAuth-Scopes, X-Poll-Interval, X-Service-Media-Type, X-Service-SSO, X-Service-Request-Id, Deprecation, Sunset, X-Service-Api-Version-Selected";
+const ALLOWED_HEADERS: &str = "Authorization, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Unmodified-Since, Accept, Accept-Encoding, User-Agent, X-Requested-With, X-Service-OTP, X-Service-Api-Version";
+const UA_MESSAGE: &str = "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.service.example/rest/overview/resources-in-the-rest-api#user-agent-required).";
+
+/// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
+/// router sees one segment; the path extractor decodes them again.
+fn normalize_path(path: &str) -> Option<String> {
+    let segs: Vec<&str> = path.split('/').collect();
+    // ["", "repos", owner, repo, "commits", ref.., "status"|"statuses"]
+    if segs.len() > 7 && segs[1] == "repos" && segs[4] == "commits" {
+        let last = segs[segs.len() - 1];
+        if last == "status" || last == "statuses" {
+            let r = segs[5..segs.len() - 1].join("%2F");
+            return Some(format!("/repos/{}/{}/commits/{r}/{last}", segs[2], segs[3]));
+        }
+    }
+    None
+}
+
+fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
+    if trust_forwarded {
+        if let Some(ip) = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse().ok())
+        {
+            return ip;
+        }
+    }
+    req.extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
+}
+
+fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+    let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
+    let bare = etag.trim_start_matches("W/");
+    inm.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == bare)
+}
+
+pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    app.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+    let rid = request_id();
+    let method = req.method().clone();
+
+    // Serve under the public URL's path (e.g. `/api/v3`) as well as at the root.
+    let base = app.urls.base_path();
+    let mut path = req.uri().path().to_string();
+    if !base.is_empty() && (path == base || path.starts_with(&format!("{base}/"))) {
+        path = path[base.len()..].to_string();
+        if path.is_empty() {
+            path = "/".into();
+        }
+    }
+    if let Some(p) = normalize_path(&path) {
+        path = p;
+    }
+    if path != req.uri().path() {
+        let pq = match req.uri().query() {
+            Some(q) => format!("{path}?{q}"),
+            None => path.clone(),
+        };
+        if let Ok(uri) = pq.parse() {
+            *req.uri_mut() = uri;
+        }
+    }
+
+    let ip = client_ip(&req, app.config.trust_forwarded);
+    let mut version = ApiVersion::DEFAULT;
+    let mut principal = Principal::Anonymous;
+    let mut quota: Option<Quota> = None;
+    let mut rate_limited = false;
+
+    let mut resp = 'serve: {
+        if method == Method::OPTIONS {
+            let mut r = StatusCode::NO_CONTENT.into_response();
+            let h = r.headers_mut();
+            h.insert("access-control-allow-methods", HeaderValue::from_static("GET, POST, PATCH, PUT, DELETE"));
+            h.insert("access-control-allow-headers", HeaderValue::from_static(ALLOWED_HEADERS));
+            h.insert("access-control-max-age", HeaderValue::from_static("86400"));
+            break 'serve r;
+        }
+        if let Some(v) = req.headers().get("x-service-api-version") {
+            let given = String::from_utf8_lossy(v.as_bytes()).to_string();
+            match ApiVersion::parse(&given) {
+                Some(v) => version = v,
+                None => {
+                    break 'serve ApiError::bad_request("Bad Request")
+                        .with_errors(serde_json::Value::String(ApiVersion::unsupported_message(&given)))
+                        .into_response()
+                }
+            }
+        }
+        if req.headers().get(header::USER_AGENT).is_none_or(|v| v.is_empty()) {
+            break 'serve ApiError::forbidden(UA_MESSAGE).into_response();
+        }
+        principal = match authenticate(&app, req.headers()).await {
+            Ok(p) => p,
+            Err(e) => break 'serve e.into_response(),
+        };
+        let class = principal.rate_class(ip);
+        let now = app.clock.now();
+        // `GET /rate_limit` is never charged.
+        let charged = app.config.rate_limits && path != "/rate_limit";
+        if charged {
+            match app.limiter.charge(&class, now) {
+                Ok(q) => quota = Some(q),
+                Err(q) => {
+                    quota = Some(q);
+                    rate_limited = true;
+                    break 'serve ApiError::forbidden(class.exceeded_message())
+                        .with_docs(RATE_LIMIT_DOCS)
+                        .into_response();
+                }
+            }
+        } else if app.config.rate_limits {
+            quota = Some(app.limiter.peek(&class, now));
+        }
+        req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone() });
+        let conditional = req.headers().clone();
+        let mut resp = next.run(req).await;
+
+        // Strong ETag on successful GETs; a matching If-None-Match is a 304 that costs nothing.
+        if method == Method::GET && resp.status() == StatusCode::OK {
+            let (parts, body) = resp.into_parts();
+            let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+            let etag = format!("\"{}\"", &sha256_hex(&bytes)[..32]);
+            if etag_matches(&conditional, &etag) {
+                resp = Response::from_parts(parts, Body::empty());
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                resp.headers_mut().remove(header::CONTENT_TYPE);
+                resp.headers_mut().remove(header::CONTENT_LENGTH);
+                if charged {
+                    quota = Some(app.limiter.refund(&class, now));
+                }
+            } else {
+                resp = Response::from_parts(parts, Body::from(bytes));
+            }
+            if let Ok(v) = HeaderValue::from_str(&etag) {
+                resp.headers_mut().insert(header::ETAG, v);
+            }
+        }
+        resp
+    };
+
+    let op = resp.extensions().get::<OpRef>().map(|o| o.0);
+    // Error bodies carry the operation's documentation URL.
+    if let (Some(mark), Some(op)) = (resp.extensions().get::<ErrorMark>().cloned(), op) {
+        if mark.0.docs.is_none() {
+            let body = serde_json::to_vec(&mark.0.body(Some(op.docs))).unwrap_or_default();
+            resp.headers_mut().remove(header::CONTENT_LENGTH);
+            *resp.body_mut() = Body::from(body);
+        }
+    }
+
+    let h = resp.headers_mut();
+    let put = |h: &mut HeaderMap, k: &'static str, v: &str| {
+        if let Ok(v) = HeaderValue::from_str(v) {
+            h.insert(k, v);
+        }
+    };
+    if let Some(q) = quota {
+        put(h, "x-ratelimit-limit", &q.limit.to_string());
+        put(h, "x-ratelimit-remaining", &q.remaining.to_string());
+        put(h, "x-ratelimit-reset", &q.reset.to_string());
+        put(h, "x-ratelimit-used", &q.used.to_string());
+        put(h, "x-ratelimit-resource", "core");
+    }
+    if let Principal::Token(t) = &principal {
+        if t.token.kind.uses_scopes() {
+            put(h, "x-oauth-scopes", &t.token.scopes.join(", "));
+        }
+        if let (platform_core::TokenKind::Oauth, Some(app)) = (t.token.kind, &t.app) {
+            put(h, "x-oauth-client-id", &app.client_id);
+        }
+    }
+    if let Some(op) = op {
+        put(h, "x-accepted-oauth-scopes", &op.accepted_scopes());
+        if let Some(p) = op.accepted_permissions() {
+            put(h, "x-accepted-service-permissions", &p);
+        }
+    }
+    put(h, "x-service-api-version-selected", version.as_str());
+    put(h, "x-service-request-id", &rid);
+    put(h, "x-service-media-type", "service.v3; format=json");
+    put(h, "access-control-allow-origin", "*");
+    put(h, "access-control-expose-headers", EXPOSED_HEADERS);
+    put(h, "vary", "Accept, Authorization, Cookie, X-Service-OTP");
+
+    let route = op.map(|o| o.path).unwrap_or("unmatched");
+    let status = resp.status().as_u16();
+    let took = started.elapsed();
+    app.metrics.record(method_name(&method), route, status, took, rate_limited);
+    app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+    tracing::info!(
+        target: "platformd::access",
+        request_id = %rid,
+        method = %method,
+        route,
+        status,
+        duration_ms = took.as_secs_f64() * 1000.0,
+    );
+    resp
+}
+
+fn method_name(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn branch_refs_with_slashes_become_one_segment() {
+        assert_eq!(
+            super::normalize_path("/repos/o/r/commits/heads/feature/x/status").as_deref(),
+            Some("/repos/o/r/commits/heads%2Ffeature%2Fx/status")
+        );
+        assert_eq!(super::normalize_path("/repos/o/r/commits/main/status"), None);
+    }
+}

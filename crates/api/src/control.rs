@@ -1,0 +1,410 @@
+//! Control-plane operations (users, organizations, repositories, pushes, apps, tokens). The spec
+//! has no operations for these; the admin API and the seed loader both call these functions,
+//! each inside one store transaction.
+use std::collections::BTreeMap;
+
+use platform_core::ids::{random_alnum, random_hex, sha256_hex};
+use platform_core::time::parse_ts;
+use platform_core::TokenKind;
+use platform_store::domain::accounts::{self, Account, NewAccount};
+use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::apps::{self, App, Installation, NewApp};
+use platform_store::domain::repos::{self, Lookup, NewRepo, Repo};
+use platform_store::domain::tokens::{self, NewToken, Token};
+use platform_store::{Conn, DbError, DbErrorKind};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::ApiError;
+
+type R<T> = Result<T, ApiError>;
+
+/// Maps a unique-constraint failure to `422 already_exists` on `resource.field`.
+fn unique<T>(r: Result<T, DbError>, resource: &str, field: &str) -> R<T> {
+    r.map_err(|e| match e.kind {
+        DbErrorKind::Unique => ApiError::invalid_field(resource, field, "already_exists", None),
+        _ => e.into(),
+    })
+}
+
+fn missing(resource: &str, field: &str, value: &str) -> ApiError {
+    ApiError::invalid_field(resource, field, "missing", Some(format!("{resource} '{value}' does not exist")))
+}
+
+fn valid_login(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 39 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') && !s.starts_with('-')
+}
+
+fn valid_repo_name(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 100 && s != "." && s != ".." && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+pub fn user(c: &mut dyn Conn, login: &str) -> R<Account> {
+    accounts::by_login(c, login)?.filter(|a| !a.is_org()).ok_or_else(|| missing("User", "login", login))
+}
+
+pub fn org(c: &mut dyn Conn, login: &str) -> R<Account> {
+    accounts::by_login(c, login)?.filter(Account::is_org).ok_or_else(|| missing("Organization", "org", login))
+}
+
+/// `owner/name` of an existing repository (renames followed).
+pub fn repo(c: &mut dyn Conn, full_name: &str) -> R<Repo> {
+    let (o, n) = full_name.split_once('/').ok_or_else(|| missing("Repository", "repo", full_name))?;
+    match repos::lookup(c, o, n)? {
+        Lookup::Found(r) | Lookup::Moved(r) => Ok(r),
+        Lookup::Missing => Err(missing("Repository", "repo", full_name)),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct UserIn {
+    pub login: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    #[serde(default)]
+    pub site_admin: bool,
+}
+
+pub fn create_user(c: &mut dyn Conn, u: &UserIn, now: i64) -> R<Account> {
+    if !valid_login(&u.login) {
+        return Err(ApiError::invalid_field("User", "login", "invalid", None));
+    }
+    let n = NewAccount { kind: "User", login: &u.login, name: u.name.as_deref(), email: u.email.as_deref(), site_admin: u.site_admin };
+    unique(accounts::create(c, &n, now), "User", "login")
+}
+
+#[derive(Deserialize)]
+pub struct OrgIn {
+    pub login: String,
+    pub name: Option<String>,
+    #[serde(default)]
+    pub owners: Vec<String>,
+    #[serde(default)]
+    pub members: Vec<String>,
+    /// Slug of the enterprise that owns the organization (enterprise-cloud limits apply).
+    pub enterprise: Option<String>,
+}
+
+pub fn create_org(c: &mut dyn Conn, o: &OrgIn, now: i64) -> R<Account> {
+    if !valid_login(&o.login) {
+        return Err(ApiError::invalid_field("Organization", "login", "invalid", None));
+    }
+    let n = NewAccount { kind: "Organization", login: &o.login, name: o.name.as_deref(), email: None, site_admin: false };
+    let org = unique(accounts::create(c, &n, now), "Organization", "login")?;
+    for (logins, role) in [(&o.members, "member"), (&o.owners, "owner")] {
+        for l in logins {
+            let u = user(c, l)?;
+            accounts::set_org_member(c, org.id, u.id, role)?;
+        }
+    }
+    if let Some(slug) = &o.enterprise {
+        let e = accounts::enterprise_by_slug(c, slug)?.ok_or_else(|| missing("Enterprise", "enterprise", slug))?;
+        accounts::add_enterprise_org(c, e.id, org.id)?;
+    }
+    Ok(org)
+}
+
+#[derive(Deserialize)]
+pub struct EnterpriseIn {
+    pub slug: String,
+    pub name: String,
+    #[serde(default)]
+    pub owners: Vec<String>,
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+pub fn create_enterprise(c: &mut dyn Conn, e: &EnterpriseIn, now: i64) -> R<accounts::Enterprise> {
+    if !valid_login(&e.slug) {
+        return Err(ApiError::invalid_field("Enterprise", "slug", "invalid", None));
+    }
+    let ent = unique(accounts::create_enterprise(c, &e.slug, &e.name, now), "Enterprise", "slug")?;
+    for (logins, role) in [(&e.members, "member"), (&e.owners, "owner")] {
+        for l in logins {
+            let u = user(c, l)?;
+            accounts::set_enterprise_member(c, ent.id, u.id, role)?;
+        }
+    }
+    Ok(ent)
+}
+
+#[derive(Deserialize)]
+pub struct TeamIn {
+    pub name: String,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+pub fn create_team(c: &mut dyn Conn, org_login: &str, t: &TeamIn, now: i64) -> R<accounts::Team> {
+    let o = org(c, org_login)?;
+    if accounts::slugify(&t.name).is_empty() {
+        return Err(ApiError::invalid_field("Team", "name", "invalid", None));
+    }
+    let team = unique(accounts::create_team(c, o.id, &t.name, t.description.as_deref(), now), "Team", "name")?;
+    for l in &t.members {
+        let u = user(c, l)?;
+        accounts::add_team_member(c, team.id, u.id)?;
+    }
+    Ok(team)
+}
+
+#[derive(Deserialize)]
+pub struct RepoIn {
+    pub owner: String,
+    pub name: String,
+    #[serde(default)]
+    pub private: bool,
+    pub default_branch: Option<String>,
+    pub description: Option<String>,
+}
+
+pub fn create_repo(c: &mut dyn Conn, r: &RepoIn, now: i64) -> R<Repo> {
+    if !valid_repo_name(&r.name) || r.name.ends_with(".git") {
+        return Err(ApiError::invalid_field("Repository", "name", "invalid", None));
+    }
+    let owner = accounts::by_login(c, &r.owner)?.ok_or_else(|| missing("Account", "owner", &r.owner))?;
+    let n = NewRepo {
+        owner: &owner,
+        name: &r.name,
+        private: r.private,
+        description: r.description.as_deref(),
+        default_branch: r.default_branch.as_deref().unwrap_or("main"),
+    };
+    unique(repos::create(c, &n, now), "Repository", "name")
+}
+
+pub fn rename_repo(c: &mut dyn Conn, repo: &Repo, name: &str, now: i64) -> R<Repo> {
+    if !valid_repo_name(name) || name.ends_with(".git") {
+        return Err(ApiError::invalid_field("Repository", "name", "invalid", None));
+    }
+    unique(repos::rename(c, repo, name, now), "Repository", "name")?;
+    repos::by_id(c, repo.id)?.ok_or_else(ApiError::not_found)
+}
+
+#[derive(Deserialize)]
+pub struct RefIn {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub sha: String,
+    /// Login of the user who pushed (defaults to the repository owner).
+    pub pusher: Option<String>,
+}
+
+/// Creates or moves a ref: a push. Recorded as platform activity (CreateEvent for a new ref,
+/// PushEvent for a branch) in the same transaction.
+pub fn push_ref(c: &mut dyn Conn, repo: &Repo, r: &RefIn, now: i64) -> R<serde_json::Value> {
+    let (ref_type, short) = if let Some(b) = r.name.strip_prefix("refs/heads/") {
+        ("branch", b)
+    } else if let Some(t) = r.name.strip_prefix("refs/tags/") {
+        ("tag", t)
+    } else {
+        return Err(ApiError::invalid_field("Ref", "ref", "invalid", Some("ref must start with refs/heads/ or refs/tags/".into())));
+    };
+    if short.is_empty() || short.contains("..") || short.ends_with('/') {
+        return Err(ApiError::invalid_field("Ref", "ref", "invalid", None));
+    }
+    if !platform_core::ids::is_sha(&r.sha) {
+        return Err(ApiError::invalid_field("Ref", "sha", "invalid", Some("sha must be 40 hexadecimal characters".into())));
+    }
+    let sha = r.sha.to_lowercase();
+    let pusher = match &r.pusher {
+        Some(l) => Some(user(c, l)?),
+        None if !repo.owner.is_org() => Some(repo.owner.clone()),
+        None => None,
+    };
+    let before = repos::set_ref(c, repo.id, &r.name, &sha, now)?;
+    let org_id = repo.owner.is_org().then_some(repo.owner.id);
+    let mut record = |kind: &str, payload: serde_json::Value| -> Result<i64, DbError> {
+        let a = NewActivity { kind, actor_id: pusher.as_ref().map(|p| p.id), repo_id: Some(repo.id), org_id, public: !repo.private, payload: &payload };
+        activity::record(c, &a, now)
+    };
+    if before.is_none() {
+        record(
+            "CreateEvent",
+            json!({"ref": short, "ref_type": ref_type, "full_ref": r.name, "master_branch": repo.default_branch,
+                   "description": repo.description, "pusher_type": "user"}),
+        )?;
+    }
+    if ref_type == "branch" && before.as_deref() != Some(sha.as_str()) {
+        let push_id: i64 = rand::random::<u32>() as i64 + 1;
+        record(
+            "PushEvent",
+            json!({"repository_id": repo.id, "push_id": push_id, "ref": r.name, "head": sha,
+                   "before": before.clone().unwrap_or_else(|| "0".repeat(40))}),
+        )?;
+    }
+    Ok(json!({"ref": r.name, "sha": sha, "before": before}))
+}
+
+#[derive(Deserialize)]
+pub struct AppIn {
+    pub name: String,
+    pub owner: String,
+    /// `oauth` (OAuth app) or `app`.
+    pub kind: String,
+}
+
+/// Creates an application; the returned secret is shown once and stored only as a hash.
+pub fn create_app(c: &mut dyn Conn, a: &AppIn, now: i64) -> R<(App, String)> {
+    let (prefix, kind) = match a.kind.as_str() {
+        "oauth" => ("Ov23li", "oauth"),
+        "app" => ("Iv23li", "app"),
+        _ => return Err(ApiError::invalid_field("App", "kind", "invalid", Some("kind must be oauth or app".into()))),
+    };
+    let slug = accounts::slugify(&a.name);
+    if slug.is_empty() {
+        return Err(ApiError::invalid_field("App", "name", "invalid", None));
+    }
+    let owner = accounts::by_login(c, &a.owner)?.ok_or_else(|| missing("Account", "owner", &a.owner))?;
+    let client_id = format!("{prefix}{}", random_alnum(14));
+    let secret = random_hex(20);
+    let n = NewApp { kind, name: &a.name, slug: &slug, owner_id: owner.id, client_id: &client_id, secret_hash: &sha256_hex(secret.as_bytes()) };
+    let app = unique(apps::create(c, &n, now), "App", "name")?;
+    Ok((app, secret))
+}
+
+pub fn app_by_client_id(c: &mut dyn Conn, client_id: &str) -> R<App> {
+    apps::by_client_id(c, client_id)?.ok_or_else(|| missing("App", "client_id", client_id))
+}
+
+pub fn create_installation(c: &mut dyn Conn, app: &App, org_login: &str, now: i64) -> R<Installation> {
+    if app.kind != "app" {
+        return Err(ApiError::invalid_field("Installation", "app", "invalid", Some("only apps (kind app) are installed".into())));
+    }
+    let o = org(c, org_login)?;
+    unique(apps::create_installation(c, app.id, o.id, now), "Installation", "org")
+}
+
+#[derive(Deserialize, Default)]
+pub struct TokenIn {
+    pub kind: String,
+    pub login: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    #[serde(default)]
+    pub permissions: BTreeMap<String, String>,
+    /// Fine-grained tokens: the account whose resources the token reaches (default: the user).
+    pub resource_owner: Option<String>,
+    /// `owner/name` (or names under the resource owner); given means selection `selected`.
+    pub repositories: Option<Vec<String>>,
+    pub client_id: Option<String>,
+    /// The application by name (alternative to `client_id`).
+    pub app: Option<String>,
+    pub installation_id: Option<i64>,
+    /// Installation tokens: the organization the app is installed on (with `app`/`client_id`).
+    pub org: Option<String>,
+    /// Workflow tokens: `owner/name`.
+    pub repo: Option<String>,
+    pub expires_at: Option<String>,
+    pub note: Option<String>,
+}
+
+/// Permissions a workflow token gets when none are given.
+const WORKFLOW_DEFAULT: [(&str, &str); 6] =
+    [("actions", "write"), ("contents", "write"), ("deployments", "write"), ("metadata", "read"), ("statuses", "write"), ("pull_requests", "write")];
+
+/// Creates a token; returns the record and its text, shown once.
+pub fn create_token(c: &mut dyn Conn, t: &TokenIn, now: i64) -> R<(Token, String)> {
+    let kind = TokenKind::parse(&t.kind).ok_or_else(|| {
+        ApiError::invalid_field("Token", "kind", "invalid", Some("kind must be one of classic, fine_grained, oauth, user_to_server, installation, workflow".into()))
+    })?;
+    for level in t.permissions.values() {
+        if level != "read" && level != "write" {
+            return Err(ApiError::invalid_field("Token", "permissions", "invalid", Some("permission levels are read or write".into())));
+        }
+    }
+    let expires_at = match &t.expires_at {
+        Some(s) => Some(parse_ts(s).ok_or_else(|| ApiError::invalid_field("Token", "expires_at", "invalid", None))?),
+        None => None,
+    };
+    let needs_user = !matches!(kind, TokenKind::Installation | TokenKind::Workflow);
+    let user_acc = match (&t.login, needs_user) {
+        (Some(l), true) => Some(user(c, l)?),
+        (None, true) => return Err(ApiError::invalid_field("Token", "login", "missing_field", None)),
+        _ => None,
+    };
+    let app = match (&t.client_id, &t.app) {
+        (Some(id), _) => Some(app_by_client_id(c, id)?),
+        (None, Some(name)) => Some(apps::by_name(c, name)?.ok_or_else(|| missing("App", "app", name))?),
+        _ => None,
+    };
+    let mut installation_id = None;
+    let mut repo_id = None;
+    let mut resource_owner_id = None;
+    let mut permissions = t.permissions.clone();
+    match kind {
+        TokenKind::Oauth | TokenKind::UserToServer => {
+            let want = if kind == TokenKind::Oauth { "oauth" } else { "app" };
+            match &app {
+                Some(a) if a.kind == want => {}
+                _ => return Err(ApiError::invalid_field("Token", "client_id", "invalid", Some(format!("{} tokens need an application of kind {want}", kind.as_str())))),
+            }
+        }
+        TokenKind::Installation => {
+            let inst = match (t.installation_id, &app, &t.org) {
+                (Some(id), _, _) => apps::installation(c, id)?,
+                (None, Some(a), Some(o)) => {
+                    let o = org(c, o)?;
+                    apps::installation_for(c, a.id, o.id)?
+                }
+                _ => None,
+            }
+            .ok_or_else(|| missing("Installation", "installation_id", &t.installation_id.map(|i| i.to_string()).unwrap_or_default()))?;
+            installation_id = Some(inst.id);
+            resource_owner_id = Some(inst.account_id);
+        }
+        TokenKind::Workflow => {
+            let name = t.repo.as_deref().ok_or_else(|| ApiError::invalid_field("Token", "repo", "missing_field", None))?;
+            let r = repo(c, name)?;
+            repo_id = Some(r.id);
+            resource_owner_id = Some(r.owner.id);
+            if permissions.is_empty() {
+                permissions = WORKFLOW_DEFAULT.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            }
+        }
+        TokenKind::FineGrained => {
+            let owner = match &t.resource_owner {
+                Some(l) => accounts::by_login(c, l)?.ok_or_else(|| missing("Account", "resource_owner", l))?,
+                None => user_acc.clone().expect("fine-grained tokens have a user"),
+            };
+            resource_owner_id = Some(owner.id);
+        }
+        TokenKind::Classic => {}
+    }
+    let mut repository_ids = Vec::new();
+    if let Some(names) = &t.repositories {
+        for n in names {
+            let full = match (n.contains('/'), resource_owner_id) {
+                (true, _) => n.clone(),
+                (false, Some(o)) => {
+                    let owner = accounts::by_id(c, o)?.ok_or_else(ApiError::not_found)?;
+                    format!("{}/{n}", owner.login)
+                }
+                (false, None) => n.clone(),
+            };
+            repository_ids.push(repo(c, &full)?.id);
+        }
+    }
+    let text = kind.generate();
+    let hash = sha256_hex(text.as_bytes());
+    let scopes = if kind.uses_scopes() { t.scopes.clone() } else { Vec::new() };
+    let n = NewToken {
+        kind,
+        token_hash: &hash,
+        last_eight: &text[text.len() - 8..],
+        user_id: user_acc.as_ref().map(|u| u.id),
+        app_id: app.as_ref().map(|a| a.id),
+        installation_id,
+        repo_id,
+        scopes: &scopes,
+        permissions: &permissions,
+        resource_owner_id,
+        repository_selection: if t.repositories.is_some() { "selected" } else { "all" },
+        repository_ids: &repository_ids,
+        note: t.note.as_deref(),
+        expires_at,
+    };
+    let token = tokens::create(c, &n, now)?;
+    Ok((token, text))
+}

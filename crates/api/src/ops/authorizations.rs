@@ -1,0 +1,148 @@
+//! OAuth application authorizations (document 2): application owners check, reset and revoke
+//! user tokens with the application's basic credentials.
+use axum::http::{Method, StatusCode};
+use platform_core::ids::sha256_hex;
+use platform_core::time::format_ts;
+use platform_core::TokenKind;
+use platform_store::domain::accounts::Account;
+use platform_store::domain::apps::App;
+use platform_store::domain::tokens::{self, Token};
+use platform_store::DbError;
+use serde_json::{json, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, Operation};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::shapes;
+use crate::validate::{Field, Schema, Ty};
+
+
+pub static DELETE_GRANT: Operation = Operation {
+    id: "authorizations/delete-grant",
+    method: Method::DELETE,
+    path: "/applications/{client_id}/grant",
+    summary: "Delete an app authorization",
+    docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-authorization",
+    access: Access::app_basic(),
+};
+pub static CHECK_TOKEN: Operation = Operation {
+    id: "authorizations/check-token",
+    method: Method::POST,
+    path: "/applications/{client_id}/token",
+    summary: "Check a token",
+    docs: "https://docs.service.example/rest/apps/oauth-applications#check-a-token",
+    access: Access::app_basic(),
+};
+pub static RESET_TOKEN: Operation = Operation {
+    id: "authorizations/reset-token",
+    method: Method::PATCH,
+    path: "/applications/{client_id}/token",
+    summary: "Reset a token",
+    docs: "https://docs.service.example/rest/apps/oauth-applications#reset-a-token",
+    access: Access::app_basic(),
+};
+pub static DELETE_TOKEN: Operation = Operation {
+    id: "authorizations/delete-token",
+    method: Method::DELETE,
+    path: "/applications/{client_id}/token",
+    summary: "Delete an app token",
+    docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-token",
+    access: Access::app_basic(),
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&DELETE_GRANT, delete_grant).op(&CHECK_TOKEN, check_token).op(&RESET_TOKEN, reset_token).op(&DELETE_TOKEN, delete_token)
+}
+
+static BODY: Schema = Schema { resource: "Authorization", fields: &[Field::req("access_token", Ty::Str)] };
+
+/// The application whose basic credentials were sent, which must be the one of the path.
+fn application(ctx: &Ctx) -> ApiResult<App> {
+    match &ctx.principal {
+        Principal::App(a) if a.app.client_id == ctx.param("client_id") => Ok(a.app.clone()),
+        Principal::Anonymous => Err(ApiError::requires_authentication()),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// The application's live token named by `access_token`, with its user; 404 when it is not one.
+async fn app_token(ctx: &Ctx, body: &Value) -> ApiResult<(App, Token, Account, String)> {
+    let app = application(ctx)?;
+    BODY.check(body)?;
+    let text = body["access_token"].as_str().unwrap_or_default().to_string();
+    let hash = sha256_hex(text.as_bytes());
+    let now = ctx.app.clock.now();
+    let found = ctx.app.store.read(move |c| tokens::by_hash(c, &hash)).await?;
+    match found {
+        Some((t, Some(user)))
+            if t.app_id == Some(app.id)
+                && matches!(t.kind, TokenKind::Oauth | TokenKind::UserToServer)
+                && t.expires_at.is_none_or(|e| e > now) =>
+        {
+            Ok((app, t, user, text))
+        }
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+fn authorization(ctx: &Ctx, app: &App, t: &Token, user: &Account, text: &str) -> Value {
+    let u = &ctx.app.urls;
+    json!({
+        "id": t.id,
+        "url": format!("{}/authorizations/{}", u.api, t.id),
+        "scopes": t.scopes,
+        "token": text,
+        "token_last_eight": t.last_eight,
+        "hashed_token": t.token_hash,
+        "app": {"url": format!("{}/apps/{}", u.web, app.slug), "name": app.name, "client_id": app.client_id},
+        "note": t.note,
+        "note_url": t.note_url,
+        "updated_at": format_ts(t.updated_at),
+        "created_at": format_ts(t.created_at),
+        "fingerprint": Value::Null,
+        "expires_at": t.expires_at.map(format_ts),
+        "user": shapes::simple_user(u, user),
+        "installation": Value::Null,
+    })
+}
+
+async fn check_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (app, t, user, text) = app_token(&ctx, &body).await?;
+    Ok(Reply::ok(authorization(&ctx, &app, &t, &user, &text)))
+}
+
+/// The new token works at once and the old one stops at once: one commit swaps the hash.
+async fn reset_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (app, t, user, _) = app_token(&ctx, &body).await?;
+    let text = t.kind.generate();
+    let (hash, last8) = (sha256_hex(text.as_bytes()), text[text.len() - 8..].to_string());
+    let now = ctx.app.clock.now();
+    let id = t.id;
+    let fresh = ctx
+        .app
+        .store
+        .write(move |c| -> Result<_, DbError> {
+            tokens::replace_secret(c, id, &hash, &last8, now)?;
+            tokens::by_id(c, id)
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    Ok(Reply::ok(authorization(&ctx, &app, &fresh, &user, &text)))
+}
+
+async fn delete_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (_, t, _, _) = app_token(&ctx, &body).await?;
+    ctx.app.store.write(move |c| tokens::delete(c, t.id)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+/// Revokes the grant: every token of this application for the token's user.
+async fn delete_grant(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (app, _, user, _) = app_token(&ctx, &body).await?;
+    ctx.app.store.write(move |c| tokens::delete_for_app_user(c, app.id, user.id)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+

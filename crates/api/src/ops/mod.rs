@@ -1,0 +1,12 @@
+//! One module per spec area; each declares its operations and registers them.
+pub mod authorizations;
+pub mod meta;
+pub mod statuses;
+
+use crate::router::Api;
+
+pub fn register(api: Api) -> Api {
+    let api = meta::routes(api);
+    let api = statuses::routes(api);
+    authorizations::routes(api)
+}

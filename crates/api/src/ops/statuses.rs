@@ -1,0 +1,166 @@
+//! Commit statuses (document 2).
+use axum::http::Method;
+use platform_core::status::{combined_state, STATES};
+use platform_store::domain::repos::{self, Repo};
+use platform_store::domain::statuses::{self, NewStatus};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, Operation};
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::shapes::{self, repo_api_url};
+use crate::validate::{Field, Schema, Ty};
+
+const SCOPES: &[&str] = &["repo", "repo:status"];
+
+pub static GET_COMBINED: Operation = Operation {
+    id: "statuses/get-combined",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/commits/{ref}/status",
+    summary: "Get the combined status for a specific reference",
+    docs: "https://docs.service.example/rest/commits/statuses#get-the-combined-status-for-a-specific-reference",
+    access: Access::read(SCOPES, "statuses"),
+};
+
+pub static LIST: Operation = Operation {
+    id: "statuses/list",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/commits/{ref}/statuses",
+    summary: "List commit statuses for a reference",
+    docs: "https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference",
+    access: Access::read(SCOPES, "statuses"),
+};
+
+/// The legacy list route; it shares its path with create, hence `{sha}`.
+pub static LIST_LEGACY: Operation = Operation {
+    id: "statuses/list-legacy",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/statuses/{sha}",
+    summary: "List commit statuses for a reference (legacy route)",
+    docs: "https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference",
+    access: Access::read(SCOPES, "statuses"),
+};
+
+pub static CREATE: Operation = Operation {
+    id: "statuses/create",
+    method: Method::POST,
+    path: "/repos/{owner}/{repo}/statuses/{sha}",
+    summary: "Create a commit status",
+    docs: "https://docs.service.example/rest/commits/statuses#create-a-commit-status",
+    access: Access::write(SCOPES, "statuses"),
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&GET_COMBINED, get_combined).op(&LIST, list).op(&LIST_LEGACY, list).op(&CREATE, create)
+}
+
+/// Resolves the ref of the path to a sha, 404 when it names nothing.
+async fn resolve(ctx: &Ctx, repo: &Repo, r: String) -> ApiResult<String> {
+    let id = repo.id;
+    ctx.app.store.read(move |c| repos::resolve_ref(c, id, &r)).await?.ok_or_else(ApiError::not_found)
+}
+
+async fn get_combined(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    let sha = resolve(&ctx, &repo, ctx.param("ref").to_string()).await?;
+    let page = ctx.page(30, 100);
+    let (id, s) = (repo.id, sha.clone());
+    let (latest, states) =
+        ctx.app.store.read(move |c| statuses::latest(c, id, &s, page.offset(), page.per_page)).await?;
+    let u = &ctx.app.urls;
+    let total = states.len() as i64;
+    let base = repo_api_url(u, &repo);
+    let body = json!({
+        "state": combined_state(states.iter().map(String::as_str)),
+        "statuses": latest.iter().map(|s| shapes::status(u, &repo, s, false)).collect::<Vec<_>>(),
+        "sha": sha,
+        "total_count": total,
+        "repository": shapes::minimal_repository(u, ctx.version, &repo),
+        "commit_url": format!("{base}/commits/{sha}"),
+        "url": format!("{base}/commits/{sha}/status"),
+    });
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
+}
+
+/// Both list routes: newest first, paginated.
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    let r = if ctx.op.id == LIST_LEGACY.id { ctx.param("sha") } else { ctx.param("ref") };
+    let sha = resolve(&ctx, &repo, r.to_string()).await?;
+    let page = ctx.page(30, 100);
+    let id = repo.id;
+    let (rows, total) = ctx.app.store.read(move |c| statuses::list(c, id, &sha, page.offset(), page.per_page)).await?;
+    let body: Vec<Value> = rows.iter().map(|s| shapes::status(&ctx.app.urls, &repo, s, true)).collect();
+    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+}
+
+static CREATE_BODY: Schema = Schema {
+    resource: "Status",
+    fields: &[
+        Field::req("state", Ty::Enum(&STATES)),
+        Field::nullable("target_url", Ty::Str),
+        Field::nullable("description", Ty::Str),
+        Field::nullable("context", Ty::Str),
+    ],
+};
+
+#[derive(Deserialize)]
+struct CreateBody {
+    state: String,
+    target_url: Option<String>,
+    description: Option<String>,
+    context: Option<String>,
+}
+
+async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    CREATE_BODY.check(&body)?;
+    let b: CreateBody = serde_json::from_value(body).map_err(|e| ApiError::invalid_request(e))?;
+    if b.description.as_ref().is_some_and(|d| d.chars().count() > 140) {
+        return Err(ApiError::invalid_field(
+            "Status",
+            "description",
+            "custom",
+            Some("description is too long (maximum is 140 characters)".into()),
+        ));
+    }
+    let context = b.context.filter(|c| !c.is_empty()).unwrap_or_else(|| "default".into());
+    let given = ctx.param("sha").to_string();
+    let (id, g) = (repo.id, given.clone());
+    let sha = ctx
+        .app
+        .store
+        .read(move |c| repos::resolve_ref(c, id, &g))
+        .await?
+        .ok_or_else(|| ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, format!("No commit found for SHA: {given}")))?;
+    let creator = ctx.principal.user().cloned();
+    let now = ctx.app.clock.now();
+    let created = ctx
+        .app
+        .store
+        .write(move |c| {
+            let n = NewStatus {
+                repo_id: id,
+                sha: &sha,
+                state: &b.state,
+                context: &context,
+                description: b.description.as_deref(),
+                target_url: b.target_url.as_deref(),
+                creator: creator.as_ref(),
+            };
+            statuses::create(c, &n, now)
+        })
+        .await?;
+    let Some(status) = created else {
+        return Err(ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed").with_errors(
+            Value::String("Validation failed: This SHA and context has reached the maximum number of statuses.".into()),
+        ));
+    };
+    let body = shapes::status(&ctx.app.urls, &repo, &status, true);
+    let location = body["url"].as_str().unwrap_or_default().to_string();
+    Ok(Reply::created(body).header("location", location))
+}
+

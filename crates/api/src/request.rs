@@ -1,0 +1,196 @@
+//! Extractors: the request context every handler takes, path and query parameters, and JSON
+//! bodies whose rejections are our own error bodies.
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
+use axum::http::request::Parts;
+use platform_core::pagination::Page;
+use platform_core::ApiVersion;
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::operation::Operation;
+use crate::principal::Principal;
+use crate::state::Shared;
+
+/// Set by the contract layer on every API request.
+#[derive(Clone)]
+pub struct ReqInfo {
+    pub principal: Principal,
+    pub ip: std::net::IpAddr,
+    pub version: ApiVersion,
+    pub request_id: String,
+}
+
+/// The operation a route serves; set by the route's own layer.
+#[derive(Clone, Copy)]
+pub struct OpRef(pub &'static Operation);
+
+pub struct Ctx {
+    pub app: Shared,
+    pub principal: Principal,
+    pub ip: std::net::IpAddr,
+    pub version: ApiVersion,
+    pub op: &'static Operation,
+    /// Request path below the API base, e.g. `/repos/o/r/commits/main/statuses`.
+    pub path: String,
+    pub query: Query,
+    params: HashMap<String, String>,
+}
+
+impl FromRequestParts<Shared> for Ctx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, ApiError> {
+        let info = parts.extensions.get::<ReqInfo>().cloned().ok_or_else(ApiError::internal)?;
+        let op = parts.extensions.get::<OpRef>().copied().ok_or_else(ApiError::internal)?.0;
+        let raw = RawPathParams::from_request_parts(parts, app).await.map_err(|_| ApiError::not_found())?;
+        let params = raw.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Ok(Ctx {
+            app: app.clone(),
+            principal: info.principal,
+            ip: info.ip,
+            version: info.version,
+            op,
+            path: parts.uri.path().to_string(),
+            query: Query::parse(parts.uri.query().unwrap_or("")),
+            params,
+        })
+    }
+}
+
+impl Ctx {
+    /// A path parameter of the route (missing only through a routing bug).
+    pub fn param(&self, name: &str) -> &str {
+        self.params.get(name).map(String::as_str).unwrap_or("")
+    }
+
+    /// `page`/`per_page` of the query with the operation's default and maximum.
+    pub fn page(&self, default: i64, max: i64) -> Page {
+        Page::from_query(self.query.get("page"), self.query.get("per_page"), default, max)
+    }
+
+    /// `Link` header for a page-based list: absolute URLs that repeat the request's query.
+    pub fn link(&self, page: Page, total: i64) -> Option<String> {
+        page.link_header(total, |n| {
+            let mut q: Vec<(String, String)> =
+                self.query.pairs.iter().filter(|(k, _)| k != "page").cloned().collect();
+            q.push(("page".into(), n.to_string()));
+            format!("{}{}?{}", self.app.urls.api, self.path, encode_query(&q))
+        })
+    }
+}
+
+/// Decoded query pairs in request order.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    pub pairs: Vec<(String, String)>,
+}
+
+impl Query {
+    pub fn parse(q: &str) -> Query {
+        let pairs = q
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                (percent_decode(k), percent_decode(v))
+            })
+            .collect();
+        Query { pairs }
+    }
+
+    /// The last value given for `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => match std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                Some(v) => {
+                    out.push(v);
+                    i += 2;
+                }
+                None => out.push(b'%'),
+            },
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Encodes one query component (RFC 3986 unreserved characters stay).
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn encode_query(pairs: &[(String, String)]) -> String {
+    pairs.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect::<Vec<_>>().join("&")
+}
+
+/// A JSON object body. Empty bodies read as `{}` (required fields then fail validation);
+/// invalid JSON is `400 Problems parsing JSON`, other JSON `400 Body should be a JSON object`,
+/// a body over the configured size `413`.
+pub struct JsonBody(pub Value);
+
+impl FromRequest<Shared> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
+        let limit = app.config.max_body_bytes;
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return Err(ApiError::payload_too_large());
+        }
+        let bytes: Bytes = axum::body::to_bytes(req.into_body(), limit).await.map_err(|e| {
+            if std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>()) {
+                ApiError::payload_too_large()
+            } else {
+                ApiError::bad_request("Problems parsing JSON")
+            }
+        })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonBody(Value::Object(Default::default())));
+        }
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v @ Value::Object(_)) => Ok(JsonBody(v)),
+            Ok(_) => Err(ApiError::bad_request("Body should be a JSON object")),
+            Err(_) => Err(ApiError::bad_request("Problems parsing JSON")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn query_round_trip() {
+        let q = Query::parse("a=1&b=x%2Fy+z&a=2&flag");
+        assert_eq!(q.get("a"), Some("2"));
+        assert_eq!(q.get("b"), Some("x/y z"));
+        assert_eq!(q.get("flag"), Some(""));
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_encode("heads/main x"), "heads%2Fmain%20x");
+    }
+}

@@ -1,0 +1,112 @@
+//! Route registration: each declared [`Operation`] is wired exactly once, with a layer that
+//! tags requests and responses with it (for auth headers, error docs, metrics, OpenAPI).
+use std::panic::AssertUnwindSafe;
+
+use axum::extract::{Request, State};
+use axum::handler::Handler;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, MethodFilter};
+use axum::Router;
+use futures_util::FutureExt;
+use tower::Layer;
+
+use crate::contract::contract;
+use crate::error::ApiError;
+use crate::operation::Operation;
+use crate::request::OpRef;
+use crate::state::Shared;
+
+pub struct Api {
+    router: Router<Shared>,
+    /// Every registered operation, in registration order.
+    pub ops: Vec<&'static Operation>,
+}
+
+impl Api {
+    pub fn new() -> Api {
+        Api { router: Router::new(), ops: Vec::new() }
+    }
+
+    pub fn op<H, T>(mut self, op: &'static Operation, handler: H) -> Api
+    where
+        H: Handler<T, Shared>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(op.method.clone()).expect("operation method");
+        let route = axum::routing::on(filter, handler).layer(middleware::from_fn(move |mut req: Request, next: Next| async move {
+            req.extensions_mut().insert(OpRef(op));
+            let mut resp = next.run(req).await;
+            resp.extensions_mut().insert(OpRef(op));
+            resp
+        }));
+        self.router = self.router.route(op.path, route);
+        self.ops.push(op);
+        self
+    }
+}
+
+impl Default for Api {
+    fn default() -> Self {
+        Api::new()
+    }
+}
+
+async fn not_found() -> Response {
+    ApiError::not_found().into_response()
+}
+
+/// A panicking handler answers 500 with the error body; the server goes on.
+async fn catch_panic(req: Request, next: Next) -> Response {
+    match AssertUnwindSafe(next.run(req)).catch_unwind().await {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::error!("handler panicked");
+            ApiError::internal().into_response()
+        }
+    }
+}
+
+/// All operations of the spec areas implemented so far.
+pub fn api() -> Api {
+    crate::ops::register(Api::new())
+}
+
+/// The whole HTTP application: health and metrics, the control plane, and the API (behind the
+/// contract layer, which runs before routing so it can normalise paths).
+pub fn app(state: Shared) -> Router {
+    let api = api();
+    let api_router: Router = api
+        .router
+        .fallback(not_found)
+        .method_not_allowed_fallback(not_found)
+        .layer(middleware::from_fn(catch_panic))
+        .with_state(state.clone());
+    let api_service = middleware::from_fn_with_state(state.clone(), contract).layer(api_router);
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .nest("/_admin", crate::admin::router(state.clone()))
+        .fallback_service(api_service)
+        .with_state(state)
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn readyz(State(app): State<Shared>) -> Response {
+    match app.store.ping().await {
+        Ok(()) => "ready\n".into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "not ready");
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n").into_response()
+        }
+    }
+}
+
+async fn metrics(State(app): State<Shared>) -> Response {
+    let body = app.metrics.render(&[]);
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
+}

@@ -1,0 +1,143 @@
+//! Seed files (TOML): a world of users, organizations, repositories, apps and tokens, loaded
+//! through the same control operations as the admin API, in one transaction. Loading a seed
+//! again is safe: what exists is kept, apps get a fresh secret and every token is new (so the
+//! printed credentials always work).
+use platform_store::domain::{accounts, apps, repos};
+use platform_store::Conn;
+use serde::Deserialize;
+
+use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, TeamIn, TokenIn, UserIn};
+use crate::error::ApiError;
+use crate::state::Shared;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Seed {
+    #[serde(default)]
+    pub users: Vec<UserIn>,
+    #[serde(default)]
+    pub enterprises: Vec<EnterpriseIn>,
+    #[serde(default)]
+    pub orgs: Vec<OrgIn>,
+    #[serde(default)]
+    pub teams: Vec<SeedTeam>,
+    #[serde(default)]
+    pub repos: Vec<RepoIn>,
+    #[serde(default)]
+    pub refs: Vec<SeedRef>,
+    #[serde(default)]
+    pub apps: Vec<AppIn>,
+    #[serde(default)]
+    pub installations: Vec<SeedInstallation>,
+    #[serde(default)]
+    pub tokens: Vec<SeedToken>,
+}
+
+#[derive(Deserialize)]
+pub struct SeedTeam {
+    pub org: String,
+    #[serde(flatten)]
+    pub team: TeamIn,
+}
+
+#[derive(Deserialize)]
+pub struct SeedRef {
+    /// `owner/name`
+    pub repo: String,
+    #[serde(flatten)]
+    pub r#ref: RefIn,
+}
+
+#[derive(Deserialize)]
+pub struct SeedInstallation {
+    /// App name.
+    pub app: String,
+    pub org: String,
+}
+
+#[derive(Deserialize)]
+pub struct SeedToken {
+    /// Label under which the token is printed and written to `--tokens-out`.
+    pub name: String,
+    #[serde(flatten)]
+    pub token: TokenIn,
+}
+
+/// What a seed created that is shown only once.
+#[derive(Default, Debug)]
+pub struct SeedReport {
+    /// (label, kind, login or subject, token)
+    pub tokens: Vec<(String, String, String, String)>,
+    /// (name, kind, client_id, client_secret)
+    pub apps: Vec<(String, String, String, String)>,
+}
+
+pub fn parse(text: &str) -> Result<Seed, String> {
+    toml::from_str(text).map_err(|e| e.to_string())
+}
+
+pub async fn load(app: &Shared, seed: Seed) -> Result<SeedReport, ApiError> {
+    let now = app.clock.now();
+    app.store.write(move |c| apply(c, &seed, now)).await
+}
+
+fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
+    let mut report = SeedReport::default();
+    for u in &s.users {
+        if accounts::by_login(c, &u.login)?.is_none() {
+            control::create_user(c, u, now)?;
+        }
+    }
+    for e in &s.enterprises {
+        if accounts::enterprise_by_slug(c, &e.slug)?.is_none() {
+            control::create_enterprise(c, e, now)?;
+        }
+    }
+    for o in &s.orgs {
+        if accounts::by_login(c, &o.login)?.is_none() {
+            control::create_org(c, o, now)?;
+        }
+    }
+    for t in &s.teams {
+        let org = control::org(c, &t.org)?;
+        let exists = c
+            .query_opt("SELECT 1 FROM teams WHERE org_id = ? AND slug = ?", platform_store::params![org.id, accounts::slugify(&t.team.name)])?
+            .is_some();
+        if !exists {
+            control::create_team(c, &t.org, &t.team, now)?;
+        }
+    }
+    for r in &s.repos {
+        if matches!(repos::lookup(c, &r.owner, &r.name)?, repos::Lookup::Missing) {
+            control::create_repo(c, r, now)?;
+        }
+    }
+    for r in &s.refs {
+        let repo = control::repo(c, &r.repo)?;
+        control::push_ref(c, &repo, &r.r#ref, now)?;
+    }
+    for a in &s.apps {
+        let (app, secret) = match apps::by_name(c, &a.name)? {
+            Some(existing) => {
+                let secret = platform_core::ids::random_hex(20);
+                apps::set_secret(c, existing.id, &platform_core::ids::sha256_hex(secret.as_bytes()), now)?;
+                (existing, secret)
+            }
+            None => control::create_app(c, a, now)?,
+        };
+        report.apps.push((app.name.clone(), app.kind.clone(), app.client_id.clone(), secret));
+    }
+    for i in &s.installations {
+        let app = apps::by_name(c, &i.app)?.ok_or_else(ApiError::not_found)?;
+        let org = control::org(c, &i.org)?;
+        if apps::installation_for(c, app.id, org.id)?.is_none() {
+            control::create_installation(c, &app, &i.org, now)?;
+        }
+    }
+    for t in &s.tokens {
+        let (tok, text) = control::create_token(c, &t.token, now)?;
+        let subject = t.token.login.clone().or(t.token.repo.clone()).or(t.token.org.clone()).unwrap_or_default();
+        report.tokens.push((t.name.clone(), tok.kind.as_str().to_string(), subject, text));
+    }
+    Ok(report)
+}

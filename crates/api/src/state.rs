@@ -1,0 +1,63 @@
+//! Shared server state. Nothing global: the store, clock, limiter and metrics are passed in,
+//! so tests run many servers in one process.
+use std::sync::Arc;
+
+use platform_core::Clock;
+use platform_store::Store;
+
+use crate::metrics::Metrics;
+use crate::ratelimit::Limiter;
+use crate::shapes::Urls;
+
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Base of every self-link and `Link` header, e.g. `http://127.0.0.1:8080` or `https://host/api/v3`.
+    pub public_url: String,
+    /// Primary rate limits on (the default).
+    pub rate_limits: bool,
+    /// Multiplies every limit (benchmarks raise it so the limiter runs but never exhausts).
+    pub rate_limit_factor: f64,
+    /// Request bodies above this are refused with 413.
+    pub max_body_bytes: usize,
+    /// Honour `X-Forwarded-For` for the caller's address (only behind a trusted proxy).
+    pub trust_forwarded: bool,
+    /// Guards the control plane under `/_admin/`.
+    pub admin_token: String,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            public_url: "http://127.0.0.1:8080".into(),
+            rate_limits: true,
+            rate_limit_factor: 1.0,
+            max_body_bytes: 1 << 20,
+            trust_forwarded: false,
+            admin_token: String::new(),
+        }
+    }
+}
+
+pub struct AppState {
+    pub store: Store,
+    pub clock: Arc<Clock>,
+    pub config: ApiConfig,
+    pub urls: Urls,
+    pub limiter: Limiter,
+    pub metrics: Metrics,
+}
+
+pub type Shared = Arc<AppState>;
+
+impl AppState {
+    pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
+        Arc::new(AppState {
+            urls: Urls::new(&config.public_url),
+            limiter: Limiter::new(config.rate_limit_factor),
+            metrics: Metrics::default(),
+            store,
+            clock,
+            config,
+        })
+    }
+}

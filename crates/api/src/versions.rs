@@ -1,0 +1,25 @@
+//! Every difference between API versions lives here, so shapes ask one place.
+use platform_core::ApiVersion;
+use serde_json::{Map, Value};
+
+/// `has_downloads` on repository objects exists only before 2026-03-10.
+pub fn repository_fields(v: ApiVersion, repo: &mut Map<String, Value>) {
+    if v < ApiVersion::V2026_03_10 {
+        repo.insert("has_downloads".into(), Value::Bool(true));
+    }
+}
+
+/// `rate` (a copy of `resources.core`) exists only before 2026-03-10.
+pub fn rate_limit_fields(v: ApiVersion, overview: &mut Map<String, Value>, core: Value) {
+    if v < ApiVersion::V2026_03_10 {
+        overview.insert("rate".into(), core);
+    }
+}
+
+/// `authorizations_url` and `hub_url` on the API root exist only before 2026-03-10.
+pub fn root_fields(v: ApiVersion, root: &mut Map<String, Value>, api: &str) {
+    if v < ApiVersion::V2026_03_10 {
+        root.insert("authorizations_url".into(), Value::String(format!("{api}/authorizations")));
+        root.insert("hub_url".into(), Value::String(format!("{api}/hub")));
+    }
+}

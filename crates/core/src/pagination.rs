@@ -1,0 +1,75 @@
+//! Page-based pagination: `page`/`per_page` and the `Link` header.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub page: i64,
+    pub per_page: i64,
+}
+
+impl Page {
+    /// From raw query values. Unparsable or out-of-range values fall back the way the hosted
+    /// platform does: `per_page` is clamped to `1..=max`, `page` below 1 is 1.
+    pub fn from_query(page: Option<&str>, per_page: Option<&str>, default: i64, max: i64) -> Page {
+        let per_page = match per_page.and_then(|v| v.trim().parse::<i64>().ok()) {
+            Some(n) if n >= 1 => n.min(max),
+            Some(_) => default.min(max),
+            None => default,
+        };
+        let page = page.and_then(|v| v.trim().parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1);
+        Page { page, per_page }
+    }
+
+    pub fn offset(&self) -> i64 {
+        (self.page - 1).saturating_mul(self.per_page)
+    }
+
+    pub fn last_page(&self, total: i64) -> i64 {
+        ((total + self.per_page - 1) / self.per_page).max(1)
+    }
+
+    /// `Link` header value for a list of `total` items, or `None` for a single page.
+    /// `url_for(page)` builds the absolute URL of a page (it repeats the request's other query).
+    pub fn link_header(&self, total: i64, url_for: impl Fn(i64) -> String) -> Option<String> {
+        let last = self.last_page(total);
+        if last <= 1 && self.page <= 1 {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.page > 1 {
+            parts.push(format!("<{}>; rel=\"prev\"", url_for((self.page - 1).min(last))));
+        }
+        if self.page < last {
+            parts.push(format!("<{}>; rel=\"next\"", url_for(self.page + 1)));
+            parts.push(format!("<{}>; rel=\"last\"", url_for(last)));
+        }
+        if self.page > 1 {
+            parts.push(format!("<{}>; rel=\"first\"", url_for(1)));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Page;
+    fn u(p: i64) -> String {
+        format!("http://x/l?page={p}")
+    }
+    #[test]
+    fn links() {
+        let p = Page::from_query(None, None, 30, 100);
+        assert_eq!(p, Page { page: 1, per_page: 30 });
+        assert_eq!(p.link_header(30, u), None);
+        assert_eq!(
+            p.link_header(61, u).unwrap(),
+            "<http://x/l?page=2>; rel=\"next\", <http://x/l?page=3>; rel=\"last\""
+        );
+        let p3 = Page { page: 3, per_page: 30 };
+        assert_eq!(
+            p3.link_header(61, u).unwrap(),
+            "<http://x/l?page=2>; rel=\"prev\", <http://x/l?page=1>; rel=\"first\""
+        );
+        assert_eq!(Page::from_query(Some("0"), Some("500"), 30, 100), Page { page: 1, per_page: 100 });
+        assert_eq!(Page::from_query(Some("x"), Some("-1"), 30, 100), Page { page: 1, per_page: 30 });
+    }
+}

@@ -1,0 +1,185 @@
+//! Users and organizations (one id space, as owners of repositories are either), enterprises, teams.
+use crate::{params, Conn, DbError, Row};
+
+#[derive(Clone, Debug)]
+pub struct Account {
+    pub id: i64,
+    /// `User` or `Organization`.
+    pub kind: String,
+    pub login: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub site_admin: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl Account {
+    pub fn is_org(&self) -> bool {
+        self.kind == "Organization"
+    }
+}
+
+pub const COLS: &str = "a.id, a.kind, a.login, a.name, a.email, a.site_admin, a.created_at, a.updated_at";
+pub const NCOLS: usize = 8;
+
+/// Reads an account from `row` starting at column `at` (the columns of [`COLS`]).
+pub fn from_row(r: &Row, at: usize) -> Account {
+    Account {
+        id: r.i64(at),
+        kind: r.string(at + 1),
+        login: r.string(at + 2),
+        name: r.opt_string(at + 3),
+        email: r.opt_string(at + 4),
+        site_admin: r.bool(at + 5),
+        created_at: r.i64(at + 6),
+        updated_at: r.i64(at + 7),
+    }
+}
+
+/// Like [`from_row`] for a LEFT JOIN that may have found nothing.
+pub fn opt_from_row(r: &Row, at: usize) -> Option<Account> {
+    r.opt_i64(at).map(|_| from_row(r, at))
+}
+
+pub fn by_login(c: &mut dyn Conn, login: &str) -> Result<Option<Account>, DbError> {
+    let sql = format!("SELECT {COLS} FROM accounts a WHERE a.login_lower = ?");
+    Ok(c.query_opt(&sql, params![login.to_lowercase()])?.map(|r| from_row(&r, 0)))
+}
+
+pub fn by_id(c: &mut dyn Conn, id: i64) -> Result<Option<Account>, DbError> {
+    let sql = format!("SELECT {COLS} FROM accounts a WHERE a.id = ?");
+    Ok(c.query_opt(&sql, params![id])?.map(|r| from_row(&r, 0)))
+}
+
+pub struct NewAccount<'a> {
+    pub kind: &'a str,
+    pub login: &'a str,
+    pub name: Option<&'a str>,
+    pub email: Option<&'a str>,
+    pub site_admin: bool,
+}
+
+/// Creates an account; a taken login is a `Unique` error.
+pub fn create(c: &mut dyn Conn, a: &NewAccount, now: i64) -> Result<Account, DbError> {
+    let id = c.query_i64(
+        "INSERT INTO accounts (kind, login, login_lower, name, email, site_admin, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        params![a.kind, a.login, a.login.to_lowercase(), a.name, a.email, a.site_admin, now, now],
+    )?;
+    Ok(Account {
+        id,
+        kind: a.kind.to_string(),
+        login: a.login.to_string(),
+        name: a.name.map(str::to_string),
+        email: a.email.map(str::to_string),
+        site_admin: a.site_admin,
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+/// Organization role of a user: `owner`, `member` or none.
+pub fn org_role(c: &mut dyn Conn, org_id: i64, user_id: i64) -> Result<Option<String>, DbError> {
+    Ok(c.query_opt("SELECT role FROM org_members WHERE org_id = ? AND user_id = ?", params![org_id, user_id])?
+        .map(|r| r.string(0)))
+}
+
+pub fn set_org_member(c: &mut dyn Conn, org_id: i64, user_id: i64, role: &str) -> Result<(), DbError> {
+    c.execute(
+        "INSERT INTO org_members (org_id, user_id, role) VALUES (?, ?, ?) \
+         ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role",
+        params![org_id, user_id, role],
+    )?;
+    Ok(())
+}
+
+pub fn org_member_count(c: &mut dyn Conn, org_id: i64) -> Result<i64, DbError> {
+    c.query_i64("SELECT COUNT(*) FROM org_members WHERE org_id = ?", params![org_id])
+}
+
+#[derive(Clone, Debug)]
+pub struct Enterprise {
+    pub id: i64,
+    pub slug: String,
+    pub name: String,
+    pub created_at: i64,
+}
+
+pub fn create_enterprise(c: &mut dyn Conn, slug: &str, name: &str, now: i64) -> Result<Enterprise, DbError> {
+    let id = c.query_i64(
+        "INSERT INTO enterprises (slug, slug_lower, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        params![slug, slug.to_lowercase(), name, now, now],
+    )?;
+    Ok(Enterprise { id, slug: slug.into(), name: name.into(), created_at: now })
+}
+
+pub fn enterprise_by_slug(c: &mut dyn Conn, slug: &str) -> Result<Option<Enterprise>, DbError> {
+    Ok(c
+        .query_opt("SELECT id, slug, name, created_at FROM enterprises WHERE slug_lower = ?", params![slug.to_lowercase()])?
+        .map(|r| Enterprise { id: r.i64(0), slug: r.string(1), name: r.string(2), created_at: r.i64(3) }))
+}
+
+pub fn set_enterprise_member(c: &mut dyn Conn, ent_id: i64, user_id: i64, role: &str) -> Result<(), DbError> {
+    c.execute(
+        "INSERT INTO enterprise_members (enterprise_id, user_id, role) VALUES (?, ?, ?) \
+         ON CONFLICT (enterprise_id, user_id) DO UPDATE SET role = excluded.role",
+        params![ent_id, user_id, role],
+    )?;
+    Ok(())
+}
+
+/// Places an organization under an enterprise (it becomes enterprise-cloud for rate limits).
+pub fn add_enterprise_org(c: &mut dyn Conn, ent_id: i64, org_id: i64) -> Result<(), DbError> {
+    c.execute(
+        "INSERT INTO enterprise_orgs (enterprise_id, org_id) VALUES (?, ?) ON CONFLICT (org_id) DO NOTHING",
+        params![ent_id, org_id],
+    )?;
+    Ok(())
+}
+
+/// Is this account an organization owned by an enterprise?
+pub fn in_enterprise(c: &mut dyn Conn, account_id: i64) -> Result<bool, DbError> {
+    Ok(c.query_opt("SELECT 1 FROM enterprise_orgs WHERE org_id = ?", params![account_id])?.is_some())
+}
+
+#[derive(Clone, Debug)]
+pub struct Team {
+    pub id: i64,
+    pub org_id: i64,
+    pub name: String,
+    pub slug: String,
+    pub description: Option<String>,
+    pub privacy: String,
+}
+
+pub fn create_team(c: &mut dyn Conn, org_id: i64, name: &str, description: Option<&str>, now: i64) -> Result<Team, DbError> {
+    let slug = slugify(name);
+    let id = c.query_i64(
+        "INSERT INTO teams (org_id, name, slug, description, privacy, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, 'closed', ?, ?) RETURNING id",
+        params![org_id, name, &slug, description, now, now],
+    )?;
+    Ok(Team { id, org_id, name: name.into(), slug, description: description.map(Into::into), privacy: "closed".into() })
+}
+
+pub fn add_team_member(c: &mut dyn Conn, team_id: i64, user_id: i64) -> Result<(), DbError> {
+    c.execute(
+        "INSERT INTO team_members (team_id, user_id) VALUES (?, ?) ON CONFLICT (team_id, user_id) DO NOTHING",
+        params![team_id, user_id],
+    )?;
+    Ok(())
+}
+
+/// Team slugs as the platform makes them: lowercase, runs of other characters become `-`.
+pub fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for ch in name.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}

@@ -1,0 +1,7 @@
+//! Domain operations, written once as neutral SQL over [`crate::Conn`]; both backends run them.
+pub mod accounts;
+pub mod activity;
+pub mod apps;
+pub mod repos;
+pub mod statuses;
+pub mod tokens;

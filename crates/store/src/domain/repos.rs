@@ -1,0 +1,164 @@
+//! Repositories, their refs and the redirects renames leave behind.
+use super::accounts::{self, Account};
+use crate::{params, Conn, DbError, Row};
+
+#[derive(Clone, Debug)]
+pub struct Repo {
+    pub id: i64,
+    pub owner: Account,
+    pub name: String,
+    pub private: bool,
+    pub description: Option<String>,
+    pub default_branch: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub pushed_at: Option<i64>,
+}
+
+impl Repo {
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.owner.login, self.name)
+    }
+}
+
+const REPO_COLS: &str =
+    "r.id, r.name, r.private, r.description, r.default_branch, r.created_at, r.updated_at, r.pushed_at";
+
+fn from_row(r: &Row) -> Repo {
+    Repo {
+        id: r.i64(0),
+        name: r.string(1),
+        private: r.bool(2),
+        description: r.opt_string(3),
+        default_branch: r.string(4),
+        created_at: r.i64(5),
+        updated_at: r.i64(6),
+        pushed_at: r.opt_i64(7),
+        owner: accounts::from_row(r, 8),
+    }
+}
+
+fn select() -> String {
+    format!("SELECT {REPO_COLS}, {} FROM repos r JOIN accounts a ON a.id = r.owner_id", accounts::COLS)
+}
+
+pub enum Lookup {
+    Found(Repo),
+    /// The name was renamed away; this is the repository now.
+    Moved(Repo),
+    Missing,
+}
+
+/// Finds `owner/name` case-insensitively, following rename redirects.
+pub fn lookup(c: &mut dyn Conn, owner: &str, name: &str) -> Result<Lookup, DbError> {
+    let (owner, name) = (owner.to_lowercase(), name.to_lowercase());
+    let sql = format!("{} WHERE a.login_lower = ? AND r.name_lower = ?", select());
+    if let Some(r) = c.query_opt(&sql, params![&owner, &name])? {
+        return Ok(Lookup::Found(from_row(&r)));
+    }
+    let moved = c.query_opt(
+        "SELECT d.repo_id FROM repo_redirects d JOIN accounts a ON a.id = d.owner_id \
+         WHERE a.login_lower = ? AND d.name_lower = ?",
+        params![&owner, &name],
+    )?;
+    match moved {
+        Some(r) => Ok(by_id(c, r.i64(0))?.map(Lookup::Moved).unwrap_or(Lookup::Missing)),
+        None => Ok(Lookup::Missing),
+    }
+}
+
+pub fn by_id(c: &mut dyn Conn, id: i64) -> Result<Option<Repo>, DbError> {
+    let sql = format!("{} WHERE r.id = ?", select());
+    Ok(c.query_opt(&sql, params![id])?.map(|r| from_row(&r)))
+}
+
+pub struct NewRepo<'a> {
+    pub owner: &'a Account,
+    pub name: &'a str,
+    pub private: bool,
+    pub description: Option<&'a str>,
+    pub default_branch: &'a str,
+}
+
+/// Creates a repository; a taken name under the owner is a `Unique` error.
+pub fn create(c: &mut dyn Conn, n: &NewRepo, now: i64) -> Result<Repo, DbError> {
+    // A new repository takes over a name a rename left behind.
+    c.execute(
+        "DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?",
+        params![n.owner.id, n.name.to_lowercase()],
+    )?;
+    let id = c.query_i64(
+        "INSERT INTO repos (owner_id, name, name_lower, private, description, default_branch, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        params![n.owner.id, n.name, n.name.to_lowercase(), n.private, n.description, n.default_branch, now, now],
+    )?;
+    Ok(Repo {
+        id,
+        owner: n.owner.clone(),
+        name: n.name.into(),
+        private: n.private,
+        description: n.description.map(Into::into),
+        default_branch: n.default_branch.into(),
+        created_at: now,
+        updated_at: now,
+        pushed_at: None,
+    })
+}
+
+/// Renames; the old name keeps answering through a redirect. A taken name is `Unique`.
+pub fn rename(c: &mut dyn Conn, repo: &Repo, new_name: &str, now: i64) -> Result<(), DbError> {
+    if repo.name.to_lowercase() != new_name.to_lowercase() {
+        c.execute(
+            "DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?",
+            params![repo.owner.id, new_name.to_lowercase()],
+        )?;
+        c.execute(
+            "INSERT INTO repo_redirects (owner_id, name_lower, repo_id) VALUES (?, ?, ?) \
+             ON CONFLICT (owner_id, name_lower) DO UPDATE SET repo_id = excluded.repo_id",
+            params![repo.owner.id, repo.name.to_lowercase(), repo.id],
+        )?;
+    }
+    c.execute(
+        "UPDATE repos SET name = ?, name_lower = ?, updated_at = ? WHERE id = ?",
+        params![new_name, new_name.to_lowercase(), now, repo.id],
+    )?;
+    Ok(())
+}
+
+/// Creates or moves a ref; returns the sha it pointed at before, if any.
+pub fn set_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, now: i64) -> Result<Option<String>, DbError> {
+    let before = c
+        .query_opt("SELECT sha FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])?
+        .map(|r| r.string(0));
+    c.execute(
+        "INSERT INTO refs (repo_id, name, sha, updated_at) VALUES (?, ?, ?, ?) \
+         ON CONFLICT (repo_id, name) DO UPDATE SET sha = excluded.sha, updated_at = excluded.updated_at",
+        params![repo_id, name, sha, now],
+    )?;
+    c.execute("UPDATE repos SET pushed_at = ?, updated_at = ? WHERE id = ?", params![now, now, repo_id])?;
+    Ok(before)
+}
+
+/// Resolves a ref as the commit endpoints take it — `heads/<branch>`, `tags/<tag>`, a bare branch
+/// or tag name, or a full 40-hex sha — to a sha.
+pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<String>, DbError> {
+    let candidates: Vec<String> = if let Some(b) = r.strip_prefix("heads/") {
+        vec![format!("refs/heads/{b}")]
+    } else if let Some(t) = r.strip_prefix("tags/") {
+        vec![format!("refs/tags/{t}")]
+    } else if r.starts_with("refs/") {
+        vec![r.to_string()]
+    } else {
+        vec![format!("refs/heads/{r}"), format!("refs/tags/{r}")]
+    };
+    for name in &candidates {
+        if let Some(row) = c.query_opt("SELECT sha FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])? {
+            return Ok(Some(row.string(0)));
+        }
+    }
+    Ok(platform_core::ids::is_sha(r).then(|| r.to_lowercase()))
+}
+
+pub fn count_for_owner(c: &mut dyn Conn, owner_id: i64) -> Result<i64, DbError> {
+    c.query_i64("SELECT COUNT(*) FROM repos WHERE owner_id = ?", params![owner_id])
+}
