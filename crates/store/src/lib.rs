@@ -1,1 +1,133 @@
+//! Storage layer: one domain code base over SQLite (embedded default) and
+//! PostgreSQL. Domain SQL is written once with `?` placeholders against
+//! [`Conn`]; the drivers execute it.
 
+mod migrate;
+mod postgres;
+mod sql;
+mod sqlite;
+pub mod testing;
+
+use std::sync::Arc;
+
+pub use crate::sql::{Backend, Conn, DbError, DbErrorKind, Row, Value};
+
+use crate::postgres::PgStore;
+use crate::sqlite::SqliteStore;
+
+pub struct StoreOptions {
+    /// `postgres://…` / `postgresql://…`, or `sqlite://PATH`, `sqlite:PATH`, or a plain path.
+    pub url: String,
+    /// SQLite `synchronous=FULL`: every acknowledged write survives a power cut.
+    pub sqlite_synchronous_full: bool,
+    /// SQLite read connections / PostgreSQL connections.
+    pub pool_size: usize,
+}
+
+impl StoreOptions {
+    pub fn new(url: impl Into<String>) -> StoreOptions {
+        StoreOptions { url: url.into(), ..StoreOptions::default() }
+    }
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions { url: "platform.db".into(), sqlite_synchronous_full: true, pool_size: 8 }
+    }
+}
+
+enum Driver {
+    Sqlite(SqliteStore),
+    Postgres(PgStore),
+}
+
+#[derive(Clone)]
+pub struct Store {
+    driver: Arc<Driver>,
+}
+
+impl Store {
+    /// Opens (creating a SQLite file if absent) and applies pending migrations.
+    pub async fn open(opts: StoreOptions) -> Result<Store, DbError> {
+        let url = opts.url.trim();
+        let driver = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Driver::Postgres(PgStore::new(url, opts.pool_size)?)
+        } else {
+            let path = sqlite::parse_url(url);
+            Driver::Sqlite(SqliteStore::open(path, opts.sqlite_synchronous_full, opts.pool_size).await?)
+        };
+        let store = Store { driver: Arc::new(driver) };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    pub fn backend(&self) -> Backend {
+        match *self.driver {
+            Driver::Sqlite(_) => Backend::Sqlite,
+            Driver::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs read-only queries. Each statement sees every write that completed
+    /// before it started. A panic in `f` becomes a `DbError` (Other).
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.read(f),
+            Driver::Postgres(p) => p.read(f).await,
+        }
+    }
+
+    /// Runs `f` in one transaction, durably committed before this returns Ok.
+    /// If `f` returns Err, panics, or any statement in it failed, everything
+    /// it did is rolled back.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.write(f).await,
+            Driver::Postgres(p) => p.write(f).await,
+        }
+    }
+
+    /// Readiness: the database answers and every migration is applied.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.ping(),
+            Driver::Postgres(p) => p.ping().await,
+        }
+    }
+
+    /// Deletes every row (migrations excepted) and restarts id sequences.
+    /// Meant for tests.
+    pub async fn reset(&self) -> Result<(), DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.reset().await,
+            Driver::Postgres(p) => p.reset().await,
+        }
+    }
+
+    /// Applies pending migrations; returns the names applied.
+    pub async fn migrate(&self) -> Result<Vec<String>, DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.migrate().await,
+            Driver::Postgres(p) => p.migrate().await,
+        }
+    }
+
+    /// Drains queued writes and stops the SQLite writer (later writes fail
+    /// with Unavailable); releases idle connections. Idempotent.
+    pub async fn close(&self) {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.close().await,
+            Driver::Postgres(p) => p.close().await,
+        }
+    }
+}
