@@ -26,13 +26,20 @@ pub struct StoreOptions {
 
 impl StoreOptions {
     pub fn new(url: impl Into<String>) -> StoreOptions {
-        StoreOptions { url: url.into(), ..StoreOptions::default() }
+        StoreOptions {
+            url: url.into(),
+            ..StoreOptions::default()
+        }
     }
 }
 
 impl Default for StoreOptions {
     fn default() -> StoreOptions {
-        StoreOptions { url: "platform.db".into(), sqlite_synchronous_full: true, pool_size: 8 }
+        StoreOptions {
+            url: "platform.db".into(),
+            sqlite_synchronous_full: true,
+            pool_size: 8,
+        }
     }
 }
 
@@ -54,9 +61,13 @@ impl Store {
             Driver::Postgres(PgStore::new(url, opts.pool_size)?)
         } else {
             let path = sqlite::parse_url(url);
-            Driver::Sqlite(SqliteStore::open(path, opts.sqlite_synchronous_full, opts.pool_size).await?)
+            Driver::Sqlite(
+                SqliteStore::open(path, opts.sqlite_synchronous_full, opts.pool_size).await?,
+            )
         };
-        let store = Store { driver: Arc::new(driver) };
+        let store = Store {
+            driver: Arc::new(driver),
+        };
         store.migrate().await?;
         Ok(store)
     }

@@ -6,7 +6,7 @@ pub(crate) const TABLE: &str = "schema_migrations";
 
 /// Arbitrary constant key for `pg_advisory_xact_lock`: serializes nodes
 /// migrating the same database at once.
-const PG_LOCK_KEY: i64 = 0x706c_6174_6d69_67; // "platmig"
+const PG_LOCK_KEY: i64 = 0x0070_6c61_746d_6967; // "platmig"
 
 pub(crate) struct Migration {
     pub version: i64,
@@ -33,7 +33,10 @@ const fn version_of(name: &str) -> i64 {
         v = v * 10 + (b[i] - b'0') as i64;
         i += 1;
     }
-    assert!(i > 0 && i < b.len() && b[i] == b'_', "migration name must look like NNNN_name");
+    assert!(
+        i > 0 && i < b.len() && b[i] == b'_',
+        "migration name must look like NNNN_name"
+    );
     v
 }
 
@@ -73,11 +76,20 @@ pub(crate) fn apply(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
             c.batch(m.sql(backend))?;
             c.execute(
                 &format!("INSERT INTO {TABLE} (version, name, applied_at) VALUES (?, ?, ?)"),
-                &[Value::Int(m.version), Value::from(m.name), Value::Int(now())],
+                &[
+                    Value::Int(m.version),
+                    Value::from(m.name),
+                    Value::Int(now()),
+                ],
             )?;
             Ok(true)
         })
-        .map_err(|e| DbError::new(e.kind, format!("migration {} failed: {}", m.name, e.message)))?;
+        .map_err(|e| {
+            DbError::new(
+                e.kind,
+                format!("migration {} failed: {}", m.name, e.message),
+            )
+        })?;
         if done {
             tracing::info!(migration = m.name, "applied migration");
             applied.push(m.name.to_string());
@@ -86,7 +98,10 @@ pub(crate) fn apply(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
     Ok(applied)
 }
 
-fn in_tx<T>(conn: &mut dyn Conn, f: impl FnOnce(&mut dyn Conn) -> Result<T, DbError>) -> Result<T, DbError> {
+fn in_tx<T>(
+    conn: &mut dyn Conn,
+    f: impl FnOnce(&mut dyn Conn) -> Result<T, DbError>,
+) -> Result<T, DbError> {
     let backend = conn.backend();
     conn.batch(match backend {
         Backend::Sqlite => "BEGIN IMMEDIATE",
@@ -94,7 +109,10 @@ fn in_tx<T>(conn: &mut dyn Conn, f: impl FnOnce(&mut dyn Conn) -> Result<T, DbEr
     })?;
     let r = (|| {
         if backend == Backend::Postgres {
-            conn.query("SELECT pg_advisory_xact_lock(?)", &[Value::Int(PG_LOCK_KEY)])?;
+            conn.query(
+                "SELECT pg_advisory_xact_lock(?)",
+                &[Value::Int(PG_LOCK_KEY)],
+            )?;
         }
         f(conn)
     })();
@@ -140,21 +158,38 @@ mod tests {
         std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
             .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .map(|f| f.strip_suffix(".sql").unwrap_or_else(|| panic!("stray file {f} in {dir}")).to_string())
+            .map(|f| {
+                f.strip_suffix(".sql")
+                    .unwrap_or_else(|| panic!("stray file {f} in {dir}"))
+                    .to_string()
+            })
             .collect()
     }
 
     #[test]
     fn folders_match_embedded_list() {
         let listed: BTreeSet<String> = MIGRATIONS.iter().map(|m| m.name.to_string()).collect();
-        assert_eq!(names_on_disk("sqlite"), listed, "migrations/sqlite differs from the migrations! list");
-        assert_eq!(names_on_disk("postgres"), listed, "migrations/postgres differs from the migrations! list");
+        assert_eq!(
+            names_on_disk("sqlite"),
+            listed,
+            "migrations/sqlite differs from the migrations! list"
+        );
+        assert_eq!(
+            names_on_disk("postgres"),
+            listed,
+            "migrations/postgres differs from the migrations! list"
+        );
     }
 
     #[test]
     fn versions_strictly_increase() {
         for w in MIGRATIONS.windows(2) {
-            assert!(w[0].version < w[1].version, "{} must come before {}", w[0].name, w[1].name);
+            assert!(
+                w[0].version < w[1].version,
+                "{} must come before {}",
+                w[0].name,
+                w[1].name
+            );
         }
         assert_eq!(MIGRATIONS[0].version, 1);
     }

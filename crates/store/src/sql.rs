@@ -81,7 +81,10 @@ impl Row {
     pub fn value(&self, i: usize) -> &Value {
         match self.0.get(i) {
             Some(v) => v,
-            None => panic!("row column {i} out of range (row has {} columns)", self.0.len()),
+            None => panic!(
+                "row column {i} out of range (row has {} columns)",
+                self.0.len()
+            ),
         }
     }
 
@@ -154,7 +157,8 @@ impl Row {
 
     #[track_caller]
     pub fn f64(&self, i: usize) -> f64 {
-        self.opt_f64(i).unwrap_or_else(|| self.mismatch(i, "Float or Int"))
+        self.opt_f64(i)
+            .unwrap_or_else(|| self.mismatch(i, "Float or Int"))
     }
 
     #[track_caller]
@@ -189,7 +193,10 @@ pub struct DbError {
 
 impl DbError {
     pub fn new(kind: DbErrorKind, message: impl Into<String>) -> DbError {
-        DbError { kind, message: message.into() }
+        DbError {
+            kind,
+            message: message.into(),
+        }
     }
 
     pub fn other(message: impl Into<String>) -> DbError {
@@ -289,7 +296,20 @@ mod tests {
     #[test]
     fn from_impls_and_params() {
         let s = String::from("s");
-        let p = params![1i64, 2i32, 3u32, 4usize, true, 1.5, "a", s.clone(), &s, vec![1u8], None::<i64>, Some("x")];
+        let p = params![
+            1i64,
+            2i32,
+            3u32,
+            4usize,
+            true,
+            1.5,
+            "a",
+            s.clone(),
+            &s,
+            vec![1u8],
+            None::<i64>,
+            Some("x")
+        ];
         assert_eq!(
             p,
             &[
@@ -312,7 +332,13 @@ mod tests {
 
     #[test]
     fn row_accessors() {
-        let r = Row(vec![Value::Int(1), Value::Null, Value::Text("t".into()), Value::Bool(true), Value::Float(2.5)]);
+        let r = Row(vec![
+            Value::Int(1),
+            Value::Null,
+            Value::Text("t".into()),
+            Value::Bool(true),
+            Value::Float(2.5),
+        ]);
         assert_eq!(r.i64(0), 1);
         assert_eq!(r.opt_i64(1), None);
         assert_eq!(r.opt_str(1), None);

@@ -1,8 +1,8 @@
 //! SQLite driver: inline reads from a small connection pool, and one writer
 //! thread that group-commits every waiting job in a single durable transaction.
 
-use std::path::{Path, PathBuf};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -13,7 +13,9 @@ use rusqlite::{ffi, Connection, ErrorCode, OpenFlags};
 use tokio::sync::oneshot;
 
 use crate::migrate;
-use crate::sql::{panic_error, run_guarded, Backend, Conn, DbError, DbErrorKind, DriverConn, Row, Value};
+use crate::sql::{
+    panic_error, run_guarded, Backend, Conn, DbError, DbErrorKind, DriverConn, Row, Value,
+};
 
 /// Most jobs committed by one transaction; bounds latency of a huge burst.
 const MAX_BATCH: usize = 512;
@@ -36,24 +38,35 @@ impl SqliteConn {
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| {
-            DbError::unavailable(format!("cannot open SQLite database {}: {e}", path.display()))
+            DbError::unavailable(format!(
+                "cannot open SQLite database {}: {e}",
+                path.display()
+            ))
         })?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // Without QPSG, statements with bound `col = ?` are re-prepared on each use.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(map_err)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(map_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
-        conn.execute_batch("PRAGMA foreign_keys = OFF").map_err(map_err)?;
+        conn.execute_batch("PRAGMA foreign_keys = OFF")
+            .map_err(map_err)?;
         if writer {
             let mode: String = conn
                 .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
                 .map_err(map_err)?;
             if !mode.eq_ignore_ascii_case("wal") {
-                return Err(DbError::other(format!("cannot enable WAL mode (got {mode})")));
+                return Err(DbError::other(format!(
+                    "cannot enable WAL mode (got {mode})"
+                )));
             }
             let sync = if sync_full { "FULL" } else { "NORMAL" };
-            conn.execute_batch(&format!("PRAGMA synchronous = {sync}")).map_err(map_err)?;
+            conn.execute_batch(&format!("PRAGMA synchronous = {sync}"))
+                .map_err(map_err)?;
         }
-        Ok(SqliteConn { conn, failure: None })
+        Ok(SqliteConn {
+            conn,
+            failure: None,
+        })
     }
 
     fn record<T>(&mut self, r: rusqlite::Result<T>) -> Result<T, DbError> {
@@ -66,14 +79,20 @@ impl SqliteConn {
 
     /// Bookkeeping statement of the driver itself (not recorded as a failure).
     fn exec_raw(&self, sql: &str) -> Result<(), DbError> {
-        self.conn.prepare_cached(sql).and_then(|mut s| s.raw_execute()).map(drop).map_err(map_err)
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.raw_execute())
+            .map(drop)
+            .map_err(map_err)
     }
 }
 
 fn map_err(e: rusqlite::Error) -> DbError {
     let kind = match &e {
         rusqlite::Error::SqliteFailure(f, _) => match f.extended_code {
-            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => DbErrorKind::Unique,
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                DbErrorKind::Unique
+            }
             _ if matches!(
                 f.code,
                 ErrorCode::CannotOpen | ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
@@ -113,14 +132,21 @@ fn from_ref(v: ValueRef<'_>) -> Value {
 
 /// Steps a statement to completion, collecting rows (also used by `execute`,
 /// so `INSERT … RETURNING` works there too).
-fn run(conn: &Connection, sql: &str, params: &[Value], collect: bool) -> rusqlite::Result<Vec<Row>> {
+fn run(
+    conn: &Connection,
+    sql: &str,
+    params: &[Value],
+    collect: bool,
+) -> rusqlite::Result<Vec<Row>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let n = stmt.column_count();
     let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         if collect {
-            out.push(Row((0..n).map(|i| r.get_ref(i).map(from_ref)).collect::<Result<_, _>>()?));
+            out.push(Row((0..n)
+                .map(|i| r.get_ref(i).map(from_ref))
+                .collect::<Result<_, _>>()?));
         }
     }
     Ok(out)
@@ -312,7 +338,11 @@ pub(crate) fn parse_url(url: &str) -> PathBuf {
 }
 
 impl SqliteStore {
-    pub(crate) async fn open(path: PathBuf, sync_full: bool, pool_size: usize) -> Result<SqliteStore, DbError> {
+    pub(crate) async fn open(
+        path: PathBuf,
+        sync_full: bool,
+        pool_size: usize,
+    ) -> Result<SqliteStore, DbError> {
         let p = path.clone();
         let conn = tokio::task::spawn_blocking(move || {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -332,7 +362,10 @@ impl SqliteStore {
         Ok(SqliteStore {
             path,
             pool_size: pool_size.max(1),
-            readers: Mutex::new(ReadPool { idle: Vec::new(), open: 0 }),
+            readers: Mutex::new(ReadPool {
+                idle: Vec::new(),
+                open: 0,
+            }),
             reader_freed: Condvar::new(),
             writer: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
@@ -343,13 +376,19 @@ impl SqliteStore {
         let mut pool = self.readers.lock().unwrap();
         loop {
             if let Some(conn) = pool.idle.pop() {
-                return Ok(ReadGuard { store: self, conn: Some(conn) });
+                return Ok(ReadGuard {
+                    store: self,
+                    conn: Some(conn),
+                });
             }
             if pool.open < self.pool_size {
                 pool.open += 1;
                 drop(pool);
                 return match SqliteConn::open(&self.path, false, false) {
-                    Ok(conn) => Ok(ReadGuard { store: self, conn: Some(conn) }),
+                    Ok(conn) => Ok(ReadGuard {
+                        store: self,
+                        conn: Some(conn),
+                    }),
                     Err(e) => {
                         self.readers.lock().unwrap().open -= 1;
                         self.reader_freed.notify_one();
@@ -380,7 +419,11 @@ impl SqliteStore {
     fn send(&self, msg: Msg) -> Result<(), DbError> {
         let closed = || DbError::unavailable("store is closed");
         let writer = self.writer.lock().unwrap();
-        writer.as_ref().ok_or_else(closed)?.send(msg).map_err(|_| closed())
+        writer
+            .as_ref()
+            .ok_or_else(closed)?
+            .send(msg)
+            .map_err(|_| closed())
     }
 
     pub(crate) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
@@ -390,7 +433,11 @@ impl SqliteStore {
         E: From<DbError> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
-        self.send(Msg::Job(Box::new(Job { f: Some(f), result: None, tx })))?;
+        self.send(Msg::Job(Box::new(Job {
+            f: Some(f),
+            result: None,
+            tx,
+        })))?;
         rx.await
             .unwrap_or_else(|_| Err(DbError::unavailable("sqlite writer stopped").into()))
     }
@@ -403,7 +450,8 @@ impl SqliteStore {
         self.send(Msg::Exclusive(Box::new(move |c| {
             let _ = tx.send(f(c));
         })))?;
-        rx.await.unwrap_or_else(|_| Err(DbError::other("sqlite exclusive task failed")))
+        rx.await
+            .unwrap_or_else(|_| Err(DbError::other("sqlite exclusive task failed")))
     }
 
     pub(crate) async fn migrate(&self) -> Result<Vec<String>, DbError> {
@@ -424,8 +472,16 @@ impl SqliteStore {
                  AND name NOT LIKE 'sqlite_%' AND name <> ?",
                 &[Value::from(migrate::TABLE)],
             )?;
-            let mut sql: String = tables.iter().map(|t| format!("DELETE FROM \"{}\";", t.str(0))).collect();
-            if c.query_opt("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'", &[])?.is_some() {
+            let mut sql: String = tables
+                .iter()
+                .map(|t| format!("DELETE FROM \"{}\";", t.str(0)))
+                .collect();
+            if c.query_opt(
+                "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'",
+                &[],
+            )?
+            .is_some()
+            {
                 sql.push_str("DELETE FROM sqlite_sequence;");
             }
             c.batch(&sql)
