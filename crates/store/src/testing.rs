@@ -1,6 +1,7 @@
 //! Helpers for test suites: a fresh database per test on either backend.
 
 use std::hash::{BuildHasher, Hasher};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -37,7 +38,10 @@ pub fn postgres_base_url() -> Option<String> {
             let probe = on_plain_thread(move || {
                 pg_client(&probe_url)
                     .and_then(|mut c| c.simple_query("SELECT 1"))
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| match std::error::Error::source(&e) {
+                        Some(cause) => format!("{e}: {cause}"),
+                        None => e.to_string(),
+                    })
             });
             match probe {
                 Ok(_) => Some(url),
@@ -47,7 +51,10 @@ pub fn postgres_base_url() -> Option<String> {
                     )
                 }
                 Err(e) => {
-                    eprintln!(
+                    // Straight to the stderr handle: libtest captures `eprintln!`
+                    // of passing tests, and this must be seen.
+                    let _ = writeln!(
+                        std::io::stderr(),
                         "!!! PostgreSQL not reachable at {url} ({e}): PostgreSQL tests SKIPPED !!!"
                     );
                     None
