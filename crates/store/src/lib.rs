@@ -1,56 +1,145 @@
-//! TEMPORARY stub of the store contract; replaced by the real drivers on merge.
-#![allow(unused)]
+//! Storage layer: one domain code base over SQLite (embedded default) and
+//! PostgreSQL. Domain SQL is written once with `?` placeholders against
+//! [`Conn`]; the drivers execute it.
+
+mod migrate;
+mod postgres;
+mod sql;
+mod sqlite;
 pub mod domain;
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value { Null, Int(i64), Float(f64), Text(String), Bool(bool), Bytes(Vec<u8>) }
-impl From<i64> for Value { fn from(v: i64) -> Self { Value::Int(v) } }
-impl From<i32> for Value { fn from(v: i32) -> Self { Value::Int(v as i64) } }
-impl From<usize> for Value { fn from(v: usize) -> Self { Value::Int(v as i64) } }
-impl From<bool> for Value { fn from(v: bool) -> Self { Value::Bool(v) } }
-impl From<f64> for Value { fn from(v: f64) -> Self { Value::Float(v) } }
-impl From<&str> for Value { fn from(v: &str) -> Self { Value::Text(v.into()) } }
-impl From<String> for Value { fn from(v: String) -> Self { Value::Text(v) } }
-impl From<&String> for Value { fn from(v: &String) -> Self { Value::Text(v.clone()) } }
-impl From<Vec<u8>> for Value { fn from(v: Vec<u8>) -> Self { Value::Bytes(v) } }
-impl<T: Into<Value>> From<Option<T>> for Value { fn from(v: Option<T>) -> Self { v.map(Into::into).unwrap_or(Value::Null) } }
-#[derive(Clone, Debug)] pub struct Row(pub Vec<Value>);
-impl Row {
-  pub fn i64(&self, i: usize) -> i64 { todo!() } pub fn opt_i64(&self, i: usize) -> Option<i64> { todo!() }
-  pub fn str(&self, i: usize) -> &str { todo!() } pub fn opt_str(&self, i: usize) -> Option<&str> { todo!() }
-  pub fn string(&self, i: usize) -> String { todo!() } pub fn opt_string(&self, i: usize) -> Option<String> { todo!() }
-  pub fn bool(&self, i: usize) -> bool { todo!() } pub fn f64(&self, i: usize) -> f64 { todo!() }
-  pub fn opt_f64(&self, i: usize) -> Option<f64> { todo!() } pub fn bytes(&self, i: usize) -> &[u8] { todo!() }
-  pub fn value(&self, i: usize) -> &Value { todo!() } pub fn len(&self) -> usize { todo!() }
+pub mod testing;
+
+use std::sync::Arc;
+
+pub use crate::sql::{Backend, Conn, DbError, DbErrorKind, Row, Value};
+
+use crate::postgres::PgStore;
+use crate::sqlite::SqliteStore;
+
+pub struct StoreOptions {
+    /// `postgres://…` / `postgresql://…`, or `sqlite://PATH`, `sqlite:PATH`, or a plain path.
+    pub url: String,
+    /// SQLite `synchronous=FULL`: every acknowledged write survives a power cut.
+    pub sqlite_synchronous_full: bool,
+    /// SQLite read connections / PostgreSQL connections.
+    pub pool_size: usize,
 }
-#[derive(Clone, Copy, Debug, PartialEq, Eq)] pub enum Backend { Sqlite, Postgres }
-#[derive(Clone, Copy, Debug, PartialEq, Eq)] pub enum DbErrorKind { Unique, Unavailable, Other }
-#[derive(Debug, Clone)] pub struct DbError { pub kind: DbErrorKind, pub message: String }
-impl std::fmt::Display for DbError { fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { f.write_str(&self.message) } }
-impl std::error::Error for DbError {}
-pub trait Conn {
-  fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
-  fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
-  fn batch(&mut self, sql: &str) -> Result<(), DbError>;
-  fn backend(&self) -> Backend;
-  fn query_opt(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> { todo!() }
-  fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Row, DbError> { todo!() }
-  fn query_i64(&mut self, sql: &str, params: &[Value]) -> Result<i64, DbError> { todo!() }
+
+impl StoreOptions {
+    pub fn new(url: impl Into<String>) -> StoreOptions {
+        StoreOptions {
+            url: url.into(),
+            ..StoreOptions::default()
+        }
+    }
 }
-#[macro_export] macro_rules! params { ($($v:expr),* $(,)?) => { &[$($crate::Value::from($v)),*][..] } }
-#[derive(Clone)] pub struct Store;
-pub struct StoreOptions { pub url: String, pub sqlite_synchronous_full: bool, pub pool_size: usize }
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            url: "platform.db".into(),
+            sqlite_synchronous_full: true,
+            pool_size: 8,
+        }
+    }
+}
+
+enum Driver {
+    Sqlite(SqliteStore),
+    Postgres(PgStore),
+}
+
+#[derive(Clone)]
+pub struct Store {
+    driver: Arc<Driver>,
+}
+
 impl Store {
-  pub async fn open(opts: StoreOptions) -> Result<Store, DbError> { todo!() }
-  pub fn backend(&self) -> Backend { todo!() }
-  pub async fn read<T, E, F>(&self, f: F) -> Result<T, E> where F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static, T: Send + 'static, E: From<DbError> + Send + 'static { todo!() }
-  pub async fn write<T, E, F>(&self, f: F) -> Result<T, E> where F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static, T: Send + 'static, E: From<DbError> + Send + 'static { todo!() }
-  pub async fn ping(&self) -> Result<(), DbError> { todo!() }
-  pub async fn reset(&self) -> Result<(), DbError> { todo!() }
-  pub async fn migrate(&self) -> Result<Vec<String>, DbError> { todo!() }
-  pub async fn close(&self) {}
-}
-pub mod testing {
-  pub fn postgres_base_url() -> Option<String> { todo!() }
-  pub struct TestDatabase { pub url: String }
-  pub fn test_database(backend: super::Backend) -> Option<TestDatabase> { todo!() }
+    /// Opens (creating a SQLite file if absent) and applies pending migrations.
+    pub async fn open(opts: StoreOptions) -> Result<Store, DbError> {
+        let url = opts.url.trim();
+        let driver = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Driver::Postgres(PgStore::new(url, opts.pool_size)?)
+        } else {
+            let path = sqlite::parse_url(url);
+            Driver::Sqlite(
+                SqliteStore::open(path, opts.sqlite_synchronous_full, opts.pool_size).await?,
+            )
+        };
+        let store = Store {
+            driver: Arc::new(driver),
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    pub fn backend(&self) -> Backend {
+        match *self.driver {
+            Driver::Sqlite(_) => Backend::Sqlite,
+            Driver::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs read-only queries. Each statement sees every write that completed
+    /// before it started. A panic in `f` becomes a `DbError` (Other).
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.read(f),
+            Driver::Postgres(p) => p.read(f).await,
+        }
+    }
+
+    /// Runs `f` in one transaction, durably committed before this returns Ok.
+    /// If `f` returns Err, panics, or any statement in it failed, everything
+    /// it did is rolled back.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.write(f).await,
+            Driver::Postgres(p) => p.write(f).await,
+        }
+    }
+
+    /// Readiness: the database answers and every migration is applied.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.ping(),
+            Driver::Postgres(p) => p.ping().await,
+        }
+    }
+
+    /// Deletes every row (migrations excepted) and restarts id sequences.
+    /// Meant for tests.
+    pub async fn reset(&self) -> Result<(), DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.reset().await,
+            Driver::Postgres(p) => p.reset().await,
+        }
+    }
+
+    /// Applies pending migrations; returns the names applied.
+    pub async fn migrate(&self) -> Result<Vec<String>, DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.migrate().await,
+            Driver::Postgres(p) => p.migrate().await,
+        }
+    }
+
+    /// Drains queued writes and stops the SQLite writer (later writes fail
+    /// with Unavailable); releases idle connections. Idempotent.
+    pub async fn close(&self) {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.close().await,
+            Driver::Postgres(p) => p.close().await,
+        }
+    }
 }

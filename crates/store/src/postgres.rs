@@ -1,0 +1,559 @@
+//! PostgreSQL driver: the sync `postgres` client on blocking threads, a small
+//! lazily-filled pool, and a per-connection prepared statement cache.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use postgres::error::SqlState;
+use postgres::types::private::BytesMut;
+use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+use postgres::{Client, Config, NoTls, Statement};
+
+use crate::migrate;
+use crate::sql::{
+    panic_error, run_guarded, type_error, Backend, Conn, DbError, DbErrorKind, DriverConn, Row,
+    Value,
+};
+
+const POOL_WAIT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Domain SQL is a fixed set; the cap only guards against generated SQL.
+const STATEMENT_CACHE: usize = 1024;
+
+pub(crate) struct PgConn {
+    client: Client,
+    stmts: HashMap<String, Statement>,
+    failure: Option<DbError>,
+}
+
+impl PgConn {
+    fn statement(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.stmts.get(sql) {
+            return Ok(s.clone());
+        }
+        let stmt = self.client.prepare(&translate_placeholders(sql))?;
+        if self.stmts.len() >= STATEMENT_CACHE {
+            self.stmts.clear();
+        }
+        self.stmts.insert(sql.to_owned(), stmt.clone());
+        Ok(stmt)
+    }
+
+    fn record<T>(&mut self, r: Result<T, postgres::Error>) -> Result<T, DbError> {
+        r.map_err(|e| {
+            let e = map_err(&e);
+            self.failure.get_or_insert_with(|| e.clone());
+            e
+        })
+    }
+
+    fn run(&mut self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>, postgres::Error> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+        self.client.query(&stmt, &refs)
+    }
+}
+
+impl Conn for PgConn {
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        let rows = self.run(sql, params).and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| r.try_get::<_, PgValue>(i).map(|v| v.0))
+                        .collect()
+                })
+                .collect::<Result<Vec<Vec<Value>>, _>>()
+        });
+        Ok(self.record(rows)?.into_iter().map(Row).collect())
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let r = self.statement(sql).and_then(|stmt| {
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+            self.client.execute(&stmt, &refs)
+        });
+        self.record(r)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        let r = self.client.batch_execute(sql);
+        self.record(r)
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+}
+
+impl DriverConn for PgConn {
+    fn take_failure(&mut self) -> Option<DbError> {
+        self.failure.take()
+    }
+}
+
+fn map_err(e: &postgres::Error) -> DbError {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        let kind = if *code == SqlState::UNIQUE_VIOLATION {
+            DbErrorKind::Unique
+        } else if code.code().starts_with("08")
+            || [
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+                SqlState::CANNOT_CONNECT_NOW,
+            ]
+            .contains(code)
+        {
+            DbErrorKind::Unavailable
+        } else {
+            DbErrorKind::Other
+        };
+        return DbError::new(kind, format!("{db} (SQLSTATE {})", code.code()));
+    }
+    let mut msg = e.to_string();
+    if let Some(src) = e.source() {
+        let _ = write!(msg, ": {src}");
+    }
+    // No server error: either the socket is gone or a value failed to convert.
+    let io = e.is_closed() || e.source().is_some_and(|s| s.is::<std::io::Error>());
+    DbError::new(
+        if io {
+            DbErrorKind::Unavailable
+        } else {
+            DbErrorKind::Other
+        },
+        msg,
+    )
+}
+
+/// `?` -> `$1, $2, …`, leaving string literals, quoted identifiers and
+/// `--` comments alone.
+pub(crate) fn translate_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    let mut until: Option<char> = None; // closing char of the literal/comment we are in
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match until {
+            Some(end) if c == end => until = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => until = Some(c),
+                '-' if chars.peek() == Some(&'-') => until = Some('\n'),
+                '?' => {
+                    out.pop();
+                    n += 1;
+                    let _ = write!(out, "${n}");
+                }
+                _ => {}
+            },
+        }
+    }
+    out
+}
+
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        match (self, ty) {
+            (Value::Null, _) => Ok(IsNull::Yes),
+            (Value::Int(i), &Type::INT8) => i.to_sql(ty, out),
+            (Value::Int(i), &Type::INT4) => i32::try_from(*i)?.to_sql(ty, out),
+            (Value::Int(i), &Type::INT2) => i16::try_from(*i)?.to_sql(ty, out),
+            (Value::Int(i), &Type::FLOAT8) => (*i as f64).to_sql(ty, out),
+            (Value::Int(i), &Type::FLOAT4) => (*i as f32).to_sql(ty, out),
+            (Value::Int(i), &Type::NUMERIC) => {
+                encode_numeric(*i, out);
+                Ok(IsNull::No)
+            }
+            (Value::Int(i @ (0 | 1)), &Type::BOOL) => (*i == 1).to_sql(ty, out),
+            (Value::Bool(b), &Type::BOOL) => b.to_sql(ty, out),
+            (Value::Bool(b), &Type::INT8 | &Type::INT4 | &Type::INT2) => {
+                Value::Int(*b as i64).to_sql(ty, out)
+            }
+            (Value::Float(f), &Type::FLOAT8) => f.to_sql(ty, out),
+            (Value::Float(f), &Type::FLOAT4) => (*f as f32).to_sql(ty, out),
+            (Value::Text(s), _) if <&str as ToSql>::accepts(ty) => s.as_str().to_sql(ty, out),
+            (Value::Text(s), &Type::JSON | &Type::JSONB) => {
+                if *ty == Type::JSONB {
+                    out.extend_from_slice(&[1]); // jsonb binary format version
+                }
+                out.extend_from_slice(s.as_bytes());
+                Ok(IsNull::No)
+            }
+            (Value::Bytes(b), &Type::BYTEA) => b.as_slice().to_sql(ty, out),
+            _ => Err(Box::new(type_error(self, ty.name()))),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// Integer as a NUMERIC in binary form: base-10000 digits, most significant first.
+fn encode_numeric(v: i64, out: &mut BytesMut) {
+    let mut rest = (v as i128).unsigned_abs();
+    let mut digits = Vec::new();
+    while rest > 0 {
+        digits.push((rest % 10_000) as i16);
+        rest /= 10_000;
+    }
+    digits.reverse();
+    let weight = digits.len() as i16 - 1;
+    let sign: u16 = if v < 0 { 0x4000 } else { 0 };
+    for h in [digits.len() as i16, weight.max(0), sign as i16, 0] {
+        out.extend_from_slice(&h.to_be_bytes());
+    }
+    for d in digits {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+}
+
+/// NUMERIC -> Int when it has no fractional part and fits (so `SUM(bigint)`
+/// reads like on SQLite), else Float.
+fn decode_numeric(raw: &[u8]) -> Result<Value, Box<dyn StdError + Sync + Send>> {
+    let word = |i: usize| -> Result<u16, Box<dyn StdError + Sync + Send>> {
+        let b = raw.get(i * 2..i * 2 + 2).ok_or("truncated numeric")?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    };
+    let (ndigits, weight, sign, dscale) = (
+        word(0)? as usize,
+        word(1)? as i16 as i64,
+        word(2)?,
+        word(3)?,
+    );
+    match sign {
+        0xC000 => return Ok(Value::Float(f64::NAN)),
+        0xD000 => return Ok(Value::Float(f64::INFINITY)),
+        0xF000 => return Ok(Value::Float(f64::NEG_INFINITY)),
+        _ => {}
+    }
+    let mut mantissa = String::from(if sign == 0x4000 { "-" } else { "" });
+    for i in 0..ndigits {
+        let _ = write!(mantissa, "{:04}", word(4 + i)?);
+    }
+    if ndigits == 0 {
+        mantissa.push('0');
+    }
+    let exp = (weight + 1 - ndigits as i64) * 4;
+    if dscale == 0 && exp >= 0 {
+        let int = format!("{mantissa}{}", "0".repeat(exp as usize));
+        if let Ok(i) = int.parse::<i64>() {
+            return Ok(Value::Int(i));
+        }
+    }
+    Ok(Value::Float(format!("{mantissa}e{exp}").parse()?))
+}
+
+/// Reads any column into a `Value`, choosing by the column's type.
+struct PgValue(Value);
+
+impl<'a> FromSql<'a> for PgValue {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(PgValue(match *ty {
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::OID => Value::Int(u32::from_sql(ty, raw)?.into()),
+            Type::BOOL => Value::Bool(bool::from_sql(ty, raw)?),
+            Type::FLOAT4 => Value::Float(f32::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Value::Float(f64::from_sql(ty, raw)?),
+            Type::BYTEA => Value::Bytes(raw.to_vec()),
+            Type::NUMERIC => decode_numeric(raw)?,
+            Type::VOID => Value::Null, // e.g. SELECT pg_advisory_xact_lock(…)
+            Type::JSON => Value::Text(std::str::from_utf8(raw)?.to_owned()),
+            Type::JSONB => {
+                Value::Text(std::str::from_utf8(raw.get(1..).unwrap_or_default())?.to_owned())
+            }
+            _ if <&str as FromSql>::accepts(ty) => Value::Text(String::from_sql(ty, raw)?),
+            _ => {
+                return Err(format!(
+                    "unsupported column type {ty}; cast it in SQL (e.g. ::text or ::bigint)"
+                )
+                .into())
+            }
+        }))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(PgValue(Value::Null))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+struct PoolState {
+    idle: Vec<PgConn>,
+    open: usize,
+}
+
+struct Pool {
+    config: Config,
+    max: usize,
+    state: Mutex<PoolState>,
+    freed: Condvar,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        close_conns(std::mem::take(&mut self.state.get_mut().unwrap().idle));
+    }
+}
+
+/// A sync `Client` drives its own runtime and panics when dropped on an
+/// async worker thread, so connections are always closed on a plain thread.
+fn close_conns(conns: Vec<PgConn>) {
+    if !conns.is_empty() {
+        let _ = std::thread::Builder::new()
+            .name("pg-close".into())
+            .spawn(move || drop(conns));
+    }
+}
+
+/// Borrowed pool connection; returned on drop unless marked broken.
+struct Pooled {
+    pool: Arc<Pool>,
+    conn: Option<PgConn>,
+    broken: bool,
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        let conn = self.conn.take().expect("pooled connection emptied");
+        let mut state = self.pool.state.lock().unwrap();
+        if self.broken || conn.client.is_closed() {
+            state.open -= 1;
+            drop(state);
+            drop(conn); // we are on a blocking thread
+        } else {
+            state.idle.push(conn);
+        }
+        self.pool.freed.notify_one();
+    }
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = PgConn;
+    fn deref(&self) -> &PgConn {
+        self.conn.as_ref().unwrap()
+    }
+}
+
+impl std::ops::DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut PgConn {
+        self.conn.as_mut().unwrap()
+    }
+}
+
+impl Pool {
+    /// Blocking: call from a blocking thread only.
+    fn get(self: &Arc<Self>) -> Result<Pooled, DbError> {
+        let mut state = self.state.lock().unwrap();
+        loop {
+            if let Some(mut conn) = state.idle.pop() {
+                conn.failure = None;
+                return Ok(Pooled {
+                    pool: self.clone(),
+                    conn: Some(conn),
+                    broken: false,
+                });
+            }
+            if state.open < self.max {
+                state.open += 1;
+                drop(state);
+                return match self.config.connect(NoTls) {
+                    Ok(client) => Ok(Pooled {
+                        pool: self.clone(),
+                        conn: Some(PgConn {
+                            client,
+                            stmts: HashMap::new(),
+                            failure: None,
+                        }),
+                        broken: false,
+                    }),
+                    Err(e) => {
+                        self.state.lock().unwrap().open -= 1;
+                        self.freed.notify_one();
+                        Err(DbError::unavailable(format!(
+                            "cannot connect to PostgreSQL: {}",
+                            map_err(&e).message
+                        )))
+                    }
+                };
+            }
+            let (s, timeout) = self.freed.wait_timeout(state, POOL_WAIT).unwrap();
+            if timeout.timed_out() && s.idle.is_empty() && s.open >= self.max {
+                return Err(DbError::unavailable(
+                    "timed out waiting for a PostgreSQL connection",
+                ));
+            }
+            state = s;
+        }
+    }
+}
+
+pub(crate) struct PgStore {
+    pool: Arc<Pool>,
+}
+
+impl PgStore {
+    pub(crate) fn new(url: &str, pool_size: usize) -> Result<PgStore, DbError> {
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| DbError::other(format!("invalid PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("platformd");
+        }
+        Ok(PgStore {
+            pool: Arc::new(Pool {
+                config,
+                max: pool_size.max(1),
+                state: Mutex::new(PoolState {
+                    idle: Vec::new(),
+                    open: 0,
+                }),
+                freed: Condvar::new(),
+            }),
+        })
+    }
+
+    /// Runs `f` with a pooled connection on a blocking thread (the sync
+    /// client must never run on an async worker).
+    async fn with_conn<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Pooled) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || f(&mut pool.get()?))
+            .await
+            .unwrap_or_else(|e| Err(DbError::other(format!("database task failed: {e}")).into()))
+    }
+
+    pub(crate) async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        self.with_conn(|c| match catch_unwind(AssertUnwindSafe(|| f(&mut **c))) {
+            Ok(r) => r,
+            Err(panic) => {
+                c.broken = true; // connection state unknown
+                Err(panic_error(panic).into())
+            }
+        })
+        .await
+    }
+
+    pub(crate) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        self.with_conn(|c| {
+            let begin = c.client.batch_execute("BEGIN");
+            c.record(begin)?;
+            let r = run_guarded(&mut **c, f);
+            let end = c
+                .client
+                .batch_execute(if r.is_ok() { "COMMIT" } else { "ROLLBACK" });
+            if end.is_err() {
+                c.broken = true;
+            }
+            let end = end.map_err(|e| map_err(&e));
+            match r {
+                Ok(v) => end.map(|_| v).map_err(E::from),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    pub(crate) async fn migrate(&self) -> Result<Vec<String>, DbError> {
+        self.with_conn(|c| {
+            let r = migrate::apply(&mut **c);
+            // Schema changed: cached plans may be stale.
+            c.stmts.clear();
+            r
+        })
+        .await
+    }
+
+    pub(crate) async fn ping(&self) -> Result<(), DbError> {
+        self.read(migrate::check_applied).await
+    }
+
+    pub(crate) async fn reset(&self) -> Result<(), DbError> {
+        self.write(|c| {
+            let tables = c.query(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> ?",
+                &[Value::from(migrate::TABLE)],
+            )?;
+            if tables.is_empty() {
+                return Ok(());
+            }
+            let list: Vec<String> = tables.iter().map(|t| format!("\"{}\"", t.str(0))).collect();
+            c.batch(&format!("TRUNCATE {} RESTART IDENTITY", list.join(", ")))
+        })
+        .await
+    }
+
+    pub(crate) async fn close(&self) {
+        let idle = {
+            let mut state = self.pool.state.lock().unwrap();
+            let idle = std::mem::take(&mut state.idle);
+            state.open -= idle.len();
+            idle
+        };
+        close_conns(idle);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert_eq!(translate_placeholders("SELECT ?, ?"), "SELECT $1, $2");
+        assert_eq!(
+            translate_placeholders("SELECT '?', 'it''s ?', \"a?\" , ? -- what?\n, ?"),
+            "SELECT '?', 'it''s ?', \"a?\" , $1 -- what?\n, $2"
+        );
+        assert_eq!(translate_placeholders("a - ? -b"), "a - $1 -b");
+    }
+
+    #[test]
+    fn numeric_codec() {
+        for v in [0i64, 1, -1, 9999, 10_000, 123_456_789, i64::MAX, i64::MIN] {
+            let mut buf = BytesMut::new();
+            encode_numeric(v, &mut buf);
+            assert_eq!(decode_numeric(&buf).unwrap(), Value::Int(v), "{v}");
+        }
+        // 12.5 = digits [12, 5000], weight 0, dscale 1
+        let raw = [0, 2, 0, 0, 0, 0, 0, 1, 0, 12, 0x13, 0x88];
+        assert_eq!(decode_numeric(&raw).unwrap(), Value::Float(12.5));
+    }
+}
