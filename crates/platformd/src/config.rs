@@ -1,0 +1,167 @@
+//! Typed configuration: defaults, then a TOML file (`--config FILE` or `PLATFORM_CONFIG`), then
+//! `PLATFORM_*` environment variables. Secrets are redacted in `Debug`.
+use std::fmt;
+
+use serde::Deserialize;
+
+#[derive(Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// `PLATFORM_LISTEN`: address:port; port 0 picks a free port.
+    pub listen: String,
+    /// `PLATFORM_DATABASE_URL`: an SQLite file path (default) or `postgres://…`.
+    pub database_url: String,
+    /// `PLATFORM_PUBLIC_URL`: base of self-links and `Link` headers; default `http://<listen address>`.
+    pub public_url: Option<String>,
+    /// `PLATFORM_ADMIN_TOKEN`: guards `/_admin/`; generated and printed when absent.
+    pub admin_token: Option<String>,
+    /// `PLATFORM_CLOCK`: `system` or `manual` (time moves only through the control plane).
+    pub clock: String,
+    /// `PLATFORM_RATE_LIMITS`: `on` (default) or `off`.
+    pub rate_limits: bool,
+    /// `PLATFORM_RATE_LIMIT_FACTOR`: multiplies every rate limit.
+    pub rate_limit_factor: f64,
+    /// `PLATFORM_MAX_BODY_BYTES`: larger request bodies get 413.
+    pub max_body_bytes: usize,
+    /// `PLATFORM_TRUST_FORWARDED`: take the client address from `X-Forwarded-For`.
+    pub trust_forwarded: bool,
+    /// `PLATFORM_SQLITE_SYNCHRONOUS`: `full` (default, durable) or `normal`.
+    pub sqlite_synchronous: String,
+    /// `PLATFORM_DB_POOL_SIZE`
+    pub db_pool_size: usize,
+    /// `PLATFORM_LOG_FORMAT`: `text` or `json`.
+    pub log_format: String,
+    /// `PLATFORM_LOG`: a tracing filter such as `info` or `platformd=debug`.
+    pub log: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".into(),
+            database_url: "platform.db".into(),
+            public_url: None,
+            admin_token: None,
+            clock: "system".into(),
+            rate_limits: true,
+            rate_limit_factor: 1.0,
+            max_body_bytes: 1 << 20,
+            trust_forwarded: false,
+            sqlite_synchronous: "full".into(),
+            db_pool_size: 8,
+            log_format: "text".into(),
+            log: "info".into(),
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("public_url", &self.public_url)
+            .field("admin_token", &self.admin_token.as_ref().map(|_| "<redacted>"))
+            .field("clock", &self.clock)
+            .field("rate_limits", &self.rate_limits)
+            .field("rate_limit_factor", &self.rate_limit_factor)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("sqlite_synchronous", &self.sqlite_synchronous)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Hides a password in a database URL.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{}:<redacted>{}", &url[..s + 3], user, &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+fn flag(name: &str, v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(format!("{name}: expected on/off, got {v:?}")),
+    }
+}
+
+fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
+    v.trim().parse().map_err(|_| format!("{name}: not a number: {v:?}"))
+}
+
+impl Config {
+    /// Loads the file (if any) and applies the environment.
+    pub fn load(file: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let file = file.map(String::from).or_else(|| env("PLATFORM_CONFIG"));
+        let mut c = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+                toml::from_str(&text).map_err(|e| format!("{path}: {e}"))?
+            }
+            None => Config::default(),
+        };
+        let get = |k: &str| env(k).filter(|v| !v.is_empty());
+        if let Some(v) = get("PLATFORM_LISTEN") { c.listen = v; }
+        if let Some(v) = get("PLATFORM_DATABASE_URL") { c.database_url = v; }
+        if let Some(v) = get("PLATFORM_PUBLIC_URL") { c.public_url = Some(v); }
+        if let Some(v) = get("PLATFORM_ADMIN_TOKEN") { c.admin_token = Some(v); }
+        if let Some(v) = get("PLATFORM_CLOCK") { c.clock = v; }
+        if let Some(v) = get("PLATFORM_RATE_LIMITS") { c.rate_limits = flag("PLATFORM_RATE_LIMITS", &v)?; }
+        if let Some(v) = get("PLATFORM_RATE_LIMIT_FACTOR") { c.rate_limit_factor = number("PLATFORM_RATE_LIMIT_FACTOR", &v)?; }
+        if let Some(v) = get("PLATFORM_MAX_BODY_BYTES") { c.max_body_bytes = number("PLATFORM_MAX_BODY_BYTES", &v)?; }
+        if let Some(v) = get("PLATFORM_TRUST_FORWARDED") { c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?; }
+        if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") { c.sqlite_synchronous = v; }
+        if let Some(v) = get("PLATFORM_DB_POOL_SIZE") { c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?; }
+        if let Some(v) = get("PLATFORM_LOG_FORMAT") { c.log_format = v; }
+        if let Some(v) = get("PLATFORM_LOG") { c.log = v; }
+        c.validate()?;
+        Ok(c)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !matches!(self.clock.as_str(), "system" | "manual") {
+            return Err(format!("clock: expected system or manual, got {:?}", self.clock));
+        }
+        if !matches!(self.sqlite_synchronous.as_str(), "full" | "normal") {
+            return Err(format!("sqlite_synchronous: expected full or normal, got {:?}", self.sqlite_synchronous));
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            return Err(format!("log_format: expected text or json, got {:?}", self.log_format));
+        }
+        if !(self.rate_limit_factor > 0.0) {
+            return Err("rate_limit_factor must be positive".into());
+        }
+        if let Some(u) = &self.public_url {
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(format!("public_url must be an http(s) URL, got {u:?}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn env_overrides_and_redaction() {
+        let env = |k: &str| match k {
+            "PLATFORM_LISTEN" => Some("127.0.0.1:0".into()),
+            "PLATFORM_RATE_LIMITS" => Some("off".into()),
+            "PLATFORM_ADMIN_TOKEN" => Some("s3cret".into()),
+            "PLATFORM_DATABASE_URL" => Some("postgres://u:pw@h/db".into()),
+            _ => None,
+        };
+        let c = Config::load(None, env).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:0");
+        assert!(!c.rate_limits);
+        let dbg = format!("{c:?}");
+        assert!(!dbg.contains("s3cret") && !dbg.contains("pw@"), "{dbg}");
+        assert!(Config::load(None, |k| (k == "PLATFORM_CLOCK").then(|| "fast".into())).is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! Wiring: store, state, seeding, the listener and graceful shutdown.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use platform_api::seed::{self, SeedReport};
+use platform_api::{ApiConfig, AppState, Shared};
+use platform_core::Clock;
+use platform_store::{Store, StoreOptions};
+
+use crate::config::Config;
+use crate::Args;
+
+/// The demo world of the README's run command.
+const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
+
+pub fn init_logging(c: &Config) {
+    let filter = tracing_subscriber::EnvFilter::try_new(&c.log).unwrap_or_else(|_| "info".into());
+    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if c.log_format == "json" {
+        b.json().init();
+    } else {
+        b.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init();
+    }
+}
+
+async fn open_store(c: &Config) -> Result<Store, String> {
+    let opts = StoreOptions {
+        url: c.database_url.clone(),
+        sqlite_synchronous_full: c.sqlite_synchronous == "full",
+        pool_size: c.db_pool_size,
+    };
+    Store::open(opts).await.map_err(|e| format!("database: {}", e.message))
+}
+
+fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> Shared {
+    let clock = Arc::new(if c.clock == "manual" { Clock::manual() } else { Clock::system() });
+    let api = ApiConfig {
+        public_url,
+        rate_limits: c.rate_limits,
+        rate_limit_factor: c.rate_limit_factor,
+        max_body_bytes: c.max_body_bytes,
+        trust_forwarded: c.trust_forwarded,
+        admin_token,
+    };
+    AppState::new(store, clock, api)
+}
+
+fn seed_text(args: &Args) -> Result<Option<String>, String> {
+    match (&args.seed, args.demo) {
+        (Some(path), _) => std::fs::read_to_string(path).map(Some).map_err(|e| format!("{path}: {e}")),
+        (None, true) => Ok(Some(DEMO_SEED.to_string())),
+        (None, false) => Ok(None),
+    }
+}
+
+async fn run_seed(app: &Shared, text: &str, tokens_out: Option<&str>) -> Result<SeedReport, String> {
+    let parsed = seed::parse(text).map_err(|e| format!("seed: {e}"))?;
+    let report = seed::load(app, parsed).await.map_err(|e| format!("seed: {}", e.body(None)))?;
+    if let Some(path) = tokens_out {
+        let map: serde_json::Map<String, serde_json::Value> =
+            report.tokens.iter().map(|(name, _, _, t)| (name.clone(), t.clone().into())).collect();
+        std::fs::write(path, serde_json::to_string_pretty(&map).unwrap_or_default()).map_err(|e| format!("{path}: {e}"))?;
+    }
+    Ok(report)
+}
+
+fn print_report(r: &SeedReport, api: &str) {
+    if !r.apps.is_empty() {
+        println!("Applications (secrets shown once):");
+        for (name, kind, id, secret) in &r.apps {
+            println!("  {name:<22} {kind:<6} client_id={id} client_secret={secret}");
+        }
+    }
+    if !r.tokens.is_empty() {
+        println!("Tokens (shown once):");
+        for (name, kind, subject, token) in &r.tokens {
+            println!("  {name:<22} {kind:<15} {subject:<14} {token}");
+        }
+        let first = &r.tokens[0];
+        println!("Try:");
+        println!("  curl -H 'Authorization: Bearer {}' {api}/rate_limit", first.3);
+        println!("  curl -H 'Authorization: Bearer {}' {api}/repos/acme/widgets/commits/main/status", first.3);
+        println!(
+            "  curl -X POST -H 'Authorization: Bearer {}' -d '{{\"state\":\"success\",\"context\":\"ci/demo\"}}' {api}/repos/acme/widgets/statuses/main",
+            first.3
+        );
+    }
+}
+
+pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
+    let store = open_store(&c).await?;
+    let listener = tokio::net::TcpListener::bind(&c.listen).await.map_err(|e| format!("listen on {}: {e}", c.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
+    let admin_token = match &c.admin_token {
+        Some(t) => t.clone(),
+        None => {
+            let t = format!("svadmin_{}", platform_core::ids::random_alnum(32));
+            println!("admin token (generated; set PLATFORM_ADMIN_TOKEN to choose one): {t}");
+            t
+        }
+    };
+    let app = state(&c, store.clone(), public_url.clone(), admin_token);
+    if let Some(text) = seed_text(args)? {
+        let report = run_seed(&app, &text, args.tokens_out.as_deref()).await?;
+        print_report(&report, &public_url);
+    }
+    tracing::info!(config = ?c, "starting");
+    println!("listening on http://{addr}");
+    let router = platform_api::app(app);
+    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}
+
+pub async fn migrate(c: Config) -> Result<(), String> {
+    let store = open_store(&c).await?;
+    let applied = store.migrate().await.map_err(|e| e.message)?;
+    println!("migrations up to date ({} applied now)", applied.len());
+    store.close().await;
+    Ok(())
+}
+
+pub async fn seed_only(c: Config, args: &Args) -> Result<(), String> {
+    let store = open_store(&c).await?;
+    let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{}", c.listen));
+    let app = state(&c, store.clone(), public_url.clone(), String::new());
+    let text = seed_text(args)?.unwrap_or_default();
+    let report = run_seed(&app, &text, args.tokens_out.as_deref()).await?;
+    print_report(&report, &public_url);
+    store.close().await;
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! Test harness: a real server on 127.0.0.1:<random port> over a fresh database (an SQLite file
+//! or a PostgreSQL schema), driven over HTTP with reqwest.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use platform_api::{ApiConfig, AppState};
+use platform_core::Clock;
+use platform_store::testing::{test_database, TestDatabase};
+use platform_store::{Backend, Store, StoreOptions};
+use reqwest::{Method, RequestBuilder, Response};
+use serde_json::{json, Value};
+
+pub const ADMIN: &str = "test-admin-token";
+pub const UA: &str = "platform-tests/1.0";
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub rate_limits: bool,
+    pub rate_limit_factor: f64,
+    pub manual_clock: bool,
+    /// Path appended to the public URL (e.g. `/api/v3`).
+    pub base_path: &'static str,
+    pub max_body_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20 }
+    }
+}
+
+pub struct Server {
+    /// The API base URL (with `base_path`).
+    pub base: String,
+    pub addr: SocketAddr,
+    pub client: reqwest::Client,
+    pub store: Store,
+    pub backend: Backend,
+    pub opts: Options,
+    task: tokio::task::JoinHandle<()>,
+    db: Option<TestDatabase>,
+}
+
+/// Starts a server on a fresh database; `None` when the backend is unavailable (PostgreSQL
+/// skipped loudly by the store's test support unless PLATFORM_REQUIRE_POSTGRES=1).
+pub async fn start(backend: Backend, opts: Options) -> Option<Server> {
+    let db = test_database(backend)?;
+    Some(start_on(db, backend, opts).await)
+}
+
+async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
+    let store = Store::open(StoreOptions::new(db.url.clone())).await.expect("open store");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let base = format!("http://{addr}{}", opts.base_path);
+    let config = ApiConfig {
+        public_url: base.clone(),
+        rate_limits: opts.rate_limits,
+        rate_limit_factor: opts.rate_limit_factor,
+        max_body_bytes: opts.max_body_bytes,
+        trust_forwarded: false,
+        admin_token: ADMIN.into(),
+    };
+    let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
+    let state = AppState::new(store.clone(), clock, config);
+    let app = platform_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    Server { base, addr, client, store, backend, opts, task, db: Some(db) }
+}
+
+impl Server {
+    /// Stops this server and starts a new one on the same database.
+    pub async fn restart(mut self) -> Server {
+        self.task.abort();
+        self.store.close().await;
+        let db = self.db.take().unwrap();
+        start_on(db, self.backend, self.opts.clone()).await
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        if path.starts_with("http") { path.to_string() } else { format!("{}{path}", self.base) }
+    }
+
+    /// A request with a User-Agent and, when given, a bearer token.
+    pub fn req(&self, method: Method, path: &str, token: Option<&str>) -> RequestBuilder {
+        let r = self.client.request(method, self.url(path)).header("user-agent", UA);
+        match token {
+            Some(t) => r.bearer_auth(t),
+            None => r,
+        }
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Response {
+        self.req(Method::GET, path, token).send().await.unwrap()
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Value) -> Response {
+        self.req(Method::POST, path, token).json(&body).send().await.unwrap()
+    }
+
+    /// A control-plane call that must succeed; returns its JSON.
+    pub async fn admin(&self, method: Method, path: &str, body: Value) -> Value {
+        let r = self
+            .client
+            .request(method, format!("http://{}/_admin{path}", self.addr))
+            .bearer_auth(ADMIN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let text = r.text().await.unwrap();
+        assert!(status.is_success(), "admin {path} -> {status}: {text}");
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+
+    pub async fn admin_post(&self, path: &str, body: Value) -> Value {
+        self.admin(Method::POST, path, body).await
+    }
+
+    pub async fn user(&self, login: &str) -> Value {
+        self.admin_post("/users", json!({ "login": login })).await
+    }
+
+    pub async fn repo(&self, owner: &str, name: &str, private: bool) -> Value {
+        self.admin_post("/repos", json!({ "owner": owner, "name": name, "private": private })).await
+    }
+
+    pub async fn push(&self, full_name: &str, r: &str, sha: &str) -> Value {
+        self.admin_post(&format!("/repos/{full_name}/refs"), json!({ "ref": r, "sha": sha })).await
+    }
+
+    /// Creates a token from a control-plane body; returns its text.
+    pub async fn token(&self, body: Value) -> String {
+        self.admin_post("/tokens", body).await["token"].as_str().unwrap().to_string()
+    }
+
+    pub async fn classic(&self, login: &str, scopes: &[&str]) -> String {
+        self.token(json!({ "kind": "classic", "login": login, "scopes": scopes })).await
+    }
+
+    pub async fn advance(&self, seconds: i64) {
+        self.admin_post("/clock", json!({ "advance_seconds": seconds })).await;
+    }
+}
+
+/// Reads a response as (status, headers, JSON body or Null).
+pub async fn parts(r: Response) -> (u16, reqwest::header::HeaderMap, Value) {
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    let text = r.text().await.unwrap();
+    (status, headers, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+pub fn header<'a>(h: &'a reqwest::header::HeaderMap, name: &str) -> &'a str {
+    h.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+}
+
+/// Asserts an error body of api-facts §3: `message`, `documentation_url`, `status`, JSON type.
+pub fn assert_error(status: u16, h: &reqwest::header::HeaderMap, body: &Value, want: u16, message: &str) {
+    assert_eq!(status, want, "body: {body}");
+    assert_eq!(body["message"], message, "body: {body}");
+    assert!(body["documentation_url"].as_str().is_some_and(|d| d.starts_with("https://docs.service.example/")), "{body}");
+    assert_eq!(body["status"], want.to_string(), "{body}");
+    assert_eq!(header(h, "content-type"), "application/json; charset=utf-8");
+}
+
+/// Defines `mod name { sqlite(), postgres() }`: the same test body on both backends.
+/// The body is an async block over `s: Server` started with `$opts`.
+#[macro_export]
+macro_rules! both {
+    ($name:ident, $opts:expr, |$s:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            async fn run($s: $crate::harness::Server) $body
+            #[tokio::test]
+            async fn sqlite() {
+                run($crate::harness::start(platform_store::Backend::Sqlite, $opts).await.unwrap()).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                if let Some(s) = $crate::harness::start(platform_store::Backend::Postgres, $opts).await {
+                    run(s).await
+                }
+            }
+        }
+    };
+    ($name:ident, |$s:ident| $body:block) => {
+        $crate::both!($name, $crate::harness::Options::default(), |$s| $body);
+    };
+}

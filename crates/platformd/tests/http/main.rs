@@ -1,0 +1,4 @@
+//! The HTTP suite: every test drives a real server over loopback, on SQLite and PostgreSQL.
+mod harness;
+
+mod smoke;
