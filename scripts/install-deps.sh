@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Idempotent installer for what tests and benchmarks need (Debian 12, run as root).
+# Skips apt entirely when every package is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential pkg-config   # C toolchain for -sys crates (rusqlite bundled)
+  curl jq                      # used by bench/run
+  wrk                          # HTTP load generator for bench/run
+  sqlite3                      # inspecting bench/test databases
+  postgresql-client            # psql, pg_isready
+  postgresql                   # pg_ctlcluster + server for PostgreSQL-backed tests
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "install-deps: installing cargo-nextest"
+  cargo install --locked cargo-nextest
+fi
