@@ -186,5 +186,6 @@ async fn set_clock(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResul
 async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     app.store.reset().await.map_err(|e: DbError| ApiError::from(e))?;
     app.limiter.clear();
+    app.caches.clear();
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

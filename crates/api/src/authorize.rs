@@ -139,22 +139,34 @@ impl Ctx {
     /// Resolves `{owner}/{repo}` of the path (case-insensitive, `.git` accepted) and authorizes
     /// the operation on it. A renamed repository answers 301 to its new name.
     pub async fn repo(&self) -> ApiResult<Repo> {
-        let owner = self.param("owner").to_string();
+        let owner = self.param("owner").to_lowercase();
         let name = self.param("repo");
-        let name = name.strip_suffix(".git").unwrap_or(name).to_string();
-        let principal = self.principal.clone();
-        let (found, role) = self
-            .app
-            .store
-            .read(move |c| -> Result<_, DbError> {
-                let found = repos::lookup(c, &owner, &name)?;
-                let role = match &found {
-                    Lookup::Found(r) | Lookup::Moved(r) => role_of(c, &principal, r)?,
-                    Lookup::Missing => Role::None,
-                };
-                Ok((found, role))
-            })
-            .await?;
+        let name = name.strip_suffix(".git").unwrap_or(name).to_lowercase();
+        let key = (owner, name, self.principal.cache_key());
+        let generation = self.app.generation();
+        let (found, role) = match generation.and_then(|g| self.app.caches.repos.get(&key, g)) {
+            Some(hit) => hit,
+            None => {
+                let principal = self.principal.clone();
+                let (owner, name) = (key.0.clone(), key.1.clone());
+                let loaded = self
+                    .app
+                    .store
+                    .read(move |c| -> Result<_, DbError> {
+                        let found = repos::lookup(c, &owner, &name)?;
+                        let role = match &found {
+                            Lookup::Found(r) | Lookup::Moved(r) => role_of(c, &principal, r)?,
+                            Lookup::Missing => Role::None,
+                        };
+                        Ok((found, role))
+                    })
+                    .await?;
+                if let Some(g) = generation {
+                    self.app.caches.repos.put(key, g, loaded.clone());
+                }
+                loaded
+            }
+        };
         match found {
             Lookup::Missing => Err(ApiError::not_found()),
             Lookup::Moved(r) => {

@@ -57,6 +57,11 @@ fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
 }
 
+/// Strong ETag of a body.
+pub fn etag_of(body: &[u8]) -> String {
+    format!("\"{}\"", &sha256_hex(body)[..32])
+}
+
 fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
     let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
     let bare = etag.trim_start_matches("W/");
@@ -148,9 +153,15 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
 
         // Strong ETag on successful GETs; a matching If-None-Match is a 304 that costs nothing.
         if method == Method::GET && resp.status() == StatusCode::OK {
+            let known = resp.headers().get(header::ETAG).and_then(|v| v.to_str().ok()).map(String::from);
             let (parts, body) = resp.into_parts();
-            let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
-            let etag = format!("\"{}\"", &sha256_hex(&bytes)[..32]);
+            let (etag, body) = match known {
+                Some(e) => (e, body),
+                None => {
+                    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+                    (etag_of(&bytes), Body::from(bytes))
+                }
+            };
             if etag_matches(&conditional, &etag) {
                 resp = Response::from_parts(parts, Body::empty());
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
@@ -160,7 +171,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                     quota = Some(app.limiter.refund(&class, now));
                 }
             } else {
-                resp = Response::from_parts(parts, Body::from(bytes));
+                resp = Response::from_parts(parts, body);
             }
             if let Ok(v) = HeaderValue::from_str(&etag) {
                 resp.headers_mut().insert(header::ETAG, v);

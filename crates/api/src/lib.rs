@@ -2,6 +2,7 @@
 //! control plane.
 pub mod admin;
 pub mod authorize;
+pub mod cache;
 pub mod contract;
 pub mod control;
 pub mod error;

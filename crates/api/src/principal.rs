@@ -48,6 +48,15 @@ impl Principal {
         }
     }
 
+    /// Distinguishes callers whose repository roles may differ (for the repository cache).
+    pub fn cache_key(&self) -> i64 {
+        match self {
+            Principal::Anonymous => 0,
+            Principal::Token(t) => t.token.id,
+            Principal::App(a) => -a.app.id,
+        }
+    }
+
     pub fn token(&self) -> Option<&TokenAuth> {
         match self {
             Principal::Token(t) => Some(t),
@@ -95,9 +104,21 @@ async fn authenticate_token(state: &AppState, text: &str) -> Result<Principal, A
     }
     let hash = sha256_hex(text.as_bytes());
     let now = state.clock.now();
-    let auth = state.store.read(move |c| load_token(c, &hash)).await?;
+    let generation = state.generation();
+    let cached = generation.and_then(|g| state.caches.tokens.get(&hash, g));
+    let auth = match cached {
+        Some(a) => Some(a),
+        None => {
+            let key = hash.clone();
+            let loaded = state.store.read(move |c| load_token(c, &key)).await?.map(Arc::new);
+            if let (Some(g), Some(a)) = (generation, &loaded) {
+                state.caches.tokens.put(hash, g, a.clone());
+            }
+            loaded
+        }
+    };
     match auth {
-        Some(a) if a.token.expires_at.is_none_or(|t| t > now) => Ok(Principal::Token(Arc::new(a))),
+        Some(a) if a.token.expires_at.is_none_or(|t| t > now) => Ok(Principal::Token(a)),
         _ => Err(ApiError::bad_credentials()),
     }
 }

@@ -1,5 +1,5 @@
 //! Successful responses: JSON with the platform's content type, plus headers.
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -14,15 +14,18 @@ pub fn json_response(status: StatusCode, body: &Value) -> Response {
     resp
 }
 
+/// A response, its JSON body serialized at construction so it can be cached and cloned cheaply.
+#[derive(Clone)]
 pub struct Reply {
     status: StatusCode,
-    body: Option<Value>,
+    body: Option<Bytes>,
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Reply {
     pub fn json(status: StatusCode, body: Value) -> Self {
-        Reply { status, body: Some(body), headers: Vec::new() }
+        let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
+        Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new() }
     }
     pub fn ok(body: Value) -> Self {
         Self::json(StatusCode::OK, body)
@@ -40,6 +43,9 @@ impl Reply {
         }
         self
     }
+    pub fn body(&self) -> Option<&Bytes> {
+        self.body.as_ref()
+    }
     pub fn opt_header(self, name: &'static str, value: Option<String>) -> Self {
         match value {
             Some(v) => self.header(name, v),
@@ -50,14 +56,15 @@ impl Reply {
 
 impl IntoResponse for Reply {
     fn into_response(self) -> Response {
-        let mut resp = match &self.body {
-            Some(b) => json_response(self.status, b),
-            None => {
-                let mut r = Response::new(Body::empty());
-                *r.status_mut() = self.status;
+        let mut resp = match self.body {
+            Some(b) => {
+                let mut r = Response::new(Body::from(b));
+                r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
                 r
             }
+            None => Response::new(Body::empty()),
         };
+        *resp.status_mut() = self.status;
         for (k, v) in self.headers {
             resp.headers_mut().append(k, v);
         }

@@ -71,6 +71,33 @@ impl Ctx {
         Page::from_query(self.query.get("page"), self.query.get("per_page"), default, max)
     }
 
+    /// Serves a GET from the response cache when nothing was written since it was built
+    /// (authorization has already run: the cache holds content, not permission). The entry
+    /// carries its ETag so the contract layer need not hash the body again.
+    pub async fn cached<F>(&self, build: F) -> Result<crate::reply::Reply, ApiError>
+    where
+        F: std::future::Future<Output = Result<crate::reply::Reply, ApiError>>,
+    {
+        let Some(generation) = self.app.generation() else { return build.await };
+        let key = (self.path_and_query(), self.version);
+        if let Some(hit) = self.app.caches.responses.get(&key, generation) {
+            return Ok(hit);
+        }
+        let reply = build.await?;
+        let etag = reply.body().map(|b| crate::contract::etag_of(b));
+        let reply = match etag {
+            Some(e) => reply.header("etag", e),
+            None => reply,
+        };
+        self.app.caches.responses.put(key, generation, reply.clone());
+        Ok(reply)
+    }
+
+    fn path_and_query(&self) -> String {
+        let q: Vec<String> = self.query.pairs.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
+        format!("{}?{}", self.path, q.join("&"))
+    }
+
     /// `Link` header for a page-based list: absolute URLs that repeat the request's query.
     pub fn link(&self, page: Page, total: i64) -> Option<String> {
         page.link_header(total, |n| {

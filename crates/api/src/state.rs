@@ -5,7 +5,14 @@ use std::sync::Arc;
 use platform_core::Clock;
 use platform_store::Store;
 
+use platform_core::ApiVersion;
+use platform_store::domain::repos::Lookup;
+
+use crate::authorize::Role;
+use crate::cache::GenCache;
 use crate::metrics::Metrics;
+use crate::principal::TokenAuth;
+use crate::reply::Reply;
 use crate::ratelimit::Limiter;
 use crate::shapes::Urls;
 
@@ -38,8 +45,33 @@ impl Default for ApiConfig {
     }
 }
 
+/// Caches of hot reads, exact under [`AppState::generation`].
+pub struct Caches {
+    /// Token hash → the authenticated token.
+    pub tokens: GenCache<String, Arc<TokenAuth>>,
+    /// (owner, repo, principal key) → the lookup and the caller's role.
+    pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
+    /// (path and query, version) → a whole GET response.
+    pub responses: GenCache<(String, ApiVersion), Reply>,
+}
+
+impl Default for Caches {
+    fn default() -> Self {
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096) }
+    }
+}
+
+impl Caches {
+    pub fn clear(&self) {
+        self.tokens.clear();
+        self.repos.clear();
+        self.responses.clear();
+    }
+}
+
 pub struct AppState {
     pub store: Store,
+    pub caches: Caches,
     pub clock: Arc<Clock>,
     pub config: ApiConfig,
     pub urls: Urls,
@@ -50,11 +82,17 @@ pub struct AppState {
 pub type Shared = Arc<AppState>;
 
 impl AppState {
+    /// The store generation when in-process caches are coherent (single writer), else `None`.
+    pub fn generation(&self) -> Option<u64> {
+        self.store.single_writer().then(|| self.store.generation())
+    }
+
     pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
         Arc::new(AppState {
             urls: Urls::new(&config.public_url),
             limiter: Limiter::new(config.rate_limit_factor),
             metrics: Metrics::default(),
+            caches: Caches::default(),
             store,
             clock,
             config,

@@ -1,6 +1,6 @@
 //! API versions selected by `X-Service-Api-Version`.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ApiVersion {
     V2022_11_28,
     V2026_03_10,

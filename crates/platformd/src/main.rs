@@ -3,6 +3,10 @@
 //! `platformd serve [--config FILE] [--seed FILE | --demo] [--tokens-out FILE]`
 //! `platformd migrate [--config FILE]`
 //! `platformd seed FILE [--config FILE] [--tokens-out FILE]`
+// mimalloc: the request path allocates many small objects; glibc malloc was a quarter of CPU.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod config;
 mod server;
 

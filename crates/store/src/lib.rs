@@ -52,6 +52,9 @@ enum Driver {
 #[derive(Clone)]
 pub struct Store {
     driver: Arc<Driver>,
+    /// Bumped after every write (and reset) completes, before its caller resumes; see
+    /// [`Store::generation`].
+    generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Store {
@@ -68,6 +71,7 @@ impl Store {
         };
         let store = Store {
             driver: Arc::new(driver),
+            generation: Arc::new(std::sync::atomic::AtomicU64::new(0)),
         };
         store.migrate().await?;
         Ok(store)
@@ -103,10 +107,30 @@ impl Store {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        match &*self.driver {
+        let out = match &*self.driver {
             Driver::Sqlite(s) => s.write(f).await,
             Driver::Postgres(p) => p.write(f).await,
-        }
+        };
+        self.bump();
+        out
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// A counter that changes after every write this process makes, before the write is
+    /// acknowledged. A value computed from reads that started at generation `g` is current for
+    /// as long as the generation is still `g` — provided this process is the only writer, which
+    /// [`Store::single_writer`] tells.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// True when every write goes through this process (SQLite), so in-process caches keyed by
+    /// [`Store::generation`] are coherent. PostgreSQL may be shared by several nodes.
+    pub fn single_writer(&self) -> bool {
+        self.backend() == Backend::Sqlite
     }
 
     /// Readiness: the database answers and every migration is applied.
@@ -120,10 +144,12 @@ impl Store {
     /// Deletes every row (migrations excepted) and restarts id sequences.
     /// Meant for tests.
     pub async fn reset(&self) -> Result<(), DbError> {
-        match &*self.driver {
+        let out = match &*self.driver {
             Driver::Sqlite(s) => s.reset().await,
             Driver::Postgres(p) => p.reset().await,
-        }
+        };
+        self.bump();
+        out
     }
 
     /// Applies pending migrations; returns the names applied.

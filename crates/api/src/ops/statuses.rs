@@ -65,7 +65,11 @@ async fn resolve(ctx: &Ctx, repo: &Repo, r: String) -> ApiResult<String> {
 
 async fn get_combined(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
-    let sha = resolve(&ctx, &repo, ctx.param("ref").to_string()).await?;
+    ctx.cached(combined(&ctx, repo)).await
+}
+
+async fn combined(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
+    let sha = resolve(ctx, &repo, ctx.param("ref").to_string()).await?;
     let page = ctx.page(30, 100);
     let (id, s) = (repo.id, sha.clone());
     let (latest, states) =
@@ -88,8 +92,12 @@ async fn get_combined(ctx: Ctx) -> ApiResult<Reply> {
 /// Both list routes: newest first, paginated.
 async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
+    ctx.cached(list_page(&ctx, repo)).await
+}
+
+async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     let r = if ctx.op.id == LIST_LEGACY.id { ctx.param("sha") } else { ctx.param("ref") };
-    let sha = resolve(&ctx, &repo, r.to_string()).await?;
+    let sha = resolve(ctx, &repo, r.to_string()).await?;
     let page = ctx.page(30, 100);
     let id = repo.id;
     let (rows, total) = ctx.app.store.read(move |c| statuses::list(c, id, &sha, page.offset(), page.per_page)).await?;

@@ -42,6 +42,7 @@ fn select() -> String {
     format!("SELECT {REPO_COLS}, {} FROM repos r JOIN accounts a ON a.id = r.owner_id", accounts::COLS)
 }
 
+#[derive(Clone, Debug)]
 pub enum Lookup {
     Found(Repo),
     /// The name was renamed away; this is the repository now.
