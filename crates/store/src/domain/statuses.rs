@@ -114,9 +114,12 @@ pub fn latest(c: &mut dyn Conn, repo_id: i64, sha: &str, offset: i64, limit: i64
         .iter()
         .map(|r| r.string(0))
         .collect();
+    // The creator is read too: the combined status omits `creator` but shows its `avatar_url`.
     let sql = format!(
-        "SELECT {COLS}, NULL FROM status_latest l JOIN statuses s ON s.id = l.status_id \
-         WHERE l.repo_id = ? AND l.sha = ? ORDER BY s.id DESC LIMIT ? OFFSET ?"
+        "SELECT {COLS}, {} FROM status_latest l JOIN statuses s ON s.id = l.status_id \
+         LEFT JOIN accounts a ON a.id = s.creator_id \
+         WHERE l.repo_id = ? AND l.sha = ? ORDER BY s.id DESC LIMIT ? OFFSET ?",
+        accounts::COLS
     );
     let rows = c.query(&sql, params![repo_id, sha, limit, offset])?;
     Ok((rows.iter().map(from_row).collect(), states))
