@@ -556,3 +556,38 @@ both!(scopes_and_permissions, |s| {
     assert_eq!(c["state"], "failure");
     assert_minimal_repository(&s, &c["repository"], "alice", "private", true);
 });
+
+both!(the_1000_cap_holds_under_concurrent_creates, |s| {
+    let t = world(&s).await;
+    let url = s.url(&format!("/repos/alice/hello/statuses/{SHA}"));
+    let post = |n: usize| {
+        let (client, url, t) = (s.client.clone(), url.clone(), t.clone());
+        tokio::spawn(async move {
+            let mut codes = Vec::new();
+            for _ in 0..n {
+                let r = client.post(&url).header("user-agent", UA).bearer_auth(&t).json(&json!({"state": "pending", "context": "race"})).send().await.unwrap();
+                codes.push(r.status().as_u16());
+            }
+            codes
+        })
+    };
+    let mut fill = Vec::new();
+    for _ in 0..6 {
+        fill.push(post(165));
+    }
+    for f in fill {
+        assert!(f.await.unwrap().iter().all(|c| *c == 201));
+    }
+    // 990 stored; 40 concurrent creates race for the last 10 places.
+    let racers: Vec<_> = (0..40).map(|_| post(1)).collect();
+    let mut created = 0;
+    for r in racers {
+        for c in r.await.unwrap() {
+            assert!(c == 201 || c == 422, "{c}");
+            created += (c == 201) as usize;
+        }
+    }
+    assert_eq!(created, 10, "exactly the remaining 10 places may be taken");
+    let (_, _, last) = parts(s.get(&format!("/repos/alice/hello/commits/{SHA}/statuses?per_page=100&page=11"), None).await).await;
+    assert_eq!(last, json!([]), "more than 1000 statuses were stored for one sha and context");
+});
