@@ -2,3 +2,8 @@
 mod harness;
 
 mod smoke;
+mod statuses;
+mod authorizations;
+mod access;
+mod admin;
+mod persistence;

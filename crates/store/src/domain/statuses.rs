@@ -49,6 +49,14 @@ pub struct NewStatus<'a> {
 /// Adds a status; `Ok(None)` when the sha and context already hold the maximum.
 pub fn create(c: &mut dyn Conn, n: &NewStatus, now: i64) -> Result<Option<Status>, DbError> {
     let context_lower = n.context.to_lowercase();
+    // Lock the (repo, sha, context) key first, so concurrent creators on PostgreSQL (read
+    // committed) count one after the other and cannot overshoot the maximum together. The
+    // placeholder id of a new key is replaced below in the same transaction.
+    c.execute(
+        "INSERT INTO status_latest (repo_id, sha, context_lower, status_id) VALUES (?, ?, ?, 0) \
+         ON CONFLICT (repo_id, sha, context_lower) DO UPDATE SET status_id = status_latest.status_id",
+        params![n.repo_id, n.sha, &context_lower],
+    )?;
     let count = c.query_i64(
         "SELECT COUNT(*) FROM statuses WHERE repo_id = ? AND sha = ? AND context_lower = ?",
         params![n.repo_id, n.sha, &context_lower],
@@ -114,9 +122,12 @@ pub fn latest(c: &mut dyn Conn, repo_id: i64, sha: &str, offset: i64, limit: i64
         .iter()
         .map(|r| r.string(0))
         .collect();
+    // The creator is read too: the combined status omits `creator` but shows its `avatar_url`.
     let sql = format!(
-        "SELECT {COLS}, NULL FROM status_latest l JOIN statuses s ON s.id = l.status_id \
-         WHERE l.repo_id = ? AND l.sha = ? ORDER BY s.id DESC LIMIT ? OFFSET ?"
+        "SELECT {COLS}, {} FROM status_latest l JOIN statuses s ON s.id = l.status_id \
+         LEFT JOIN accounts a ON a.id = s.creator_id \
+         WHERE l.repo_id = ? AND l.sha = ? ORDER BY s.id DESC LIMIT ? OFFSET ?",
+        accounts::COLS
     );
     let rows = c.query(&sql, params![repo_id, sha, limit, offset])?;
     Ok((rows.iter().map(from_row).collect(), states))
