@@ -1,8 +1,8 @@
 -- wrk script for the POST scenarios of bench/run.
 --
--- Every request creates one commit status on a NEW sha, so the server's cap of
--- 1000 statuses per sha+context is never reached however long the run is:
---   sha  = <salt:2 hex><thread:2 hex><counter:36 decimal digits>  (40 hex chars)
+-- Statuses may only be created on pushed commits; bench/seed.toml pushes 50 (sha = the
+-- number 1..50 in 40 decimal digits). Requests cycle over those shas and 20 contexts:
+-- 1,000 (sha, context) pairs, each capped at 1,000 statuses, so a million requests fit.
 --   path = /repos/<BENCH_REPO>/statuses/<sha>
 -- The baseline run sets BENCH_POST_PATH=/combined: same per-request Lua work and
 -- body, fixed path, so the load generator costs the same on both sides.
@@ -33,10 +33,11 @@ end
 local counter = 0
 function request()
   counter = counter + 1
-  local sha  = string.format("%02x%02x%036d", salt, (tid or 0) % 256, counter)
+  local n    = counter + 1000 * (tid or 0) + 7919 * salt
+  local sha  = string.format("%040d", n % 50 + 1)
   local path = fixed_path or ("/repos/" .. repo .. "/statuses/" .. sha)
   local body = string.format(
     '{"state":"success","context":"bench/%d","description":"ok","target_url":"https://ci.example/%d"}',
-    counter % 10, counter)
+    math.floor(n / 50) % 20, counter)
   return wrk.format("POST", path, headers, body)
 end

@@ -136,12 +136,16 @@ pub fn set_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, now: i64) 
          ON CONFLICT (repo_id, name) DO UPDATE SET sha = excluded.sha, updated_at = excluded.updated_at",
         params![repo_id, name, sha, now],
     )?;
+    c.execute(
+        "INSERT INTO commits (repo_id, sha, created_at) VALUES (?, ?, ?) ON CONFLICT (repo_id, sha) DO NOTHING",
+        params![repo_id, sha, now],
+    )?;
     c.execute("UPDATE repos SET pushed_at = ?, updated_at = ? WHERE id = ?", params![now, now, repo_id])?;
     Ok(before)
 }
 
 /// Resolves a ref as the commit endpoints take it — `heads/<branch>`, `tags/<tag>`, a bare branch
-/// or tag name, or a full 40-hex sha — to a sha.
+/// or tag name, or the full 40-hex sha of a commit the repository has seen pushed — to a sha.
 pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<String>, DbError> {
     let candidates: Vec<String> = if let Some(b) = r.strip_prefix("heads/") {
         vec![format!("refs/heads/{b}")]
@@ -157,7 +161,12 @@ pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<Str
             return Ok(Some(row.string(0)));
         }
     }
-    Ok(platform_core::ids::is_sha(r).then(|| r.to_lowercase()))
+    if !platform_core::ids::is_sha(r) {
+        return Ok(None);
+    }
+    let sha = r.to_lowercase();
+    let known = c.query_opt("SELECT 1 FROM commits WHERE repo_id = ? AND sha = ?", params![repo_id, &sha])?;
+    Ok(known.map(|_| sha))
 }
 
 pub fn count_for_owner(c: &mut dyn Conn, owner_id: i64) -> Result<i64, DbError> {
