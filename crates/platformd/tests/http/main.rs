@@ -2,3 +2,6 @@
 mod harness;
 
 mod smoke;
+mod contract;
+mod meta;
+mod rate_limits;
