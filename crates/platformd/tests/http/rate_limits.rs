@@ -231,6 +231,14 @@ both!(workflow_token_limit_per_repository, |s| {
     let t = s.classic("alice", &[]).await;
     let (_, h, _) = parts(s.get(COMBINED, Some(&t)).await).await;
     assert_eq!(quota(&h), (5000, 4999, 1, quota(&h).3));
+    // Repositories of an enterprise account: 15,000.
+    s.admin_post("/enterprises", json!({"slug": "acme", "name": "Acme", "owners": [], "members": []})).await;
+    s.admin_post("/orgs", json!({"login": "entorg", "owners": ["alice"], "members": [], "enterprise": "acme"})).await;
+    s.repo("entorg", "svc", false).await;
+    let w4 = s.token(json!({"kind": "workflow", "repo": "entorg/svc"})).await;
+    let (st, h, _) = parts(s.get("/", Some(&w4)).await).await;
+    assert_eq!(st, 200);
+    assert_eq!(quota(&h), (15000, 14999, 1, quota(&h).3));
 });
 
 both!(workflow_token_exhausted, small(), |s| {
