@@ -208,6 +208,7 @@ both!(api_versions, |s| {
     let (st, h, b) = parts(s.get(COMBINED, None).await).await;
     assert_eq!(st, 200);
     assert_eq!(header(&h, "x-service-api-version-selected"), "2022-11-28");
+    assert_eq!(header(&h, "x-service-media-type"), "service.v3; format=json");
     assert_eq!(b["repository"]["has_downloads"], true, "has_downloads in 2022-11-28");
 
     let r = s.req(Method::GET, COMBINED, None).header("x-service-api-version", "2022-11-28").send().await.unwrap();
@@ -531,6 +532,15 @@ both!(renamed_repository_redirects, |s| {
     assert_eq!(b["repository"]["name"], "world");
     let (st, _, _) = parts(s.post("/repos/alice/world/statuses/main", Some(&t), json!({"state": "success"})).await).await;
     assert_eq!(st, 201);
+    // The Location repeats the query, still encoded.
+    let (st, h, _) = parts(s.get(&format!("{STATUSES}?per_page=1&x=a%20b%26c%3Dd"), None).await).await;
+    assert_eq!(st, 301);
+    let loc = header(&h, "location").to_string();
+    assert_eq!(loc, format!("{}/repos/alice/world/commits/main/statuses?per_page=1&x=a%20b%26c%3Dd", s.base));
+    let (st, h, _) = parts(s.get(&loc, None).await).await;
+    assert_eq!(st, 200);
+    let next = links(header(&h, "link")).into_iter().find(|(r, _)| r == "next").unwrap().1;
+    assert_eq!(qget(&next, "x").as_deref(), Some("a%20b%26c%3Dd"), "{next}");
     // Old name, case-insensitively, still redirects.
     let (st, h, _) = parts(s.get("/repos/ALICE/Hello/commits/main/status", None).await).await;
     assert_eq!(st, 301);
