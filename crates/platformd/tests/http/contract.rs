@@ -144,6 +144,16 @@ both!(statuses_list_pagination, |s| {
     assert_eq!(ids(&b).len(), 65);
     assert!(h.get("link").is_none());
 
+    // A branch name with a slash: Link URLs work when followed.
+    s.push("alice/hello", "refs/heads/feature/x", SHA).await;
+    let (st, h, b) = parts(s.get("/repos/alice/hello/commits/feature/x/statuses?per_page=40", None).await).await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(ids(&b).len(), 40);
+    let l = links(header(&h, "link"));
+    let (st, _, b) = parts(s.get(url_of(&l, "next"), None).await).await;
+    assert_eq!(st, 200, "{}: {b}", url_of(&l, "next"));
+    assert_eq!(ids(&b).len(), 25);
+
     // per_page=50: two pages, `last` carries page=2 and per_page=50.
     let (_, h, b) = parts(s.get(&format!("{STATUSES}?per_page=50"), None).await).await;
     assert_eq!(ids(&b).len(), 50);
