@@ -190,7 +190,8 @@ impl Ctx {
         let q = if self.query.pairs.is_empty() {
             String::new()
         } else {
-            format!("?{}", self.query.pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"))
+            let enc = crate::request::percent_encode;
+            format!("?{}", self.query.pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&"))
         };
         format!("{}/{prefix}/{}/{}{tail}{q}", self.app.urls.api, r.owner.login, r.name)
     }

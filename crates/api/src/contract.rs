@@ -180,6 +180,13 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         resp
     };
 
+    // Answers decided before charging (preflight, unsupported version, no User-Agent, bad
+    // credentials) still report the caller's bucket (the address's, for an unidentified caller):
+    // clients read `x-ratelimit-*` on every response.
+    if quota.is_none() && app.config.rate_limits {
+        quota = Some(app.limiter.peek(&principal.rate_class(ip), app.clock.now()));
+    }
+
     let op = resp.extensions().get::<OpRef>().map(|o| o.0);
     // Error bodies carry the operation's documentation URL.
     if let (Some(mark), Some(op)) = (resp.extensions().get::<ErrorMark>().cloned(), op) {

@@ -1,9 +1,12 @@
 //! The HTTP suite: every test drives a real server over loopback, on SQLite and PostgreSQL.
 mod harness;
 
-mod smoke;
-mod statuses;
-mod authorizations;
 mod access;
 mod admin;
+mod authorizations;
+mod contract;
+mod meta;
 mod persistence;
+mod rate_limits;
+mod smoke;
+mod statuses;
