@@ -2,41 +2,31 @@
 //! store's write generation is the one it was computed at (see `Store::generation`). They are
 //! on only when this process is the database's single writer (SQLite); on a shared PostgreSQL
 //! every lookup goes to the database.
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
-use std::sync::Mutex;
+use std::hash::Hash;
 
-const SHARDS: usize = 8;
+use crate::sharded::Sharded;
 
 pub struct GenCache<K, V> {
-    shards: Vec<Mutex<HashMap<K, (u64, V)>>>,
-    hasher: std::collections::hash_map::RandomState,
+    map: Sharded<K, (u64, V)>,
     /// Entries per shard before the shard is emptied (a bound, not an LRU: refills are cheap).
     per_shard: usize,
 }
 
 impl<K: Hash + Eq, V: Clone> GenCache<K, V> {
     pub fn new(capacity: usize) -> Self {
-        GenCache {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            hasher: Default::default(),
-            per_shard: (capacity / SHARDS).max(1),
-        }
-    }
-
-    fn shard(&self, k: &K) -> &Mutex<HashMap<K, (u64, V)>> {
-        &self.shards[self.hasher.hash_one(k) as usize % SHARDS]
+        GenCache { map: Sharded::default(), per_shard: (capacity / Sharded::<K, (u64, V)>::SHARDS).max(1) }
     }
 
     /// The value cached for `k` if it was computed at generation `generation`.
     pub fn get(&self, k: &K, generation: u64) -> Option<V> {
-        let map = self.shard(k).lock().unwrap_or_else(|e| e.into_inner());
-        map.get(k).filter(|(g, _)| *g == generation).map(|(_, v)| v.clone())
+        self.map
+            .shard(k)
+            .get(k).filter(|(g, _)| *g == generation).map(|(_, v)| v.clone())
     }
 
     /// Stores a value computed from reads that started at `generation`.
     pub fn put(&self, k: K, generation: u64, v: V) {
-        let mut map = self.shard(&k).lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.map.shard(&k);
         if map.len() >= self.per_shard {
             map.retain(|_, (g, _)| *g == generation);
             if map.len() >= self.per_shard {
@@ -47,9 +37,7 @@ impl<K: Hash + Eq, V: Clone> GenCache<K, V> {
     }
 
     pub fn clear(&self) {
-        for s in &self.shards {
-            s.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        }
+        self.map.clear();
     }
 }
 

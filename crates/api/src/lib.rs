@@ -1,5 +1,7 @@
 //! The HTTP API of `platformd`: the request contract of document 1, the spec areas, and the
 //! control plane.
+// `ApiError` is large (message, errors, headers) but only built on the cold path.
+#![allow(clippy::result_large_err)]
 pub mod admin;
 pub mod authorize;
 pub mod cache;
@@ -16,6 +18,7 @@ pub mod request;
 pub mod router;
 pub mod seed;
 pub mod shapes;
+pub mod sharded;
 pub mod state;
 pub mod validate;
 pub mod versions;

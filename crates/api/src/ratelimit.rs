@@ -1,12 +1,10 @@
 //! Primary rate limits: fixed one-hour windows per bucket (address, user, installation,
 //! repository for workflow tokens, app), in memory and sharded so requests rarely contend.
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::IpAddr;
-use std::sync::Mutex;
+
+use crate::sharded::Sharded;
 
 const WINDOW: i64 = 3600;
-const SHARDS: usize = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Bucket {
@@ -59,24 +57,13 @@ struct Window {
 }
 
 pub struct Limiter {
-    shards: Vec<Mutex<HashMap<Bucket, Window>>>,
-    hasher: std::collections::hash_map::RandomState,
+    windows: Sharded<Bucket, Window>,
     factor: f64,
 }
 
 impl Limiter {
     pub fn new(factor: f64) -> Limiter {
-        Limiter {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            hasher: Default::default(),
-            factor: if factor > 0.0 { factor } else { 1.0 },
-        }
-    }
-
-    fn shard(&self, b: &Bucket) -> &Mutex<HashMap<Bucket, Window>> {
-        let mut h = self.hasher.build_hasher();
-        b.hash(&mut h);
-        &self.shards[h.finish() as usize % SHARDS]
+        Limiter { windows: Sharded::default(), factor: if factor > 0.0 { factor } else { 1.0 } }
     }
 
     fn limit(&self, class: &RateClass) -> i64 {
@@ -90,7 +77,7 @@ impl Limiter {
     /// Charges one request. `Err` (nothing charged) when the bucket is exhausted.
     pub fn charge(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
         let limit = self.limit(class);
-        let mut map = self.shard(&class.bucket).lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.windows.shard(&class.bucket);
         let w = map.entry(class.bucket).or_insert(Window { start: now, used: 0 });
         if now >= w.start + WINDOW {
             *w = Window { start: now, used: 0 };
@@ -105,7 +92,7 @@ impl Limiter {
     /// Gives back a charge (a 304, or an operation that is never charged).
     pub fn refund(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
-        let mut map = self.shard(&class.bucket).lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.windows.shard(&class.bucket);
         match map.get_mut(&class.bucket) {
             Some(w) if now < w.start + WINDOW => {
                 w.used = (w.used - 1).max(0);
@@ -118,7 +105,7 @@ impl Limiter {
     /// The bucket's state without charging.
     pub fn peek(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
-        let map = self.shard(&class.bucket).lock().unwrap_or_else(|e| e.into_inner());
+        let map = self.windows.shard(&class.bucket);
         match map.get(&class.bucket) {
             Some(w) if now < w.start + WINDOW => Self::quota(limit, *w),
             _ => Quota { limit, used: 0, remaining: limit, reset: now + WINDOW },
@@ -126,9 +113,7 @@ impl Limiter {
     }
 
     pub fn clear(&self) {
-        for s in &self.shards {
-            s.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        }
+        self.windows.clear();
     }
 }
 

@@ -133,7 +133,7 @@ impl Config {
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(format!("log_format: expected text or json, got {:?}", self.log_format));
         }
-        if !(self.rate_limit_factor > 0.0) {
+        if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
             return Err("rate_limit_factor must be positive".into());
         }
         if let Some(u) = &self.public_url {

@@ -126,7 +126,7 @@ struct CreateBody {
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     CREATE_BODY.check(&body)?;
-    let b: CreateBody = serde_json::from_value(body).map_err(|e| ApiError::invalid_request(e))?;
+    let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
     if b.description.as_ref().is_some_and(|d| d.chars().count() > 140) {
         return Err(ApiError::invalid_field(
             "Status",

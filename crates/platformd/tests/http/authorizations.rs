@@ -2,7 +2,7 @@
 //! all with application basic credentials.
 use crate::both;
 use crate::harness::*;
-use crate::statuses::{assert_simple_user, is_ts, SHA};
+use crate::statuses::{assert_simple_user, SHA};
 use reqwest::Method;
 use serde_json::{json, Value};
 

@@ -59,18 +59,6 @@ fn qget(u: &str, k: &str) -> Option<String> {
     query(u).into_iter().find(|(a, _)| a == k).map(|(_, v)| v)
 }
 
-/// `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$`
-fn is_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 20
-        && b.iter().enumerate().all(|(i, c)| match i {
-            4 | 7 => *c == b'-',
-            10 => *c == b'T',
-            13 | 16 => *c == b':',
-            19 => *c == b'Z',
-            _ => c.is_ascii_digit(),
-        })
-}
 
 /// Colon-separated hex groups, e.g. `14E0:4BC6:F1B8BA:208E317:62EC2715`.
 fn is_request_id(s: &str) -> bool {

@@ -193,3 +193,21 @@ macro_rules! both {
         $crate::both!($name, $crate::harness::Options::default(), |$s| $body);
     };
 }
+
+/// `YYYY-MM-DDTHH:MM:SSZ` (document 1's timestamp form).
+pub fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// A JSON string in timestamp form.
+pub fn is_ts(v: &Value) -> bool {
+    v.as_str().is_some_and(is_timestamp)
+}

@@ -6,19 +6,6 @@ use serde_json::{json, Value};
 pub const SHA: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
 pub const SHA2: &str = "7fd1a60b01f91b314f59955a4e4d4e80d8edf11d";
 
-/// `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn is_ts(v: &Value) -> bool {
-    let Some(s) = v.as_str() else { return false };
-    let b = s.as_bytes();
-    b.len() == 20
-        && b.iter().enumerate().all(|(i, c)| match i {
-            4 | 7 => *c == b'-',
-            10 => *c == b'T',
-            13 | 16 => *c == b':',
-            19 => *c == b'Z',
-            _ => c.is_ascii_digit(),
-        })
-}
 
 fn keys(v: &Value) -> Vec<String> {
     let mut k: Vec<String> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
@@ -243,14 +230,14 @@ both!(list_newest_first_with_creator_and_pagination, |s| {
     // Timestamps follow the (manual) clock: newest first means latest created_at first.
     assert!(b[0]["created_at"].as_str() > b[4]["created_at"].as_str());
     // Paginated.
-    let (st, h, p1) = parts(s.get(&format!("/repos/alice/hello/commits/main/statuses?per_page=2"), None).await).await;
+    let (st, h, p1) = parts(s.get("/repos/alice/hello/commits/main/statuses?per_page=2", None).await).await;
     assert_eq!(st, 200);
     assert_eq!(p1.as_array().unwrap().len(), 2);
     assert_eq!(p1[0]["id"], ids[0]);
     let link = header(&h, "link");
     let base = format!("{}/repos/alice/hello/commits/main/statuses", s.base);
     assert_eq!(link, format!("<{base}?per_page=2&page=2>; rel=\"next\", <{base}?per_page=2&page=3>; rel=\"last\""));
-    let (_, _, p3) = parts(s.get(&format!("/repos/alice/hello/commits/main/statuses?per_page=2&page=3"), None).await).await;
+    let (_, _, p3) = parts(s.get("/repos/alice/hello/commits/main/statuses?per_page=2&page=3", None).await).await;
     assert_eq!(p3.as_array().unwrap().len(), 1);
     assert_eq!(p3[0]["id"], ids[4]);
     // A sha with no statuses lists nothing.
@@ -291,6 +278,7 @@ async fn combined_after(s: &Server, t: &str, branch: &str, sha: &str, states: &[
 
 both!(combined_state_derivation, |s| {
     let t = world(&s).await;
+    #[allow(clippy::type_complexity)]
     let cases: Vec<(Vec<(&str, &str)>, &str, i64)> = vec![
         (vec![], "pending", 0),
         (vec![("a", "pending")], "pending", 1),
@@ -593,7 +581,7 @@ both!(the_1000_cap_holds_under_concurrent_creates, |s| {
     assert_eq!(last, json!([]), "more than 1000 statuses were stored for one sha and context");
 });
 
-/// A well-formed sha that was never pushed is not a commit of the repository.
+// A well-formed sha that was never pushed is not a commit of the repository.
 both!(create_on_a_never_pushed_full_sha, |s| {
     let t = world(&s).await;
     let (st, h, b) = create(&s, "alice/hello", SHA2, &t, json!({"state": "success"})).await;
