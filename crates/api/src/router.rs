@@ -107,6 +107,10 @@ async fn readyz(State(app): State<Shared>) -> Response {
 }
 
 async fn metrics(State(app): State<Shared>) -> Response {
-    let body = app.metrics.render(&[]);
+    let body = app.metrics.render(&[(
+        "platform_store_pending_writes",
+        "Writes waiting for or inside a commit (the group-commit queue on SQLite).",
+        app.store.pending_writes(),
+    )]);
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }

@@ -55,6 +55,8 @@ pub struct Store {
     /// Bumped after every write (and reset) completes, before its caller resumes; see
     /// [`Store::generation`].
     generation: Arc<std::sync::atomic::AtomicU64>,
+    /// Writes submitted and not yet answered (waiting for, or inside, a commit).
+    pending_writes: Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Store {
@@ -72,6 +74,7 @@ impl Store {
         let store = Store {
             driver: Arc::new(driver),
             generation: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            pending_writes: Arc::new(std::sync::atomic::AtomicI64::new(0)),
         };
         store.migrate().await?;
         Ok(store)
@@ -107,12 +110,20 @@ impl Store {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.pending_writes.fetch_add(1, Relaxed);
         let out = match &*self.driver {
             Driver::Sqlite(s) => s.write(f).await,
             Driver::Postgres(p) => p.write(f).await,
         };
+        self.pending_writes.fetch_sub(1, Relaxed);
         self.bump();
         out
+    }
+
+    /// The write queue depth: writes submitted and not yet committed and answered.
+    pub fn pending_writes(&self) -> i64 {
+        self.pending_writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn bump(&self) {

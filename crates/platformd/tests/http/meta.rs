@@ -156,6 +156,9 @@ both!(prometheus_metrics, Options { rate_limit_factor: 0.02, ..Options::default(
     let text = metrics().await;
     assert_eq!(count(&text, &format!("{line} ")), Some(1.0));
     assert_eq!(count(&text, "platform_rate_limited_requests_total "), Some(2.0), "{text}");
+    // Queue depths: the write queue is empty once every write was answered.
+    assert_eq!(count(&text, "platform_store_pending_writes "), Some(0.0), "{text}");
+    assert!(text.contains("# TYPE platform_store_pending_writes gauge"), "{text}");
     let (st, _, _) = parts(s.get(COMBINED, Some(&t)).await).await;
     assert_eq!(st, 200);
     let text = metrics().await;
