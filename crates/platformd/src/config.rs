@@ -29,6 +29,8 @@ pub struct Config {
     pub sqlite_synchronous: String,
     /// `PLATFORM_DB_POOL_SIZE`
     pub db_pool_size: usize,
+    /// `PLATFORM_SHUTDOWN_GRACE_SECONDS`: after SIGTERM/SIGINT, how long requests in flight may finish.
+    pub shutdown_grace_seconds: u64,
     /// `PLATFORM_LOG_FORMAT`: `text` or `json`.
     pub log_format: String,
     /// `PLATFORM_LOG`: a tracing filter such as `info` or `platformd=debug`.
@@ -49,6 +51,7 @@ impl Default for Config {
             trust_forwarded: false,
             sqlite_synchronous: "full".into(),
             db_pool_size: 8,
+            shutdown_grace_seconds: 10,
             log_format: "text".into(),
             log: "info".into(),
         }
@@ -117,6 +120,7 @@ impl Config {
         if let Some(v) = get("PLATFORM_TRUST_FORWARDED") { c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?; }
         if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") { c.sqlite_synchronous = v; }
         if let Some(v) = get("PLATFORM_DB_POOL_SIZE") { c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?; }
+        if let Some(v) = get("PLATFORM_SHUTDOWN_GRACE_SECONDS") { c.shutdown_grace_seconds = number("PLATFORM_SHUTDOWN_GRACE_SECONDS", &v)?; }
         if let Some(v) = get("PLATFORM_LOG_FORMAT") { c.log_format = v; }
         if let Some(v) = get("PLATFORM_LOG") { c.log = v; }
         c.validate()?;

@@ -1,4 +1,5 @@
 //! Wiring: store, state, seeding, the listener and graceful shutdown.
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -108,10 +109,24 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     tracing::info!(config = ?c, "starting");
     println!("listening on http://{addr}");
     let router = platform_api::app(app);
-    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
+    // keeps a connection open cannot hold the process past its grace period.
+    let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            let _ = stopping_tx.send(true);
+        })
+        .into_future();
+    let grace_period = std::time::Duration::from_secs(c.shutdown_grace_seconds);
+    let grace = async move {
+        let _ = stopping.wait_for(|s| *s).await;
+        tokio::time::sleep(grace_period).await;
+    };
+    tokio::select! {
+        r = server => r.map_err(|e| e.to_string())?,
+        _ = grace => tracing::warn!("connections still open after {grace_period:?}; closing them"),
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())

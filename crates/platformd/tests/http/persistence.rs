@@ -96,10 +96,15 @@ fn platformd() -> Command {
 }
 
 fn spawn(db: &str, extra: &[&str]) -> Proc {
+    spawn_with_env(db, extra, &[])
+}
+
+fn spawn_with_env(db: &str, extra: &[&str], env: &[(&str, &str)]) -> Proc {
     let mut child = platformd()
         .arg("serve")
         .args(extra)
         .env("PLATFORM_DATABASE_URL", db)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -217,7 +222,9 @@ fn assert_no_secrets(logs: &str, secrets: &[&str]) {
     }
 }
 
-#[tokio::test]
+// Multi-threaded: these tests block on the child process while their HTTP client's
+// connections must still be driven (and closed) by the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_sqlite_graceful_shutdown_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db").display().to_string();
@@ -249,7 +256,9 @@ async fn binary_sqlite_graceful_shutdown_and_restart() {
     assert_no_secrets(&stderr, &[ADMIN_TOKEN, &t]);
 }
 
-#[tokio::test]
+// Multi-threaded: these tests block on the child process while their HTTP client's
+// connections must still be driven (and closed) by the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_generates_an_admin_token_when_none_is_configured() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db").display().to_string();
@@ -285,7 +294,9 @@ async fn binary_generates_an_admin_token_when_none_is_configured() {
     assert_no_secrets(&stderr, &[&admin]);
 }
 
-#[tokio::test]
+// Multi-threaded: these tests block on the child process while their HTTP client's
+// connections must still be driven (and closed) by the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_migrate_and_seed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db").display().to_string();
@@ -340,7 +351,9 @@ async fn binary_migrate_and_seed() {
     assert_no_secrets(&stderr, &secrets);
 }
 
-#[tokio::test]
+// Multi-threaded: these tests block on the child process while their HTTP client's
+// connections must still be driven (and closed) by the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_serves_postgres() {
     let Some(db) = test_database(Backend::Postgres) else { return };
     let p = spawn(&db.url, &[]);
@@ -358,4 +371,21 @@ async fn binary_serves_postgres() {
     check_populated(&h, &t).await;
     let (status, _, _) = p.terminate();
     assert!(status.success());
+}
+
+/// A client holding a half-sent request cannot keep the process alive past the grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_shutdown_grace_is_bounded() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db").display().to_string();
+    let p = spawn_with_env(&db, &[], &[("PLATFORM_SHUTDOWN_GRACE_SECONDS", "1")]);
+    let addr = p.base.trim_start_matches("http://").to_string();
+    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
+    sock.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap(); // headers never end
+    std::thread::sleep(Duration::from_millis(100));
+    let started = Instant::now();
+    let (status, _, _) = p.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
 }
