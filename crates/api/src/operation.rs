@@ -3,6 +3,8 @@
 //! (later) feeds the OpenAPI document, so none of them can drift.
 use axum::http::Method;
 
+use crate::validate::{Schema, Ty};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     Read,
@@ -57,8 +59,44 @@ impl Access {
     }
 }
 
+/// A query parameter of an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub description: &'static str,
+}
+
+/// `page` and `per_page` of a page-based list.
+pub const PAGINATION: [Param; 2] = [
+    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100)." },
+    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch." },
+];
+
+/// A success response: status, description, body schema (a component name, `Name[]` for an
+/// array of it, or none) and the headers it carries besides the common ones.
+#[derive(Clone, Copy, Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub description: &'static str,
+    pub schema: Option<&'static str>,
+    pub headers: &'static [&'static str],
+}
+
+impl Resp {
+    pub const fn json(status: u16, description: &'static str, schema: &'static str) -> Resp {
+        Resp { status, description, schema: Some(schema), headers: &[] }
+    }
+    pub const fn empty(status: u16, description: &'static str) -> Resp {
+        Resp { status, description, schema: None, headers: &[] }
+    }
+    pub const fn with_headers(self, headers: &'static [&'static str]) -> Resp {
+        Resp { headers, ..self }
+    }
+}
+
 pub struct Operation {
-    /// `area/operation`, e.g. `statuses/get-combined`.
+    /// `area/operation`, e.g. `statuses/get-combined`; the area is the OpenAPI tag.
     pub id: &'static str,
     pub method: Method,
     /// Path as the spec writes it, e.g. `/repos/{owner}/{repo}/commits/{ref}/status`.
@@ -66,6 +104,11 @@ pub struct Operation {
     pub summary: &'static str,
     pub docs: &'static str,
     pub access: Access,
+    pub query: &'static [Param],
+    /// The request body schema; handlers validate with it (`Ctx::check_body`).
+    pub body: Option<&'static Schema>,
+    /// Success responses; error responses follow from the access rule and the body.
+    pub responses: &'static [Resp],
 }
 
 impl Operation {

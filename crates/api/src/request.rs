@@ -66,9 +66,19 @@ impl Ctx {
         self.params.get(name).map(String::as_str).unwrap_or("")
     }
 
-    /// `page`/`per_page` of the query with the operation's default and maximum.
-    pub fn page(&self, default: i64, max: i64) -> Page {
-        Page::from_query(self.query.get("page"), self.query.get("per_page"), default, max)
+    /// Validates a body against the operation's declared schema (the one OpenAPI publishes).
+    pub fn check_body(&self, body: &Value) -> Result<(), ApiError> {
+        match self.op.body {
+            Some(schema) => schema.check(body),
+            None => Ok(()),
+        }
+    }
+
+    /// `page`/`per_page` of the query with the operation's default and maximum; a value that is
+    /// not an integer is `422 Invalid request.`
+    pub fn page(&self, default: i64, max: i64) -> Result<Page, ApiError> {
+        Page::parse(self.query.get("page"), self.query.get("per_page"), default, max)
+            .map_err(|(name, v)| ApiError::invalid_request(format!("For '{name}', {v:?} is not an integer.")))
     }
 
     /// Serves a GET from the response cache when nothing was written since it was built

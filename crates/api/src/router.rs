@@ -76,6 +76,9 @@ pub fn api() -> Api {
 /// contract layer, which runs before routing so it can normalise paths).
 pub fn app(state: Shared) -> Router {
     let api = api();
+    let openapi = axum::body::Bytes::from(
+        serde_json::to_vec(&crate::openapi::document(&api.ops, &state.config.public_url)).unwrap_or_default(),
+    );
     let api_router: Router = api
         .router
         .fallback(not_found)
@@ -87,6 +90,7 @@ pub fn app(state: Shared) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], openapi) }))
         .nest("/_admin", crate::admin::router(state.clone()))
         .fallback_service(api_service)
         .with_state(state)

@@ -7,6 +7,18 @@ pub struct Page {
 }
 
 impl Page {
+    /// From raw query values, refusing values that are not integers (the name of the first bad
+    /// parameter and its value); integers out of range are clamped as [`Page::from_query`] does.
+    pub fn parse(page: Option<&str>, per_page: Option<&str>, default: i64, max: i64) -> Result<Page, (&'static str, String)> {
+        let mut ints = [None, None];
+        for (i, (name, v)) in [("page", page), ("per_page", per_page)].into_iter().enumerate() {
+            if let Some(v) = v {
+                ints[i] = Some(saturating_int(v).ok_or_else(|| (name, v.to_string()))?.to_string());
+            }
+        }
+        Ok(Page::from_query(ints[0].as_deref(), ints[1].as_deref(), default, max))
+    }
+
     /// From raw query values. Unparsable or out-of-range values fall back the way the hosted
     /// platform does: `per_page` is clamped to `1..=max`, `page` below 1 is 1.
     pub fn from_query(page: Option<&str>, per_page: Option<&str>, default: i64, max: i64) -> Page {
@@ -49,6 +61,16 @@ impl Page {
     }
 }
 
+/// An integer of any size (`[+-]digits`), saturated to the `i64` range.
+fn saturating_int(s: &str) -> Option<i64> {
+    let t = s.trim();
+    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(t.parse::<i64>().unwrap_or(if t.starts_with('-') { i64::MIN } else { i64::MAX }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::Page;
@@ -71,5 +93,9 @@ mod tests {
         );
         assert_eq!(Page::from_query(Some("0"), Some("500"), 30, 100), Page { page: 1, per_page: 100 });
         assert_eq!(Page::from_query(Some("x"), Some("-1"), 30, 100), Page { page: 1, per_page: 30 });
+        assert_eq!(Page::parse(Some("2"), Some("500"), 30, 100), Ok(Page { page: 2, per_page: 100 }));
+        assert_eq!(Page::parse(Some("x"), None, 30, 100), Err(("page", "x".to_string())));
+        assert_eq!(Page::parse(None, Some("1e3"), 30, 100), Err(("per_page", "1e3".to_string())));
+        assert_eq!(Page::parse(Some("99999999999999999999999"), Some("-99999999999999999999"), 30, 100), Ok(Page { page: i64::MAX, per_page: 30 }));
     }
 }

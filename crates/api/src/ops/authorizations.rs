@@ -11,7 +11,7 @@ use platform_store::DbError;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation};
+use crate::operation::{Access, Operation, Resp};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
@@ -27,6 +27,9 @@ pub static DELETE_GRANT: Operation = Operation {
     summary: "Delete an app authorization",
     docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-authorization",
     access: Access::app_basic(),
+    query: &[],
+    body: Some(&BODY),
+    responses: &[Resp::empty(204, "The grant and every token of the application for the user are gone.")],
 };
 pub static CHECK_TOKEN: Operation = Operation {
     id: "authorizations/check-token",
@@ -35,6 +38,9 @@ pub static CHECK_TOKEN: Operation = Operation {
     summary: "Check a token",
     docs: "https://docs.service.example/rest/apps/oauth-applications#check-a-token",
     access: Access::app_basic(),
+    query: &[],
+    body: Some(&BODY),
+    responses: &[Resp::json(200, "The token is valid.", "Authorization")],
 };
 pub static RESET_TOKEN: Operation = Operation {
     id: "authorizations/reset-token",
@@ -43,6 +49,9 @@ pub static RESET_TOKEN: Operation = Operation {
     summary: "Reset a token",
     docs: "https://docs.service.example/rest/apps/oauth-applications#reset-a-token",
     access: Access::app_basic(),
+    query: &[],
+    body: Some(&BODY),
+    responses: &[Resp::json(200, "The token was replaced; `token` holds the new one.", "Authorization")],
 };
 pub static DELETE_TOKEN: Operation = Operation {
     id: "authorizations/delete-token",
@@ -51,6 +60,9 @@ pub static DELETE_TOKEN: Operation = Operation {
     summary: "Delete an app token",
     docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-token",
     access: Access::app_basic(),
+    query: &[],
+    body: Some(&BODY),
+    responses: &[Resp::empty(204, "The token is revoked.")],
 };
 
 pub fn routes(api: Api) -> Api {
@@ -71,7 +83,7 @@ fn application(ctx: &Ctx) -> ApiResult<App> {
 /// The application's live token named by `access_token`, with its user; 404 when it is not one.
 async fn app_token(ctx: &Ctx, body: &Value) -> ApiResult<(App, Token, Account, String)> {
     let app = application(ctx)?;
-    BODY.check(body)?;
+    ctx.check_body(body)?;
     let text = body["access_token"].as_str().unwrap_or_default().to_string();
     let hash = sha256_hex(text.as_bytes());
     let now = ctx.app.clock.now();

@@ -3,7 +3,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation};
+use crate::operation::{Access, Operation, Resp};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::router::Api;
@@ -16,6 +16,9 @@ pub static ROOT: Operation = Operation {
     summary: "API root",
     docs: "https://docs.service.example/rest/meta/meta#service-api-root",
     access: Access::any(),
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "URL templates of the API.", "Root")],
 };
 
 pub static RATE_LIMIT: Operation = Operation {
@@ -25,6 +28,9 @@ pub static RATE_LIMIT: Operation = Operation {
     summary: "Get rate limit status for the authenticated user",
     docs: "https://docs.service.example/rest/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
     access: Access::any(),
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The caller's rate-limit buckets; never charged.", "RateLimitOverview")],
 };
 
 pub fn routes(api: Api) -> Api {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation};
+use crate::operation::{Access, Operation, Resp, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::router::Api;
@@ -23,6 +23,9 @@ pub static GET_COMBINED: Operation = Operation {
     summary: "Get the combined status for a specific reference",
     docs: "https://docs.service.example/rest/commits/statuses#get-the-combined-status-for-a-specific-reference",
     access: Access::read(SCOPES, "statuses"),
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "The combined status: the latest status of each context.", "CombinedStatus").with_headers(&["Link"])],
 };
 
 pub static LIST: Operation = Operation {
@@ -32,6 +35,9 @@ pub static LIST: Operation = Operation {
     summary: "List commit statuses for a reference",
     docs: "https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference",
     access: Access::read(SCOPES, "statuses"),
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Statuses of the reference, newest first.", "CommitStatus[]").with_headers(&["Link"])],
 };
 
 /// The legacy list route; it shares its path with create, hence `{sha}`.
@@ -42,6 +48,9 @@ pub static LIST_LEGACY: Operation = Operation {
     summary: "List commit statuses for a reference (legacy route)",
     docs: "https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference",
     access: Access::read(SCOPES, "statuses"),
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Statuses of the reference, newest first.", "CommitStatus[]").with_headers(&["Link"])],
 };
 
 pub static CREATE: Operation = Operation {
@@ -51,6 +60,9 @@ pub static CREATE: Operation = Operation {
     summary: "Create a commit status",
     docs: "https://docs.service.example/rest/commits/statuses#create-a-commit-status",
     access: Access::write(SCOPES, "statuses"),
+    query: &[],
+    body: Some(&CREATE_BODY),
+    responses: &[Resp::json(201, "The status was created.", "CommitStatus").with_headers(&["Location"])],
 };
 
 pub fn routes(api: Api) -> Api {
@@ -70,7 +82,7 @@ async fn get_combined(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn combined(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     let sha = resolve(ctx, &repo, ctx.param("ref").to_string()).await?;
-    let page = ctx.page(30, 100);
+    let page = ctx.page(30, 100)?;
     let (id, s) = (repo.id, sha.clone());
     let (latest, states) =
         ctx.app.store.read(move |c| statuses::latest(c, id, &s, page.offset(), page.per_page)).await?;
@@ -98,7 +110,7 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     let r = if ctx.op.id == LIST_LEGACY.id { ctx.param("sha") } else { ctx.param("ref") };
     let sha = resolve(ctx, &repo, r.to_string()).await?;
-    let page = ctx.page(30, 100);
+    let page = ctx.page(30, 100)?;
     let id = repo.id;
     let (rows, total) = ctx.app.store.read(move |c| statuses::list(c, id, &sha, page.offset(), page.per_page)).await?;
     let body: Vec<Value> = rows.iter().map(|s| shapes::status(&ctx.app.urls, &repo, s, true)).collect();
@@ -125,7 +137,7 @@ struct CreateBody {
 
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
-    CREATE_BODY.check(&body)?;
+    ctx.check_body(&body)?;
     let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
     if b.description.as_ref().is_some_and(|d| d.chars().count() > 140) {
         return Err(ApiError::invalid_field(

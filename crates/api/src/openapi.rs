@@ -1,0 +1,239 @@
+//! The OpenAPI 3.1 document, generated from the operation registry that also wires the routes
+//! (so it cannot drift): paths, parameters, request bodies (the schemas handlers validate with),
+//! every response with its schema and headers, and the security each operation accepts.
+use std::collections::BTreeSet;
+
+use serde_json::{json, Map, Value};
+
+use crate::operation::{AuthKind, Level, Operation};
+use crate::validate::{Field, Schema, Ty};
+
+fn ty_schema(ty: Ty) -> Value {
+    match ty {
+        Ty::Str => json!({"type": "string"}),
+        Ty::Int => json!({"type": "integer"}),
+        Ty::Bool => json!({"type": "boolean"}),
+        Ty::Enum(values) => json!({"type": "string", "enum": values}),
+        Ty::StrArray => json!({"type": "array", "items": {"type": "string"}}),
+        Ty::IntArray => json!({"type": "array", "items": {"type": "integer"}}),
+        Ty::Object => json!({"type": "object"}),
+    }
+}
+
+fn field_schema(f: &Field) -> Value {
+    let mut s = ty_schema(f.ty);
+    if f.nullable {
+        s = json!({"anyOf": [s, {"type": "null"}]});
+    }
+    s
+}
+
+/// A request-body schema from the declaration handlers validate with.
+pub fn body_schema(schema: &Schema) -> Value {
+    let props: Map<String, Value> = schema.fields.iter().map(|f| (f.name.to_string(), field_schema(f))).collect();
+    let required: Vec<&str> = schema.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+fn schema_ref(name: &str) -> Value {
+    match name.strip_suffix("[]") {
+        Some(item) => json!({"type": "array", "items": {"$ref": format!("#/components/schemas/{item}")}}),
+        None => json!({"$ref": format!("#/components/schemas/{name}")}),
+    }
+}
+
+const COMMON_HEADERS: [&str; 7] = [
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-used",
+    "x-ratelimit-reset",
+    "x-ratelimit-resource",
+    "X-Service-Request-Id",
+    "X-Service-Api-Version-Selected",
+];
+
+fn headers(extra: &[&str]) -> Value {
+    let mut h = Map::new();
+    for name in COMMON_HEADERS.iter().chain(extra) {
+        h.insert(name.to_string(), json!({"$ref": format!("#/components/headers/{name}")}));
+    }
+    Value::Object(h)
+}
+
+fn response(description: &str, schema: Option<Value>, extra_headers: &[&str]) -> Value {
+    let mut r = json!({"description": description, "headers": headers(extra_headers)});
+    if let Some(s) = schema {
+        r["content"] = json!({"application/json": {"schema": s}});
+    }
+    r
+}
+
+fn error(description: &str, validation: bool) -> Value {
+    response(description, Some(schema_ref(if validation { "ValidationError" } else { "BasicError" })), &[])
+}
+
+/// Path parameters in the order the path names them.
+fn path_params(path: &str) -> Vec<&str> {
+    path.split('{').skip(1).filter_map(|p| p.split_once('}').map(|(n, _)| n)).collect()
+}
+
+fn operation(op: &Operation) -> Value {
+    let mut params: Vec<Value> = path_params(op.path)
+        .into_iter()
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect();
+    for q in op.query {
+        params.push(json!({"name": q.name, "in": "query", "required": false, "description": q.description, "schema": ty_schema(q.ty)}));
+    }
+    params.push(json!({"$ref": "#/components/parameters/ApiVersion"}));
+
+    let mut responses = Map::new();
+    for r in op.responses {
+        let extra: Vec<&str> = r.headers.iter().copied().chain((op.method == "GET").then_some("ETag")).collect();
+        responses.insert(r.status.to_string(), response(r.description, r.schema.map(schema_ref), &extra));
+    }
+    let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}");
+    if op.method == "GET" {
+        responses.insert("304".into(), response("Not modified: the `If-None-Match` ETag is current (not charged).", None, &["ETag"]));
+    }
+    if repo_scoped {
+        responses.insert("301".into(), response("Moved permanently: the repository was renamed.", Some(schema_ref("BasicError")), &["Location"]));
+    }
+    responses.insert("400".into(), error("Bad request: unsupported API version, or a body that is not a JSON object.", true));
+    if op.access.auth != AuthKind::Any {
+        responses.insert("401".into(), error("Requires authentication, or bad credentials.", false));
+    }
+    responses.insert("403".into(), error("Forbidden: the credentials may not act on the resource, a rate limit is exhausted, or the User-Agent header is missing.", false));
+    if op.access.auth != AuthKind::Any || op.id == "rate-limit/get" {
+        responses.insert("404".into(), error("Not found, or a private resource the caller may not see.", false));
+    }
+    if op.body.is_some() {
+        responses.insert("413".into(), error("The request body is too large.", false));
+    }
+    if op.body.is_some() || !op.query.is_empty() {
+        responses.insert("422".into(), error("Validation failed: missing, mistyped or invalid fields or parameters.", true));
+    }
+
+    let security = match op.access.auth {
+        AuthKind::AppBasic => json!([{"appBasic": []}]),
+        AuthKind::Any => json!([{}, {"bearerAuth": []}, {"appBasic": []}]),
+        AuthKind::Token if op.access.public => json!([{"bearerAuth": []}, {}, {"appBasic": []}]),
+        AuthKind::Token => json!([{"bearerAuth": []}]),
+    };
+    let tag = op.id.split('/').next().unwrap_or("meta");
+    let mut o = json!({
+        "operationId": op.id,
+        "summary": op.summary,
+        "tags": [tag],
+        "externalDocs": {"url": op.docs},
+        "parameters": params,
+        "responses": responses,
+        "security": security,
+        "x-accepted-oauth-scopes": op.access.scopes,
+    });
+    if let Some((name, level)) = op.access.permission {
+        o["x-accepted-service-permissions"] = json!(format!("{name}={}", level.as_str()));
+        if level == Level::Read && op.access.public {
+            o["description"] = json!("Public resources are readable without credentials.");
+        }
+    }
+    if let Some(body) = op.body {
+        o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": body_schema(body)}}});
+    }
+    o
+}
+
+fn header_components() -> Value {
+    let int = |d: &str| json!({"description": d, "schema": {"type": "integer"}});
+    let string = |d: &str| json!({"description": d, "schema": {"type": "string"}});
+    json!({
+        "x-ratelimit-limit": int("Requests allowed per hour in this bucket."),
+        "x-ratelimit-remaining": int("Requests left in the window."),
+        "x-ratelimit-used": int("Requests used in the window."),
+        "x-ratelimit-reset": int("When the window resets, in UTC epoch seconds."),
+        "x-ratelimit-resource": string("The rate-limit bucket, e.g. `core`."),
+        "X-Service-Request-Id": string("The request id (quote it when asking for support)."),
+        "X-Service-Api-Version-Selected": string("The API version that served the request."),
+        "ETag": string("Strong entity tag; send it back in `If-None-Match`."),
+        "Link": string("Pagination links (`first`, `prev`, `next`, `last`) with absolute URLs."),
+        "Location": string("URL of the created or moved resource."),
+    })
+}
+
+/// The whole document for the registered operations, with `public_url` as the server.
+pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
+    let mut paths = Map::new();
+    for op in ops {
+        let item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
+        item[op.method.as_str().to_lowercase()] = operation(op);
+    }
+    let tags: BTreeSet<&str> = ops.iter().map(|o| o.id.split('/').next().unwrap_or("meta")).collect();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "platformd",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "The platform REST API as platformd serves it. Every response carries the x-ratelimit-* headers, X-Service-Request-Id and X-Service-Api-Version-Selected; errors are JSON `{message, documentation_url, status}`.",
+        },
+        "servers": [{"url": public_url}],
+        "tags": tags.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
+        "paths": paths,
+        "components": {
+            "schemas": crate::schemas::components(),
+            "headers": header_components(),
+            "parameters": {
+                "ApiVersion": {
+                    "name": "X-Service-Api-Version",
+                    "in": "header",
+                    "required": false,
+                    "description": "API version; 2022-11-28 when absent.",
+                    "schema": {"type": "string", "enum": ["2022-11-28", "2026-03-10"]},
+                }
+            },
+            "securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer", "description": "A token of any kind (`Authorization: Bearer` or `token`)."},
+                "appBasic": {"type": "http", "scheme": "basic", "description": "Application credentials: client_id and client_secret."},
+            },
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    out.push(r.clone());
+                }
+                m.values().for_each(|x| refs(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_routed_operation_is_documented_and_every_ref_resolves() {
+        let api = crate::router::api();
+        let doc = document(&api.ops, "http://127.0.0.1:8080");
+        let mut ids = BTreeSet::new();
+        for op in &api.ops {
+            let o = &doc["paths"][op.path][op.method.as_str().to_lowercase()];
+            assert_eq!(o["operationId"], op.id, "{} {} missing", op.method, op.path);
+            assert!(ids.insert(op.id), "duplicate operation id {}", op.id);
+            let declared: Vec<&str> =
+                o["parameters"].as_array().unwrap().iter().filter(|p| p["in"] == "path").map(|p| p["name"].as_str().unwrap()).collect();
+            assert_eq!(declared, path_params(op.path), "{}", op.id);
+            assert!(!o["responses"].as_object().unwrap().is_empty());
+        }
+        let mut all = Vec::new();
+        refs(&doc, &mut all);
+        for r in all {
+            let ptr = r.strip_prefix('#').unwrap();
+            assert!(doc.pointer(ptr).is_some(), "unresolved {r}");
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Component schemas of the OpenAPI document: the response shapes of api-facts §3–4, written
+//! once here. `shapes.rs` builds the values; the HTTP suite and the fuzzer check that every
+//! response matches these.
+use serde_json::{json, Map, Value};
+
+fn r(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+
+fn nullable(v: Value) -> Value {
+    json!({ "anyOf": [v, { "type": "null" }] })
+}
+
+fn string() -> Value {
+    json!({ "type": "string" })
+}
+
+fn uri() -> Value {
+    json!({ "type": "string", "format": "uri" })
+}
+
+fn timestamp() -> Value {
+    json!({ "type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$" })
+}
+
+/// An object schema whose listed properties are all required.
+fn object(props: &[(&str, Value)], optional: &[(&str, Value)]) -> Value {
+    let mut p = Map::new();
+    for (k, v) in props.iter().chain(optional) {
+        p.insert(k.to_string(), v.clone());
+    }
+    json!({ "type": "object", "properties": p, "required": props.iter().map(|(k, _)| *k).collect::<Vec<_>>() })
+}
+
+fn simple_user() -> Value {
+    let mut req: Vec<(&str, Value)> = vec![
+        ("login", string()),
+        ("id", json!({"type": "integer"})),
+        ("node_id", string()),
+        ("avatar_url", uri()),
+        ("gravatar_id", nullable(string())),
+        ("url", uri()),
+        ("html_url", uri()),
+    ];
+    for k in [
+        "followers_url", "following_url", "gists_url", "starred_url", "subscriptions_url", "organizations_url",
+        "repos_url", "events_url", "received_events_url",
+    ] {
+        req.push((k, string()));
+    }
+    req.push(("type", string()));
+    req.push(("site_admin", json!({"type": "boolean"})));
+    object(&req, &[("name", nullable(string())), ("email", nullable(string()))])
+}
+
+const REPO_URL_FIELDS: [&str; 37] = [
+    "archive_url", "assignees_url", "blobs_url", "branches_url", "collaborators_url", "comments_url", "commits_url",
+    "compare_url", "contents_url", "contributors_url", "deployments_url", "downloads_url", "events_url", "forks_url",
+    "git_commits_url", "git_refs_url", "git_tags_url", "hooks_url", "issue_comment_url", "issue_events_url",
+    "issues_url", "keys_url", "labels_url", "languages_url", "merges_url", "milestones_url", "notifications_url",
+    "pulls_url", "releases_url", "stargazers_url", "statuses_url", "subscribers_url", "subscription_url", "tags_url",
+    "teams_url", "trees_url", "git_url",
+];
+
+fn minimal_repository() -> Value {
+    let mut req: Vec<(&str, Value)> = vec![
+        ("id", json!({"type": "integer"})),
+        ("node_id", string()),
+        ("name", string()),
+        ("full_name", string()),
+        ("owner", r("SimpleUser")),
+        ("private", json!({"type": "boolean"})),
+        ("html_url", uri()),
+        ("description", nullable(string())),
+        ("fork", json!({"type": "boolean"})),
+        ("url", uri()),
+    ];
+    for k in REPO_URL_FIELDS.iter().filter(|k| **k != "git_url") {
+        req.push((k, string()));
+    }
+    let int = || json!({"type": "integer"});
+    let boolean = || json!({"type": "boolean"});
+    let optional: Vec<(&str, Value)> = vec![
+        ("git_url", string()),
+        ("ssh_url", string()),
+        ("clone_url", string()),
+        ("svn_url", string()),
+        ("mirror_url", nullable(string())),
+        ("homepage", nullable(string())),
+        ("language", nullable(string())),
+        ("forks_count", int()),
+        ("stargazers_count", int()),
+        ("watchers_count", int()),
+        ("size", int()),
+        ("default_branch", string()),
+        ("open_issues_count", int()),
+        ("is_template", boolean()),
+        ("topics", json!({"type": "array", "items": {"type": "string"}})),
+        ("has_issues", boolean()),
+        ("has_projects", boolean()),
+        ("has_wiki", boolean()),
+        ("has_pages", boolean()),
+        ("has_downloads", json!({"type": "boolean", "description": "Only in API version 2022-11-28."})),
+        ("archived", boolean()),
+        ("disabled", boolean()),
+        ("visibility", string()),
+        ("pushed_at", nullable(timestamp())),
+        ("created_at", nullable(timestamp())),
+        ("updated_at", nullable(timestamp())),
+        ("forks", int()),
+        ("open_issues", int()),
+        ("watchers", int()),
+    ];
+    object(&req, &optional)
+}
+
+fn state() -> Value {
+    json!({ "type": "string", "enum": ["error", "failure", "pending", "success"] })
+}
+
+fn status_fields() -> Vec<(&'static str, Value)> {
+    vec![
+        ("url", uri()),
+        ("avatar_url", nullable(uri())),
+        ("id", json!({"type": "integer"})),
+        ("node_id", string()),
+        ("state", state()),
+        ("description", nullable(string())),
+        ("target_url", nullable(string())),
+        ("context", string()),
+        ("created_at", timestamp()),
+        ("updated_at", timestamp()),
+    ]
+}
+
+fn commit_status() -> Value {
+    let mut f = status_fields();
+    f.push(("creator", nullable(r("SimpleUser"))));
+    object(&f, &[])
+}
+
+fn combined_status() -> Value {
+    object(
+        &[
+            ("state", json!({"type": "string", "enum": ["failure", "pending", "success"]})),
+            ("statuses", json!({"type": "array", "items": r("SimpleStatus")})),
+            ("sha", string()),
+            ("total_count", json!({"type": "integer"})),
+            ("repository", r("MinimalRepository")),
+            ("commit_url", uri()),
+            ("url", uri()),
+        ],
+        &[],
+    )
+}
+
+fn authorization() -> Value {
+    object(
+        &[
+            ("id", json!({"type": "integer"})),
+            ("url", uri()),
+            ("scopes", nullable(json!({"type": "array", "items": {"type": "string"}}))),
+            ("token", string()),
+            ("token_last_eight", nullable(string())),
+            ("hashed_token", nullable(string())),
+            ("app", object(&[("client_id", string()), ("name", string()), ("url", uri())], &[])),
+            ("note", nullable(string())),
+            ("note_url", nullable(string())),
+            ("updated_at", timestamp()),
+            ("created_at", timestamp()),
+            ("fingerprint", nullable(string())),
+            ("expires_at", nullable(timestamp())),
+        ],
+        &[("user", nullable(r("SimpleUser"))), ("installation", json!({"type": ["object", "null"]}))],
+    )
+}
+
+fn rate_limit_overview() -> Value {
+    let bucket = r("RateLimitBucket");
+    let mut resources = object(&[("core", bucket.clone()), ("search", bucket.clone())], &[]);
+    resources["additionalProperties"] = bucket.clone();
+    object(&[("resources", resources)], &[("rate", json!({ "$ref": "#/components/schemas/RateLimitBucket", "description": "Only in API version 2022-11-28: a copy of resources.core." }))])
+}
+
+fn root() -> Value {
+    let required = [
+        "current_user_url", "current_user_authorizations_html_url", "current_user_repositories_url", "code_search_url",
+        "commit_search_url", "issue_search_url", "label_search_url", "repository_search_url", "user_search_url",
+        "emails_url", "followers_url", "following_url", "keys_url", "starred_url", "user_url",
+        "user_organizations_url", "user_repositories_url", "emojis_url", "events_url", "feeds_url", "gists_url",
+        "public_gists_url", "starred_gists_url", "issues_url", "notifications_url", "organization_url",
+        "organization_repositories_url", "organization_teams_url", "rate_limit_url", "repository_url",
+    ];
+    let props: Vec<(&str, Value)> = required.iter().map(|k| (*k, string())).collect();
+    object(
+        &props,
+        &[
+            ("topic_search_url", string()),
+            ("authorizations_url", json!({"type": "string", "description": "Only in API version 2022-11-28."})),
+            ("hub_url", json!({"type": "string", "description": "Only in API version 2022-11-28 (deprecated)."})),
+        ],
+    )
+}
+
+fn basic_error() -> Value {
+    object(&[("message", string()), ("documentation_url", string())], &[("status", string()), ("url", string())])
+}
+
+fn validation_error() -> Value {
+    let item = object(
+        &[("code", string())],
+        &[
+            ("resource", string()),
+            ("field", string()),
+            ("message", string()),
+            ("index", json!({"type": "integer"})),
+            ("value", json!({})),
+        ],
+    );
+    object(
+        &[("message", string()), ("documentation_url", string())],
+        &[
+            ("status", string()),
+            (
+                "errors",
+                json!({ "anyOf": [
+                    { "type": "array", "items": item },
+                    { "type": "array", "items": { "type": "string" } },
+                    { "type": "string" }
+                ]}),
+            ),
+        ],
+    )
+}
+
+/// `components.schemas`.
+pub fn components() -> Value {
+    let bucket = object(
+        &[
+            ("limit", json!({"type": "integer"})),
+            ("remaining", json!({"type": "integer"})),
+            ("reset", json!({"type": "integer"})),
+            ("used", json!({"type": "integer"})),
+        ],
+        &[],
+    );
+    json!({
+        "SimpleUser": simple_user(),
+        "MinimalRepository": minimal_repository(),
+        "CommitStatus": commit_status(),
+        "SimpleStatus": object(&status_fields(), &[("required", nullable(json!({"type": "boolean"})))]),
+        "CombinedStatus": combined_status(),
+        "Authorization": authorization(),
+        "RateLimitBucket": bucket,
+        "RateLimitOverview": rate_limit_overview(),
+        "Root": root(),
+        "BasicError": basic_error(),
+        "ValidationError": validation_error(),
+    })
+}
