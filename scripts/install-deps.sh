@@ -2,6 +2,7 @@
 # Idempotent installer for what tests and benchmarks need (Debian 12, run as root).
 # Skips apt entirely when every package is already installed.
 set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(
   build-essential pkg-config   # C toolchain for -sys crates (rusqlite bundled)
@@ -32,3 +33,15 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   echo "install-deps: installing cargo-nextest"
   cargo install --locked cargo-nextest
 fi
+
+# Node.js and npm for the JavaScript client suite (conformance/js; packages come from its lock file).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-deps: installing nodejs npm"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+
+# Python packages of the client suite and the fuzzer, pinned in their requirements files.
+for req in conformance/python/requirements.txt conformance/fuzz/requirements.txt; do
+  [ -f "$req" ] && python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$req"
+done
