@@ -1,7 +1,9 @@
 // Commit statuses through octokit.rest.repos.*: results and shapes.
 import assert from "node:assert/strict";
 import { before } from "node:test";
-import { MAIN_URL, ORG, PUBLIC_REPO, TOKENS, bareClient, check, client, note, pushBranch, randomSha } from "./helpers.mjs";
+import {
+  MAIN_URL, ORG, PUBLIC_REPO, TOKENS, adminCall, bareClient, check, client, note, pushBranch, randomSha,
+} from "./helpers.mjs";
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const owner = client({ token: TOKENS.owner });
@@ -159,4 +161,16 @@ check("status number 1001 for one sha and context is a 422 'Validation Failed'",
   assert.ok(JSON.stringify(err.response.data.errors).includes("This SHA and context has reached the maximum number of statuses."));
   const other = await owner.rest.repos.createCommitStatus({ owner: ORG, repo: PUBLIC_REPO, sha: c.sha, state: "success", context: "other" });
   assert.equal(other.status, 201, "the cap is per context");
+});
+
+check("listCommitStatusesForRef on a renamed repository follows the 301 to the new name", ["statuses/list"], async () => {
+  const name = `renamed-${randomSha().slice(0, 8)}`;
+  await adminCall("POST", "/repos", { owner: ORG, name });
+  const c = await pushBranch({ repo: name });
+  await owner.rest.repos.createCommitStatus({ owner: ORG, repo: name, sha: c.sha, state: "success" });
+  await adminCall("POST", `/repos/${ORG}/${name}/rename`, { name: `${name}-new` });
+  const res = await client({ token: TOKENS.owner }).rest.repos.listCommitStatusesForRef({ owner: ORG, repo: name, ref: c.sha });
+  assert.equal(res.status, 200);
+  assert.equal(res.data.length, 1);
+  assert.ok(res.url.includes(`/repos/${ORG}/${name}-new/`), `followed to ${res.url}`);
 });
