@@ -3,7 +3,7 @@
 // other client suites that run against the same servers.
 import assert from "node:assert/strict";
 import { createOAuthAppAuth } from "@octokit/auth-oauth-app";
-import { MAIN_URL, ORG, check, client, countingFetch, oauthApp, oauthToken } from "./helpers.mjs";
+import { MAIN_URL, ORG, check, client, countingFetch, oauthApp, oauthToken } from "../lib/helpers.mjs";
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
-import { ADMIN_TOKEN, ORG, PUBLIC_REPO, Skip, bareClient, check, client, countingFetch } from "./helpers.mjs";
+import { ADMIN_TOKEN, ORG, PUBLIC_REPO, Skip, bareClient, check, client, countingFetch } from "../lib/helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const BIN = [process.env.PLATFORMD_BIN, path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, "target"), "debug/platformd")]

@@ -2,7 +2,7 @@
 // a RequestError with status 304, and which does not charge the primary limit.
 import assert from "node:assert/strict";
 import { before } from "node:test";
-import { ORG, PUBLIC_REPO, TOKENS, check, client, freshUser, pushBranch } from "./helpers.mjs";
+import { ORG, PUBLIC_REPO, TOKENS, check, client, freshUser, pushBranch } from "../lib/helpers.mjs";
 
 let octokit; // a fresh user: its rate-limit bucket moves only with this file's requests
 let commit;

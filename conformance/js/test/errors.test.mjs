@@ -1,7 +1,7 @@
 // Error surfaces: octokit's RequestError carries status, message and body; plugin-retry does not
 // retry 4xx (requests are counted below every plugin, at fetch).
 import assert from "node:assert/strict";
-import { ORG, PRIVATE_REPO, PUBLIC_REPO, TOKENS, check, client, countingFetch, pushBranch } from "./helpers.mjs";
+import { ORG, PRIVATE_REPO, PUBLIC_REPO, TOKENS, check, client, countingFetch, pushBranch } from "../lib/helpers.mjs";
 
 function assertErrorBody(e, status, message) {
   assert.equal(e.name, "HttpError");

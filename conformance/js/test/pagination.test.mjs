@@ -1,7 +1,7 @@
 // octokit.paginate follows the server's `Link: <…>; rel="next"` across several pages.
 import assert from "node:assert/strict";
 import { before } from "node:test";
-import { MAIN_URL, ORG, PUBLIC_REPO, TOKENS, bareClient, check, client, countingFetch, pushBranch } from "./helpers.mjs";
+import { MAIN_URL, ORG, PUBLIC_REPO, TOKENS, bareClient, check, client, countingFetch, pushBranch } from "../lib/helpers.mjs";
 
 const N = 75;
 let commit;

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import {
   MAIN_URL, ORG, PUBLIC_REPO, Skip, TIGHT_URL, TOKENS, admin, check, client, countingFetch, freshUser, note, pushBranch,
-} from "./helpers.mjs";
+} from "../lib/helpers.mjs";
 
 const HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used", "x-ratelimit-reset", "x-ratelimit-resource"];
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { before } from "node:test";
 import {
   MAIN_URL, ORG, PUBLIC_REPO, TOKENS, adminCall, bareClient, check, client, note, pushBranch, randomSha,
-} from "./helpers.mjs";
+} from "../lib/helpers.mjs";
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const owner = client({ token: TOKENS.owner });
