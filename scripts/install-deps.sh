@@ -11,6 +11,7 @@ PACKAGES=(
   sqlite3                      # inspecting bench/test databases
   postgresql-client            # psql, pg_isready
   postgresql                   # pg_ctlcluster + server for PostgreSQL-backed tests
+  chromium                     # headless browser for the /docs page test
 )
 
 missing=()

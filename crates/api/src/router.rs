@@ -72,8 +72,9 @@ pub fn api() -> Api {
     crate::ops::register(Api::new())
 }
 
-/// The whole HTTP application: health and metrics, the control plane, and the API (behind the
-/// contract layer, which runs before routing so it can normalise paths).
+/// The whole HTTP application: health and metrics, the API reference page (`/docs`), the
+/// control plane, and the API (behind the contract layer, which runs before routing so it can
+/// normalise paths).
 pub fn app(state: Shared) -> Router {
     let api = api();
     let openapi = axum::body::Bytes::from(
@@ -86,7 +87,14 @@ pub fn app(state: Shared) -> Router {
         .layer(middleware::from_fn(catch_panic))
         .with_state(state.clone());
     let api_service = middleware::from_fn_with_state(state.clone(), contract).layer(api_router);
+    // The API reference page, at the root and under the public URL's path (like the API).
+    let base = state.urls.base_path().to_string();
+    let mut docs = crate::docs::router();
+    if !base.is_empty() {
+        docs = docs.nest(&base, crate::docs::router());
+    }
     Router::new()
+        .merge(docs)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))

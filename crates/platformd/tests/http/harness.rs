@@ -21,11 +21,13 @@ pub struct Options {
     /// Path appended to the public URL (e.g. `/api/v3`).
     pub base_path: &'static str,
     pub max_body_bytes: usize,
+    /// A document served at `/openapi.json` in front of the app (docs page tests).
+    pub openapi_fixture: Option<&'static str>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20 }
+        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None }
     }
 }
 
@@ -63,7 +65,12 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
-    let app = platform_api::app(state).into_make_service_with_connect_info::<SocketAddr>();
+    let mut app = platform_api::app(state);
+    if let Some(doc) = opts.openapi_fixture {
+        let serve = move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) };
+        app = axum::Router::new().route("/openapi.json", axum::routing::get(serve)).fallback_service(app);
+    }
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
