@@ -83,6 +83,8 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             path = "/".into();
         }
     }
+    // Faults match the path as sent, below the API base.
+    let api_path = path.clone();
     if let Some(p) = normalize_path(&path) {
         path = p;
     }
@@ -130,6 +132,11 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             Err(e) => break 'serve e.into_response(),
         };
         let class = principal.rate_class(ip);
+        // Injected faults: after authentication, before the limiter charges.
+        if let Some(f) = crate::faults::inject(&app, &method, &api_path, req.headers(), &principal, &class, &rid).await {
+            (quota, rate_limited) = (f.quota, f.rate_limited);
+            break 'serve f.response;
+        }
         let now = app.clock.now();
         // `GET /rate_limit` is never charged.
         let charged = app.config.rate_limits && path != "/rate_limit";

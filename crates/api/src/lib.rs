@@ -8,6 +8,7 @@ pub mod cache;
 pub mod contract;
 pub mod control;
 pub mod error;
+pub mod faults;
 pub mod metrics;
 pub mod operation;
 pub mod ops;

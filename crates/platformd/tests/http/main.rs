@@ -5,6 +5,7 @@ mod access;
 mod admin;
 mod authorizations;
 mod contract;
+mod faults;
 mod meta;
 mod persistence;
 mod rate_limits;
