@@ -1,6 +1,7 @@
 //! The request contract of document 1, applied to every API request in one place:
-//! request id, path normalisation, API version, User-Agent, authentication, primary rate
-//! limit, ETag/304, error bodies with the operation's docs, and the response headers
+//! request id, path normalisation, API version, User-Agent, authentication, injected faults
+//! (`faults.rs`), primary rate limit, ETag/304, error bodies with the operation's docs, and the
+//! response headers
 //! (`x-ratelimit-*`, scopes, accepted permissions, version, CORS).
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
