@@ -3,7 +3,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use platform_core::time::{format_ts, parse_ts};
 use platform_store::DbError;
@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, TeamIn, TokenIn, UserIn};
 use crate::error::{ApiError, ApiResult};
+use crate::faults::FaultIn;
 use crate::principal::constant_time_eq;
 use crate::reply::Reply;
 use crate::request::JsonBody;
@@ -31,6 +32,8 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))
         .route("/clock", get(get_clock).post(set_clock))
+        .route("/faults", get(list_faults).post(create_fault).delete(clear_faults))
+        .route("/faults/{id}", delete(delete_fault))
         .route("/reset", post(reset))
         .fallback(|| async { ApiError::not_found() })
         .layer(middleware::from_fn_with_state(state, guard))
@@ -182,10 +185,35 @@ async fn set_clock(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResul
     Ok(Reply::ok(clock_json(&app)))
 }
 
-/// Empties everything but the admin token (and in-memory limiter state).
+/// `{kind, method?, path?, token?, user?, probability?, count?, status?, retry_after?,
+/// latency_ms?, message?}` → 201 the fault (its token redacted).
+async fn create_fault(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let f: FaultIn = parse(b)?;
+    let f = app.faults.add(f.validate()?);
+    Ok(Reply::created(f.to_json()))
+}
+
+async fn list_faults(State(app): State<Shared>) -> Reply {
+    Reply::ok(Value::Array(app.faults.list().iter().map(|f| f.to_json()).collect()))
+}
+
+async fn clear_faults(State(app): State<Shared>) -> Reply {
+    app.faults.clear();
+    Reply::empty(StatusCode::NO_CONTENT)
+}
+
+async fn delete_fault(State(app): State<Shared>, Path(id): Path<String>) -> ApiResult<Reply> {
+    match id.parse::<u64>() {
+        Ok(id) if app.faults.remove(id) => Ok(Reply::empty(StatusCode::NO_CONTENT)),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// Empties everything but the admin token (and in-memory limiter state and faults).
 async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     app.store.reset().await.map_err(|e: DbError| ApiError::from(e))?;
     app.limiter.clear();
     app.caches.clear();
+    app.faults.clear();
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

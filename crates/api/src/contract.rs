@@ -1,6 +1,7 @@
 //! The request contract of document 1, applied to every API request in one place:
-//! request id, path normalisation, API version, User-Agent, authentication, primary rate
-//! limit, ETag/304, error bodies with the operation's docs, and the response headers
+//! request id, path normalisation, API version, User-Agent, authentication, injected faults
+//! (`faults.rs`), primary rate limit, ETag/304, error bodies with the operation's docs, and the
+//! response headers
 //! (`x-ratelimit-*`, scopes, accepted permissions, version, CORS).
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
@@ -83,6 +84,8 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             path = "/".into();
         }
     }
+    // Faults match the path as sent, below the API base.
+    let api_path = path.clone();
     if let Some(p) = normalize_path(&path) {
         path = p;
     }
@@ -130,6 +133,11 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             Err(e) => break 'serve e.into_response(),
         };
         let class = principal.rate_class(ip);
+        // Injected faults: after authentication, before the limiter charges.
+        if let Some(f) = crate::faults::inject(&app, &method, &api_path, req.headers(), &principal, &class, &rid).await {
+            (quota, rate_limited) = (f.quota, f.rate_limited);
+            break 'serve f.response;
+        }
         let now = app.clock.now();
         // `GET /rate_limit` is never charged.
         let charged = app.config.rate_limits && path != "/rate_limit";

@@ -9,6 +9,7 @@ pub mod contract;
 pub mod control;
 pub mod docs;
 pub mod error;
+pub mod faults;
 pub mod metrics;
 pub mod openapi;
 pub mod operation;

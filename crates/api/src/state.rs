@@ -10,6 +10,7 @@ use platform_store::domain::repos::Lookup;
 
 use crate::authorize::Role;
 use crate::cache::GenCache;
+use crate::faults::Faults;
 use crate::metrics::Metrics;
 use crate::principal::TokenAuth;
 use crate::reply::Reply;
@@ -76,6 +77,8 @@ pub struct AppState {
     pub config: ApiConfig,
     pub urls: Urls,
     pub limiter: Limiter,
+    /// Injected faults (control plane `/_admin/faults`), in memory.
+    pub faults: Faults,
     pub metrics: Metrics,
 }
 
@@ -91,6 +94,7 @@ impl AppState {
         Arc::new(AppState {
             urls: Urls::new(&config.public_url),
             limiter: Limiter::new(config.rate_limit_factor),
+            faults: Faults::default(),
             metrics: Metrics::default(),
             caches: Caches::default(),
             store,
