@@ -12,6 +12,7 @@ pub mod error;
 pub mod faults;
 pub mod metrics;
 pub mod openapi;
+pub mod outbox;
 pub mod operation;
 pub mod ops;
 pub mod principal;
@@ -27,5 +28,6 @@ pub mod state;
 pub mod validate;
 pub mod versions;
 
+pub use outbox::spawn_workers;
 pub use router::app;
 pub use state::{ApiConfig, AppState, Shared};

@@ -108,6 +108,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     }
     tracing::info!(config = ?c, "starting");
     println!("listening on http://{addr}");
+    let _workers = platform_api::spawn_workers(&app);
     let router = platform_api::app(app);
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.

@@ -57,6 +57,8 @@ pub struct Store {
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// Writes submitted and not yet answered (waiting for, or inside, a commit).
     pending_writes: Arc<std::sync::atomic::AtomicI64>,
+    /// Publishes the generation after each write, for background workers to wake on.
+    written: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Store {
@@ -75,6 +77,7 @@ impl Store {
             driver: Arc::new(driver),
             generation: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             pending_writes: Arc::new(std::sync::atomic::AtomicI64::new(0)),
+            written: Arc::new(tokio::sync::watch::channel(0).0),
         };
         store.migrate().await?;
         Ok(store)
@@ -127,7 +130,14 @@ impl Store {
     }
 
     fn bump(&self) {
-        self.generation.fetch_add(1, std::sync::atomic::Ordering::Release);
+        let g = self.generation.fetch_add(1, std::sync::atomic::Ordering::Release) + 1;
+        self.written.send_replace(g);
+    }
+
+    /// A receiver that wakes after every write this process makes (workers wait on it instead
+    /// of polling; writes by other nodes sharing PostgreSQL are not seen, so they poll too).
+    pub fn subscribe_writes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.written.subscribe()
     }
 
     /// A counter that changes after every write this process makes, before the write is

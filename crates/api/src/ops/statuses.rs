@@ -2,6 +2,7 @@
 use axum::http::Method;
 use platform_core::status::{combined_state, STATES};
 use platform_store::domain::repos::{self, Repo};
+use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::statuses::{self, NewStatus};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -157,6 +158,8 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .await?
         .ok_or_else(|| ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, format!("No commit found for SHA: {given}")))?;
     let creator = ctx.principal.user().cloned();
+    let creator_id = creator.as_ref().map(|u| u.id);
+    let (org_id, private) = (repo.owner.is_org().then_some(repo.owner.id), repo.private);
     let now = ctx.app.clock.now();
     let created = ctx
         .app
@@ -171,7 +174,16 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                 target_url: b.target_url.as_deref(),
                 creator: creator.as_ref(),
             };
-            statuses::create(c, &n, now)
+            let created = statuses::create(c, &n, now)?;
+            if let Some(st) = &created {
+                // Platform activity (`status` webhooks), in the same transaction.
+                let payload = json!({"id": st.id, "sha": st.sha, "state": st.state, "context": st.context,
+                                     "description": st.description, "target_url": st.target_url});
+                let a = NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id,
+                                      public: !private, payload: &payload };
+                activity::record(c, &a, now)?;
+            }
+            Ok::<_, platform_store::DbError>(created)
         })
         .await?;
     let Some(status) = created else {

@@ -40,6 +40,8 @@ pub struct Server {
     pub backend: Backend,
     pub opts: Options,
     task: tokio::task::JoinHandle<()>,
+    /// Background workers (activity consumers); stopped with the server.
+    workers: Vec<tokio::task::JoinHandle<()>>,
     db: Option<TestDatabase>,
 }
 
@@ -65,6 +67,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
+    let workers = platform_api::spawn_workers(&state);
     let mut app = platform_api::app(state);
     if let Some(doc) = opts.openapi_fixture {
         let serve = move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) };
@@ -75,13 +78,14 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         let _ = axum::serve(listener, app).await;
     });
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    Server { base, addr, client, store, backend, opts, task, db: Some(db) }
+    Server { base, addr, client, store, backend, opts, task, workers, db: Some(db) }
 }
 
 impl Server {
     /// Stops this server and starts a new one on the same database.
     pub async fn restart(mut self) -> Server {
         self.task.abort();
+        self.workers.iter().for_each(|w| w.abort());
         self.store.close().await;
         let db = self.db.take().unwrap();
         start_on(db, self.backend, self.opts.clone()).await
