@@ -81,15 +81,16 @@ impl Ctx {
             .map_err(|(name, v)| ApiError::invalid_request(format!("For '{name}', {v:?} is not an integer.")))
     }
 
-    /// Serves a GET from the response cache when nothing was written since it was built
-    /// (authorization has already run: the cache holds content, not permission). The entry
+    /// Serves a GET from the response cache when nothing was written since it was built. Entries
+    /// are per caller (token, app or anonymous) as well as per request, so content that depends on
+    /// who asks can never be served to someone else; authorization has already run. The entry
     /// carries its ETag so the contract layer need not hash the body again.
     pub async fn cached<F>(&self, build: F) -> Result<crate::reply::Reply, ApiError>
     where
         F: std::future::Future<Output = Result<crate::reply::Reply, ApiError>>,
     {
         let Some(generation) = self.app.generation() else { return build.await };
-        let key = (self.path_and_query(), self.version);
+        let key = (self.path_and_query(), self.version, self.principal.cache_key());
         if let Some(hit) = self.app.caches.responses.get(&key, generation) {
             return Ok(hit);
         }

@@ -52,8 +52,8 @@ pub struct Caches {
     pub tokens: GenCache<String, Arc<TokenAuth>>,
     /// (owner, repo, principal key) → the lookup and the caller's role.
     pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
-    /// (path and query, version) → a whole GET response.
-    pub responses: GenCache<(String, ApiVersion), Reply>,
+    /// (path and query, version, caller) → a whole GET response.
+    pub responses: GenCache<(String, ApiVersion, i64), Reply>,
 }
 
 impl Default for Caches {
