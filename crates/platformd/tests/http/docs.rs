@@ -2,7 +2,7 @@
 //! headless Chromium (skipped loudly when Chromium is missing, unless
 //! PLATFORM_REQUIRE_BROWSER=1, which CI sets). The page does not touch the store, so these
 //! tests run on SQLite only.
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -109,6 +109,15 @@ fn browser() -> Option<PathBuf> {
     found
 }
 
+/// Reads `pipe` to its end on its own thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
 /// The DOM of `url` once its scripts have run, as headless Chromium dumps it.
 async fn dump_dom(chromium: PathBuf, url: String) -> String {
     // Chromium blocks; the server runs on this test's runtime, so wait off it.
@@ -134,24 +143,29 @@ async fn dump_dom(chromium: PathBuf, url: String) -> String {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", chromium.display()));
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while child.try_wait().unwrap().is_none() {
+        // Drain both pipes while Chromium runs: a DOM larger than the pipe buffer (64 KiB; the
+        // real document's page is several times that) would otherwise block Chromium's write
+        // forever, and the process would never exit.
+        let stdout = drain(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(90);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
+                // Not joining the readers: a leftover Chromium child may still hold the pipes.
                 panic!("chromium did not finish within 90 s for {url}");
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = child.wait_with_output().unwrap();
-        let dom = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success() && dom.contains("</html>"),
-            "chromium {}: {}\nstderr: {}",
-            out.status,
-            dom,
-            String::from_utf8_lossy(&out.stderr)
-        );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let dom = String::from_utf8_lossy(&stdout.join().unwrap()).into_owned();
+        let err = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
+        assert!(status.success() && dom.contains("</html>"), "chromium {status}: {dom}\nstderr: {err}");
+        let _ = writeln!(std::io::stderr(), "chromium: {url} dumped {} bytes in {:?}", dom.len(), started.elapsed());
         dom
     })
     .await
