@@ -191,7 +191,7 @@ pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
                 }
             },
             "securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer", "description": "A token of any kind (`Authorization: Bearer` or `token`)."},
+                "bearerAuth": {"type": "http", "scheme": "bearer", "description": "A token of any kind, sent as Authorization: Bearer <token> (or the token scheme)."},
                 "appBasic": {"type": "http", "scheme": "basic", "description": "Application credentials: client_id and client_secret."},
             },
         },

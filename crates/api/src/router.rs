@@ -87,18 +87,23 @@ pub fn app(state: Shared) -> Router {
         .layer(middleware::from_fn(catch_panic))
         .with_state(state.clone());
     let api_service = middleware::from_fn_with_state(state.clone(), contract).layer(api_router);
-    // The API reference page, at the root and under the public URL's path (like the API).
+    // The API description and its reference page, at the root and under the public URL's path
+    // (like the API), so `/api/v3/docs` finds `/api/v3/openapi.json` next to it.
+    let reference = || {
+        let doc = openapi.clone();
+        crate::docs::router()
+            .route("/openapi.json", get(move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) }))
+    };
     let base = state.urls.base_path().to_string();
-    let mut docs = crate::docs::router();
+    let mut docs = reference();
     if !base.is_empty() {
-        docs = docs.nest(&base, crate::docs::router());
+        docs = docs.nest(&base, reference());
     }
     Router::new()
         .merge(docs)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .route("/openapi.json", get(move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], openapi) }))
         .nest("/_admin", crate::admin::router(state.clone()))
         .fallback_service(api_service)
         .with_state(state)
