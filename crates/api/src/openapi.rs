@@ -143,7 +143,7 @@ fn operation(op: &Operation) -> Value {
         }
     }
     if let Some(body) = op.body {
-        o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": body_schema(body)}}});
+        o["requestBody"] = json!({"required": body.fields.iter().any(|f| f.required), "content": {"application/json": {"schema": body_schema(body)}}});
     }
     o
 }
