@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::harness::*;
 use platform_store::Backend;
@@ -114,7 +114,7 @@ async fn dump_dom(chromium: PathBuf, url: String) -> String {
     // Chromium blocks; the server runs on this test's runtime, so wait off it.
     tokio::task::spawn_blocking(move || {
         let profile = tempfile::tempdir().unwrap();
-        let mut child = Command::new(&chromium)
+        let child = Command::new(&chromium)
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -134,16 +134,20 @@ async fn dump_dom(chromium: PathBuf, url: String) -> String {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", chromium.display()));
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
+        // Drain stdout and stderr while waiting: a DOM larger than the pipe buffer would
+        // otherwise block Chromium forever.
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(Duration::from_secs(90)) {
+            Ok(out) => out.unwrap(),
+            Err(_) => {
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
                 panic!("chromium did not finish within 90 s for {url}");
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = child.wait_with_output().unwrap();
+        };
         let dom = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success() && dom.contains("</html>"),
