@@ -134,6 +134,14 @@ export const OPERATIONS = [
   "authorizations/delete-grant",
   "rate-limit/get",
   "meta/root",
+  "notifications/list",
+  "notifications/mark-read",
+  "notifications/get-thread",
+  "notifications/mark-thread-read",
+  "notifications/mark-thread-done",
+  "notifications/get-thread-subscription",
+  "notifications/set-thread-subscription",
+  "notifications/delete-thread-subscription",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

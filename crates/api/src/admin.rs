@@ -28,6 +28,8 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/repos", post(create_repo))
         .route("/repos/{owner}/{repo}/refs", post(push_ref))
         .route("/repos/{owner}/{repo}/rename", post(rename_repo))
+        .route("/repos/{owner}/{repo}/watchers", post(add_watcher))
+        .route("/notifications", post(create_notification))
         .route("/apps", post(create_app))
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))
@@ -120,6 +122,23 @@ async fn rename_repo(State(app): State<Shared>, Path((owner, repo)): Path<(Strin
     })
     .await?;
     Ok(Reply::ok(shapes::minimal_repository(&app.urls, platform_core::ApiVersion::DEFAULT, &repo)))
+}
+
+async fn add_watcher(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let w: control::WatcherIn = parse(b)?;
+    let out = write(&app, move |c, now| {
+        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
+        control::add_watcher(c, &repo, &w, now)
+    })
+    .await?;
+    Ok(Reply::created(out))
+}
+
+/// `{login, repo, subject: {title, type, url?}, reason}` → 201 the thread.
+async fn create_notification(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let n: control::NotificationIn = parse(b)?;
+    let (thread, repo) = write(&app, move |c, now| control::notify(c, &n, now)).await?;
+    Ok(Reply::created(crate::ops::notifications::thread_value(&app.urls, platform_core::ApiVersion::DEFAULT, &thread, &repo)))
 }
 
 async fn create_app(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {

@@ -1,6 +1,7 @@
 //! The request contract of document 1, applied to every API request in one place:
 //! request id, path normalisation, API version, User-Agent, authentication, injected faults
-//! (`faults.rs`), primary rate limit, ETag/304, error bodies with the operation's docs, and the
+//! (`faults.rs`), primary rate limit, ETag/304 (and `Last-Modified`/`If-Modified-Since` → 304 for
+//! handlers that set `Last-Modified`; neither 304 is charged), error bodies with the operation's docs, and the
 //! response headers
 //! (`x-ratelimit-*`, scopes, accepted permissions, version, CORS).
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -67,6 +68,19 @@ fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
     let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
     let bare = etag.trim_start_matches("W/");
     inm.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == bare)
+}
+
+/// A handler's `Last-Modified` answered by `If-Modified-Since` (only when no `If-None-Match`
+/// was sent: that one takes precedence): the resource did not change since the client's copy.
+fn not_modified_since(headers: &HeaderMap, last_modified: Option<&HeaderValue>) -> bool {
+    if headers.contains_key(header::IF_NONE_MATCH) {
+        return false;
+    }
+    let parse = |v: &HeaderValue| v.to_str().ok().and_then(platform_core::time::parse_http_date);
+    match (headers.get(header::IF_MODIFIED_SINCE).and_then(parse), last_modified.and_then(parse)) {
+        (Some(since), Some(modified)) => modified <= since,
+        _ => false,
+    }
 }
 
 pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -> Response {
@@ -170,7 +184,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                     (etag_of(&bytes), Body::from(bytes))
                 }
             };
-            if etag_matches(&conditional, &etag) {
+            if etag_matches(&conditional, &etag) || not_modified_since(&conditional, parts.headers.get(header::LAST_MODIFIED)) {
                 resp = Response::from_parts(parts, Body::empty());
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
                 resp.headers_mut().remove(header::CONTENT_TYPE);

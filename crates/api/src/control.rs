@@ -9,6 +9,7 @@ use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account, NewAccount};
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::apps::{self, App, Installation, NewApp};
+use platform_store::domain::notifications;
 use platform_store::domain::repos::{self, Lookup, NewRepo, Repo};
 use platform_store::domain::tokens::{self, NewToken, Token};
 use platform_store::{Conn, DbError, DbErrorKind};
@@ -235,6 +236,63 @@ pub fn push_ref(c: &mut dyn Conn, repo: &Repo, r: &RefIn, now: i64) -> R<serde_j
         )?;
     }
     Ok(json!({"ref": r.name, "sha": sha, "before": before}))
+}
+
+#[derive(Deserialize)]
+pub struct WatcherIn {
+    pub login: String,
+}
+
+/// Watches a repository: the user gets `subscribed` notifications of its activity.
+pub fn add_watcher(c: &mut dyn Conn, repo: &Repo, w: &WatcherIn, now: i64) -> R<serde_json::Value> {
+    let u = user(c, &w.login)?;
+    notifications::watch(c, repo.id, u.id, now)?;
+    Ok(json!({"repo": repo.full_name(), "login": u.login}))
+}
+
+#[derive(Deserialize)]
+pub struct SubjectIn {
+    pub title: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub url: Option<String>,
+    pub latest_comment_url: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct NotificationIn {
+    pub login: String,
+    /// `owner/name`.
+    pub repo: String,
+    pub subject: SubjectIn,
+    pub reason: String,
+}
+
+/// Delivers a notification (mentions, review requests, assignments, …): creates or updates the
+/// user's thread for the subject, replacing its reason. The user must be able to see the
+/// repository; a muted thread takes only mentions and comments (then 422 `muted`).
+pub fn notify(c: &mut dyn Conn, n: &NotificationIn, now: i64) -> R<(notifications::Thread, Repo)> {
+    if !notifications::REASONS.contains(&n.reason.as_str()) {
+        return Err(ApiError::invalid_field("Notification", "reason", "invalid", Some(format!("unknown reason {:?}", n.reason))));
+    }
+    if n.subject.title.is_empty() || n.subject.kind.is_empty() {
+        return Err(ApiError::invalid_field("Notification", "subject", "invalid", Some("subject needs title and type".into())));
+    }
+    let u = user(c, &n.login)?;
+    let repo = repo(c, &n.repo)?;
+    if !notifications::can_see(c, repo.id, u.id)? {
+        return Err(ApiError::invalid_field("Notification", "repo", "invalid", Some(format!("{} cannot see {}", u.login, n.repo))));
+    }
+    let s = notifications::Subject {
+        kind: &n.subject.kind,
+        title: &n.subject.title,
+        url: n.subject.url.as_deref(),
+        latest_comment_url: n.subject.latest_comment_url.as_deref().or(n.subject.url.as_deref()),
+    };
+    let id = notifications::deliver(c, u.id, repo.id, &s, &n.reason, now)?
+        .ok_or_else(|| ApiError::invalid_field("Notification", "reason", "muted", Some("the thread is muted".into())))?;
+    let t = notifications::get(c, u.id, id)?.ok_or_else(ApiError::internal)?;
+    Ok((t, repo))
 }
 
 #[derive(Deserialize)]

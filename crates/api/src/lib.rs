@@ -11,6 +11,7 @@ pub mod docs;
 pub mod error;
 pub mod faults;
 pub mod metrics;
+pub mod notify;
 pub mod openapi;
 pub mod outbox;
 pub mod operation;

@@ -94,7 +94,12 @@ fn operation(op: &Operation) -> Value {
     }
     let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}");
     if op.method == "GET" {
-        responses.insert("304".into(), response("Not modified: the `If-None-Match` ETag is current (not charged).", None, &["ETag"]));
+        let desc = if op.responses.iter().any(|r| r.headers.contains(&"Last-Modified")) {
+            "Not modified: the `If-None-Match` ETag, or the `If-Modified-Since` time, is current (not charged)."
+        } else {
+            "Not modified: the `If-None-Match` ETag is current (not charged)."
+        };
+        responses.insert("304".into(), response(desc, None, &["ETag"]));
     }
     if repo_scoped {
         responses.insert("301".into(), response("Moved permanently: the repository was renamed.", Some(schema_ref("BasicError")), &["Location"]));
@@ -138,7 +143,7 @@ fn operation(op: &Operation) -> Value {
         }
     }
     if let Some(body) = op.body {
-        o["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": body_schema(body)}}});
+        o["requestBody"] = json!({"required": body.fields.iter().any(|f| f.required), "content": {"application/json": {"schema": body_schema(body)}}});
     }
     o
 }
@@ -157,6 +162,8 @@ fn header_components() -> Value {
         "ETag": string("Strong entity tag; send it back in `If-None-Match`."),
         "Link": string("Pagination links (`first`, `prev`, `next`, `last`) with absolute URLs."),
         "Location": string("URL of the created or moved resource."),
+        "Last-Modified": string("When the resource last changed (HTTP-date); send it back in `If-Modified-Since` for a 304 that is not charged."),
+        "X-Poll-Interval": int("Minimum seconds between polls; it may increase under load."),
     })
 }
 

@@ -233,6 +233,40 @@ fn validation_error() -> Value {
     )
 }
 
+fn thread() -> Value {
+    let subject = object(
+        &[("title", string()), ("url", nullable(string())), ("latest_comment_url", nullable(string())), ("type", string())],
+        &[],
+    );
+    object(
+        &[
+            ("id", string()),
+            ("repository", r("MinimalRepository")),
+            ("subject", subject),
+            ("reason", string()),
+            ("unread", json!({"type": "boolean"})),
+            ("updated_at", timestamp()),
+            ("last_read_at", nullable(timestamp())),
+            ("url", uri()),
+            ("subscription_url", uri()),
+        ],
+        &[],
+    )
+}
+
+fn thread_subscription() -> Value {
+    object(
+        &[
+            ("subscribed", json!({"type": "boolean"})),
+            ("ignored", json!({"type": "boolean"})),
+            ("reason", nullable(string())),
+            ("created_at", nullable(timestamp())),
+            ("url", uri()),
+        ],
+        &[("thread_url", uri()), ("repository_url", uri())],
+    )
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -254,6 +288,9 @@ pub fn components() -> Value {
         "RateLimitBucket": bucket,
         "RateLimitOverview": rate_limit_overview(),
         "Root": root(),
+        "Thread": thread(),
+        "ThreadSubscription": thread_subscription(),
+        "NotificationsMarkAccepted": object(&[("message", string())], &[]),
         "BasicError": basic_error(),
         "ValidationError": validation_error(),
     })

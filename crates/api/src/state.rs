@@ -31,6 +31,11 @@ pub struct ApiConfig {
     pub trust_forwarded: bool,
     /// Guards the control plane under `/_admin/`.
     pub admin_token: String,
+    /// Mark-all-notifications-read changes at most this many threads in the request; more is
+    /// answered 202 and finished in the background.
+    pub notifications_sync_limit: i64,
+    /// `X-Poll-Interval` of the notification operations, in seconds.
+    pub notifications_poll_interval: u64,
 }
 
 impl Default for ApiConfig {
@@ -42,6 +47,8 @@ impl Default for ApiConfig {
             max_body_bytes: 1 << 20,
             trust_forwarded: false,
             admin_token: String::new(),
+            notifications_sync_limit: 1000,
+            notifications_poll_interval: 60,
         }
     }
 }

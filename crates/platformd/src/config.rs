@@ -35,6 +35,10 @@ pub struct Config {
     pub log_format: String,
     /// `PLATFORM_LOG`: a tracing filter such as `info` or `platformd=debug`.
     pub log: String,
+    /// `PLATFORM_NOTIFICATIONS_SYNC_LIMIT`: mark-all-read changing more threads answers 202.
+    pub notifications_sync_limit: i64,
+    /// `PLATFORM_NOTIFICATIONS_POLL_INTERVAL`: `X-Poll-Interval` seconds of notifications.
+    pub notifications_poll_interval: u64,
 }
 
 impl Default for Config {
@@ -54,6 +58,8 @@ impl Default for Config {
             shutdown_grace_seconds: 10,
             log_format: "text".into(),
             log: "info".into(),
+            notifications_sync_limit: 1000,
+            notifications_poll_interval: 60,
         }
     }
 }
@@ -123,6 +129,8 @@ impl Config {
         if let Some(v) = get("PLATFORM_SHUTDOWN_GRACE_SECONDS") { c.shutdown_grace_seconds = number("PLATFORM_SHUTDOWN_GRACE_SECONDS", &v)?; }
         if let Some(v) = get("PLATFORM_LOG_FORMAT") { c.log_format = v; }
         if let Some(v) = get("PLATFORM_LOG") { c.log = v; }
+        if let Some(v) = get("PLATFORM_NOTIFICATIONS_SYNC_LIMIT") { c.notifications_sync_limit = number("PLATFORM_NOTIFICATIONS_SYNC_LIMIT", &v)?; }
+        if let Some(v) = get("PLATFORM_NOTIFICATIONS_POLL_INTERVAL") { c.notifications_poll_interval = number("PLATFORM_NOTIFICATIONS_POLL_INTERVAL", &v)?; }
         c.validate()?;
         Ok(c)
     }
@@ -136,6 +144,9 @@ impl Config {
         }
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(format!("log_format: expected text or json, got {:?}", self.log_format));
+        }
+        if self.notifications_sync_limit < 1 {
+            return Err("notifications_sync_limit must be at least 1".into());
         }
         if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
             return Err("rate_limit_factor must be positive".into());

@@ -42,6 +42,8 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
         max_body_bytes: c.max_body_bytes,
         trust_forwarded: c.trust_forwarded,
         admin_token,
+        notifications_sync_limit: c.notifications_sync_limit,
+        notifications_poll_interval: c.notifications_poll_interval,
     };
     AppState::new(store, clock, api)
 }

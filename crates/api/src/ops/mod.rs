@@ -1,6 +1,7 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
 pub mod meta;
+pub mod notifications;
 pub mod statuses;
 
 use crate::router::Api;
@@ -8,5 +9,6 @@ use crate::router::Api;
 pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
     let api = statuses::routes(api);
+    let api = notifications::routes(api);
     authorizations::routes(api)
 }

@@ -23,11 +23,14 @@ pub struct Options {
     pub max_body_bytes: usize,
     /// A document served at `/openapi.json` in front of the app (docs page tests).
     pub openapi_fixture: Option<&'static str>,
+    /// `notifications_sync_limit` of the server (mark-all-read above it answers 202).
+    pub notifications_sync_limit: i64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None }
+        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
+                  notifications_sync_limit: 1000 }
     }
 }
 
@@ -64,6 +67,8 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         max_body_bytes: opts.max_body_bytes,
         trust_forwarded: false,
         admin_token: ADMIN.into(),
+        notifications_sync_limit: opts.notifications_sync_limit,
+        notifications_poll_interval: 60,
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);

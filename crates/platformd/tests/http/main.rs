@@ -8,6 +8,7 @@ mod contract;
 mod docs;
 mod faults;
 mod meta;
+mod notifications;
 mod persistence;
 mod rate_limits;
 mod smoke;

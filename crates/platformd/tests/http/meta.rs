@@ -156,7 +156,16 @@ both!(prometheus_metrics, Options { rate_limit_factor: 0.02, ..Options::default(
     let text = metrics().await;
     assert_eq!(count(&text, &format!("{line} ")), Some(1.0));
     assert_eq!(count(&text, "platform_rate_limited_requests_total "), Some(2.0), "{text}");
-    // Queue depths: the write queue is empty once every write was answered.
+    // Queue depths: the write queue is empty once every write was answered (activity consumers
+    // write in the background, so wait for them to settle).
+    let mut text = text;
+    for _ in 0..100 {
+        if count(&text, "platform_store_pending_writes ") == Some(0.0) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        text = metrics().await;
+    }
     assert_eq!(count(&text, "platform_store_pending_writes "), Some(0.0), "{text}");
     assert!(text.contains("# TYPE platform_store_pending_writes gauge"), "{text}");
     let (st, _, _) = parts(s.get(COMBINED, Some(&t)).await).await;

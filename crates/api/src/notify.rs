@@ -1,0 +1,158 @@
+//! Notifications produced by platform activity: the outbox consumer that maps each activity
+//! kind to its recipients and reasons (document 3's reason table), and the background task that
+//! finishes a large mark-all-read.
+use platform_store::domain::activity::Activity;
+use platform_store::domain::notifications::{self as notif, Subject};
+use platform_store::domain::repos::{self, Repo};
+use platform_store::{Conn, DbError};
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::outbox::Consumer;
+use crate::shapes::{repo_api_url, Urls};
+use crate::state::Shared;
+
+/// One notification to deliver.
+struct Delivery {
+    user_id: i64,
+    reason: &'static str,
+}
+
+/// The consumer named `notifications`.
+pub struct Notifications {
+    pub urls: Urls,
+}
+
+fn short_sha(s: &str) -> &str {
+    s.get(..7).unwrap_or(s)
+}
+
+fn str_of<'a>(p: &'a Value, k: &str) -> &'a str {
+    p.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Recipients of activity on a repository: `first` (with their reason) and then every watcher
+/// with `subscribed`; the actor is never notified of their own action, nobody twice.
+fn with_watchers(c: &mut dyn Conn, a: &Activity, repo: &Repo, first: Vec<Delivery>) -> Result<Vec<Delivery>, DbError> {
+    let mut out: Vec<Delivery> = Vec::new();
+    for d in first {
+        if Some(d.user_id) != a.actor_id && !out.iter().any(|o| o.user_id == d.user_id) && notif::can_see(c, repo.id, d.user_id)? {
+            out.push(d);
+        }
+    }
+    for w in notif::watchers(c, repo.id)? {
+        if Some(w) != a.actor_id && !out.iter().any(|o| o.user_id == w) {
+            out.push(Delivery { user_id: w, reason: "subscribed" });
+        }
+    }
+    Ok(out)
+}
+
+impl Notifications {
+    fn handle_one(&self, c: &mut dyn Conn, a: &Activity, now: i64) -> Result<(), DbError> {
+        let Some(repo_id) = a.repo_id else { return Ok(()) };
+        let Some(repo) = repos::by_id(c, repo_id)? else { return Ok(()) };
+        let base = repo_api_url(&self.urls, &repo);
+        let p = &a.payload;
+        let (title, url, latest, recipients): (String, String, String, Vec<Delivery>) = match a.kind.as_str() {
+            // A push: watchers are told about the new head commit.
+            "PushEvent" => {
+                let head = str_of(p, "head");
+                if head.is_empty() {
+                    return Ok(());
+                }
+                if let Some(actor) = a.actor_id {
+                    notif::set_pusher(c, repo.id, head, actor)?;
+                }
+                let branch = str_of(p, "ref").trim_start_matches("refs/heads/");
+                let url = format!("{base}/commits/{head}");
+                let r = with_watchers(c, a, &repo, Vec::new())?;
+                (format!("Pushed {} to {branch}", short_sha(head)), url.clone(), url, r)
+            }
+            // A commit status: the commit's pusher (`author`) and the watchers, on the commit's thread.
+            "StatusEvent" => {
+                let sha = str_of(p, "sha");
+                if sha.is_empty() {
+                    return Ok(());
+                }
+                let author = notif::pusher(c, repo.id, sha)?;
+                let first = author.map(|u| Delivery { user_id: u, reason: "author" }).into_iter().collect();
+                let r = with_watchers(c, a, &repo, first)?;
+                let title = format!("{}: {} on {}", str_of(p, "context"), str_of(p, "state"), short_sha(sha));
+                (title, format!("{base}/commits/{sha}"), format!("{base}/statuses/{sha}"), r)
+            }
+            // Workflow runs (a later issue): the user who triggered a completed run, `ci_activity`.
+            "WorkflowRunEvent" if str_of(p, "action") == "completed" => {
+                let run = p.get("workflow_run").unwrap_or(p);
+                let triggering = run.get("triggering_actor").and_then(|t| t.get("id")).and_then(Value::as_i64).or(a.actor_id);
+                let Some(user) = triggering else { return Ok(()) };
+                let id = run.get("id").and_then(Value::as_i64).unwrap_or(0);
+                let name = run.get("name").and_then(Value::as_str).unwrap_or("workflow");
+                let url = format!("{base}/actions/runs/{id}");
+                let mut r = Vec::new();
+                if notif::can_see(c, repo.id, user)? {
+                    r.push(Delivery { user_id: user, reason: "ci_activity" });
+                }
+                (format!("{name} run completed"), url.clone(), url, r)
+            }
+            // Dependency alerts (a later issue): the repository's owner and watchers, `security_alert`.
+            "DepbotAlertEvent" | "SecurityAlertEvent" if str_of(p, "action") == "created" => {
+                let alert = p.get("alert").unwrap_or(p);
+                let number = alert.get("number").and_then(Value::as_i64).unwrap_or(0);
+                let url = format!("{base}/depbot/alerts/{number}");
+                let mut r: Vec<Delivery> = Vec::new();
+                if !repo.owner.is_org() {
+                    r.push(Delivery { user_id: repo.owner.id, reason: "security_alert" });
+                }
+                for w in notif::watchers(c, repo.id)? {
+                    if !r.iter().any(|d| d.user_id == w) {
+                        r.push(Delivery { user_id: w, reason: "security_alert" });
+                    }
+                }
+                (format!("Security alert #{number}"), url.clone(), url, r)
+            }
+            _ => return Ok(()),
+        };
+        let kind = match a.kind.as_str() {
+            "WorkflowRunEvent" => "CheckSuite",
+            "DepbotAlertEvent" | "SecurityAlertEvent" => "RepositoryVulnerabilityAlert",
+            _ => "Commit",
+        };
+        let s = Subject { kind, title: &title, url: Some(&url), latest_comment_url: Some(&latest) };
+        for d in recipients {
+            notif::deliver(c, d.user_id, repo.id, &s, d.reason, now.max(a.created_at))?;
+        }
+        Ok(())
+    }
+}
+
+impl Consumer for Notifications {
+    fn name(&self) -> &'static str {
+        "notifications"
+    }
+
+    fn handle(&self, c: &mut dyn Conn, batch: &[Activity], now: i64) -> Result<(), ApiError> {
+        for a in batch {
+            self.handle_one(c, a, now)?;
+        }
+        Ok(())
+    }
+}
+
+/// Finishes a mark-all-read in the background, `chunk` threads per transaction.
+pub fn spawn_mark_all(state: Shared, user_id: i64, until: i64, chunk: i64) {
+    tokio::spawn(async move {
+        loop {
+            let now = state.clock.now();
+            let r = state.store.write(move |c| notif::mark_all_read(c, user_id, until, chunk.max(1), now)).await;
+            match r {
+                Ok(n) if n < chunk.max(1) => return,
+                Ok(_) => tokio::task::yield_now().await,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "background mark-as-read failed; retrying");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,384 @@
+//! Notifications (document 3): the caller's threads, marking them read or done, and thread
+//! subscriptions. Classic (and OAuth) tokens with `notifications` or `repo` only; every other
+//! token kind is 403. A thread of another user, or on a repository the caller can no longer
+//! see, is 404.
+use axum::http::{Method, StatusCode};
+use platform_core::time::{format_ts, http_date, parse_ts};
+use platform_core::TokenKind;
+use platform_store::domain::accounts::Account;
+use platform_store::domain::notifications::{self as notif, Filter, Thread};
+use platform_store::domain::repos;
+use platform_store::DbError;
+use serde_json::{json, Value};
+
+use crate::authorize::{has_scope, not_accessible};
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::shapes::{self, Urls};
+use crate::validate::{Field, Schema, Ty};
+
+const SCOPES: &[&str] = &["notifications", "repo"];
+const ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: None, role: Level::Read };
+pub const MARK_READ_ACCEPTED: &str =
+    "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
+
+const LIST_QUERY: [Param; 6] = [
+    Param { name: "all", ty: Ty::Bool, description: "Include read notifications (default false)." },
+    Param { name: "participating", ty: Ty::Bool, description: "Only threads the caller takes part in: every reason but `subscribed` (default false)." },
+    Param { name: "since", ty: Ty::Str, description: "Only threads updated at or after this ISO 8601 time." },
+    Param { name: "before", ty: Ty::Str, description: "Only threads updated before this ISO 8601 time." },
+    Param { name: "per_page", ty: Ty::Int, description: "Results per page (default 50, max 50)." },
+    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch." },
+];
+
+pub static LIST: Operation = Operation {
+    id: "notifications/list",
+    method: Method::GET,
+    path: "/notifications",
+    summary: "List notifications for the authenticated user",
+    docs: "https://docs.service.example/rest/activity/notifications#list-notifications-for-the-authenticated-user",
+    access: ACCESS,
+    query: &LIST_QUERY,
+    body: None,
+    responses: &[Resp::json(200, "The caller's threads, newest update first.", "Thread[]")
+        .with_headers(&["Link", "Last-Modified", "X-Poll-Interval"])],
+};
+
+pub static MARK_READ: Operation = Operation {
+    id: "notifications/mark-read",
+    method: Method::PUT,
+    path: "/notifications",
+    summary: "Mark notifications as read",
+    docs: "https://docs.service.example/rest/activity/notifications#mark-notifications-as-read",
+    access: ACCESS,
+    query: &[],
+    body: Some(&MARK_READ_BODY),
+    responses: &[
+        Resp::json(202, "Too many threads to change in one request: they are being marked in the background.", "NotificationsMarkAccepted"),
+        Resp::empty(205, "The threads updated at or before `last_read_at` were marked read."),
+    ],
+};
+
+pub static GET_THREAD: Operation = Operation {
+    id: "notifications/get-thread",
+    method: Method::GET,
+    path: "/notifications/threads/{thread_id}",
+    summary: "Get a thread",
+    docs: "https://docs.service.example/rest/activity/notifications#get-a-thread",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The thread.", "Thread").with_headers(&["Last-Modified", "X-Poll-Interval"])],
+};
+
+pub static MARK_THREAD_READ: Operation = Operation {
+    id: "notifications/mark-thread-read",
+    method: Method::PATCH,
+    path: "/notifications/threads/{thread_id}",
+    summary: "Mark a thread as read",
+    docs: "https://docs.service.example/rest/activity/notifications#mark-a-thread-as-read",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(205, "The thread was marked read.")],
+};
+
+pub static MARK_THREAD_DONE: Operation = Operation {
+    id: "notifications/mark-thread-done",
+    method: Method::DELETE,
+    path: "/notifications/threads/{thread_id}",
+    summary: "Mark a thread as done",
+    docs: "https://docs.service.example/rest/activity/notifications#mark-a-thread-as-done",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The thread is done: it leaves the lists until new activity reopens it.")],
+};
+
+pub static GET_SUBSCRIPTION: Operation = Operation {
+    id: "notifications/get-thread-subscription",
+    method: Method::GET,
+    path: "/notifications/threads/{thread_id}/subscription",
+    summary: "Get a thread subscription for the authenticated user",
+    docs: "https://docs.service.example/rest/activity/notifications#get-a-thread-subscription-for-the-authenticated-user",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The caller's subscription to the thread.", "ThreadSubscription")],
+};
+
+pub static SET_SUBSCRIPTION: Operation = Operation {
+    id: "notifications/set-thread-subscription",
+    method: Method::PUT,
+    path: "/notifications/threads/{thread_id}/subscription",
+    summary: "Set a thread subscription",
+    docs: "https://docs.service.example/rest/activity/notifications#set-a-thread-subscription",
+    access: ACCESS,
+    query: &[],
+    body: Some(&SET_SUBSCRIPTION_BODY),
+    responses: &[Resp::json(200, "The subscription: `ignored` true mutes the thread.", "ThreadSubscription")],
+};
+
+pub static DELETE_SUBSCRIPTION: Operation = Operation {
+    id: "notifications/delete-thread-subscription",
+    method: Method::DELETE,
+    path: "/notifications/threads/{thread_id}/subscription",
+    summary: "Delete a thread subscription",
+    docs: "https://docs.service.example/rest/activity/notifications#delete-a-thread-subscription",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "Unsubscribed: the thread is muted until the caller is mentioned or comments.")],
+};
+
+static MARK_READ_BODY: Schema =
+    Schema { resource: "Notification", fields: &[Field::opt("last_read_at", Ty::Str), Field::opt("read", Ty::Bool)] };
+
+static SET_SUBSCRIPTION_BODY: Schema = Schema { resource: "ThreadSubscription", fields: &[Field::opt("ignored", Ty::Bool)] };
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST, list)
+        .op(&MARK_READ, mark_read)
+        .op(&GET_THREAD, get_thread)
+        .op(&MARK_THREAD_READ, mark_thread_read)
+        .op(&MARK_THREAD_DONE, mark_thread_done)
+        .op(&GET_SUBSCRIPTION, get_subscription)
+        .op(&SET_SUBSCRIPTION, set_subscription)
+        .op(&DELETE_SUBSCRIPTION, delete_subscription)
+}
+
+/// The caller, when the credentials may use notifications: a classic or OAuth token with
+/// `notifications` or `repo`. Fine-grained, app and workflow tokens are 403.
+fn caller(ctx: &Ctx) -> ApiResult<Account> {
+    let t = match &ctx.principal {
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+        Principal::Token(t) => t,
+    };
+    let kind = t.token.kind;
+    if !matches!(kind, TokenKind::Classic | TokenKind::Oauth) || !has_scope(&t.token.scopes, SCOPES) {
+        return Err(not_accessible(kind));
+    }
+    t.user.clone().ok_or_else(|| not_accessible(kind))
+}
+
+fn thread_url(u: &Urls, id: i64) -> String {
+    format!("{}/notifications/threads/{id}", u.api)
+}
+
+fn thread_json(ctx: &Ctx, t: &Thread, repo: &repos::Repo) -> Value {
+    thread_value(&ctx.app.urls, ctx.version, t, repo)
+}
+
+/// ThreadSubscription: by default the caller is subscribed for the thread's reason; explicit
+/// subscriptions have no reason; a deleted one is neither subscribed nor ignored.
+fn subscription_json(u: &Urls, t: &Thread) -> Value {
+    let url = thread_url(u, t.id);
+    let (subscribed, ignored, reason, created) = match t.sub_state.as_str() {
+        "subscribed" => (true, false, None, t.sub_created_at),
+        "ignored" => (false, true, None, t.sub_created_at),
+        "unsubscribed" => (false, false, None, None),
+        _ => (true, false, Some(t.reason.clone()), Some(t.created_at)),
+    };
+    json!({
+        "subscribed": subscribed,
+        "ignored": ignored,
+        "reason": reason,
+        "created_at": created.map(format_ts),
+        "url": format!("{url}/subscription"),
+        "thread_url": url,
+    })
+}
+
+fn bool_param(ctx: &Ctx, name: &str) -> ApiResult<bool> {
+    match ctx.query.get(name) {
+        None => Ok(false),
+        Some(v) => match v.to_ascii_lowercase().as_str() {
+            "true" | "1" => Ok(true),
+            "false" | "0" | "" => Ok(false),
+            _ => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
+        },
+    }
+}
+
+fn time_param(ctx: &Ctx, name: &str) -> ApiResult<Option<i64>> {
+    match ctx.query.get(name) {
+        None => Ok(None),
+        Some(v) => parse_ts(v)
+            .map(Some)
+            .ok_or_else(|| ApiError::invalid_request(format!("For '{name}', {v:?} is not a timestamp."))),
+    }
+}
+
+fn poll_interval(ctx: &Ctx) -> String {
+    ctx.app.config.notifications_poll_interval.to_string()
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let user = caller(&ctx)?;
+    let f = Filter {
+        all: bool_param(&ctx, "all")?,
+        participating: bool_param(&ctx, "participating")?,
+        since: time_param(&ctx, "since")?,
+        before: time_param(&ctx, "before")?,
+    };
+    let page = ctx.page(50, 50)?;
+    let uid = user.id;
+    let (threads, repos, total, modified) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let (threads, total) = notif::list(c, uid, &f, page.offset(), page.per_page)?;
+            let mut repos: Vec<repos::Repo> = Vec::new();
+            for t in &threads {
+                if !repos.iter().any(|r| r.id == t.repo_id) {
+                    if let Some(r) = repos::by_id(c, t.repo_id)? {
+                        repos.push(r);
+                    }
+                }
+            }
+            Ok((threads, repos, total, notif::modified_at(c, uid)?))
+        })
+        .await?;
+    let body: Vec<Value> = threads
+        .iter()
+        .filter_map(|t| repos.iter().find(|r| r.id == t.repo_id).map(|r| thread_json(&ctx, t, r)))
+        .collect();
+    Ok(Reply::ok(Value::Array(body))
+        .opt_header("link", ctx.link(page, total))
+        .opt_header("last-modified", modified.map(http_date))
+        .header("x-poll-interval", poll_interval(&ctx)))
+}
+
+#[derive(serde::Deserialize)]
+struct MarkReadBody {
+    last_read_at: Option<String>,
+    read: Option<bool>,
+}
+
+async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let user = caller(&ctx)?;
+    ctx.check_body(&body)?;
+    let b: MarkReadBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let now = ctx.app.clock.now();
+    let until = match &b.last_read_at {
+        Some(s) => parse_ts(s).ok_or_else(|| {
+            ApiError::invalid_field("Notification", "last_read_at", "invalid", Some(format!("{s:?} is not a timestamp")))
+        })?,
+        None => now,
+    };
+    // `read: false` changes nothing (threads become unread only through new activity).
+    if b.read == Some(false) {
+        return Ok(Reply::empty(StatusCode::RESET_CONTENT));
+    }
+    let limit = ctx.app.config.notifications_sync_limit.max(1);
+    let uid = user.id;
+    let done = ctx
+        .app
+        .store
+        .write(move |c| -> Result<bool, DbError> {
+            if notif::count_unread_until(c, uid, until)? > limit {
+                return Ok(false);
+            }
+            notif::mark_all_read(c, uid, until, limit, now)?;
+            Ok(true)
+        })
+        .await?;
+    if done {
+        return Ok(Reply::empty(StatusCode::RESET_CONTENT));
+    }
+    crate::notify::spawn_mark_all(ctx.app.clone(), uid, until, limit);
+    Ok(Reply::json(StatusCode::ACCEPTED, json!({ "message": MARK_READ_ACCEPTED })))
+}
+
+/// The caller's thread of the path (with its repository), 404 otherwise.
+async fn thread(ctx: &Ctx) -> ApiResult<(Account, Thread, repos::Repo)> {
+    let user = caller(ctx)?;
+    let id: i64 = ctx.param("thread_id").parse().map_err(|_| ApiError::not_found())?;
+    let uid = user.id;
+    let found = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(t) = notif::get(c, uid, id)? else { return Ok(None) };
+            Ok(repos::by_id(c, t.repo_id)?.map(|r| (t, r)))
+        })
+        .await?;
+    let (t, r) = found.ok_or_else(ApiError::not_found)?;
+    Ok((user, t, r))
+}
+
+async fn get_thread(ctx: Ctx) -> ApiResult<Reply> {
+    let (user, t, repo) = thread(&ctx).await?;
+    let uid = user.id;
+    let modified = ctx.app.store.read(move |c| notif::modified_at(c, uid)).await.map_err(ApiError::from)?;
+    Ok(Reply::ok(thread_json(&ctx, &t, &repo))
+        .opt_header("last-modified", modified.map(http_date))
+        .header("x-poll-interval", poll_interval(&ctx)))
+}
+
+async fn mark_thread_read(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, t, _) = thread(&ctx).await?;
+    let now = ctx.app.clock.now();
+    ctx.app.store.write(move |c| notif::mark_read(c, &t, now)).await.map_err(ApiError::from)?;
+    Ok(Reply::empty(StatusCode::RESET_CONTENT))
+}
+
+async fn mark_thread_done(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, t, _) = thread(&ctx).await?;
+    let now = ctx.app.clock.now();
+    ctx.app.store.write(move |c| notif::mark_done(c, &t, now)).await.map_err(ApiError::from)?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+async fn get_subscription(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, t, _) = thread(&ctx).await?;
+    Ok(Reply::ok(subscription_json(&ctx.app.urls, &t)))
+}
+
+async fn set_subscription(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (_, t, _) = thread(&ctx).await?;
+    ctx.check_body(&body)?;
+    let ignored = body.get("ignored").and_then(Value::as_bool).unwrap_or(false);
+    let state = if ignored { "ignored" } else { "subscribed" };
+    let now = ctx.app.clock.now();
+    let id = t.id;
+    let uid = t.user_id;
+    let t = ctx
+        .app
+        .store
+        .write(move |c| -> Result<_, DbError> {
+            notif::set_subscription(c, &t, state, now)?;
+            notif::get(c, uid, id)
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    Ok(Reply::ok(subscription_json(&ctx.app.urls, &t)))
+}
+
+async fn delete_subscription(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, t, _) = thread(&ctx).await?;
+    let now = ctx.app.clock.now();
+    ctx.app.store.write(move |c| notif::set_subscription(c, &t, "unsubscribed", now)).await.map_err(ApiError::from)?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+/// The Thread shape (api-facts §4.11).
+pub fn thread_value(u: &Urls, version: platform_core::ApiVersion, t: &Thread, repo: &repos::Repo) -> Value {
+    let url = thread_url(u, t.id);
+    json!({
+        "id": t.id.to_string(),
+        "repository": shapes::minimal_repository(u, version, repo),
+        "subject": {"title": t.subject_title, "url": t.subject_url, "latest_comment_url": t.latest_comment_url, "type": t.subject_type},
+        "reason": t.reason,
+        "unread": t.unread,
+        "updated_at": format_ts(t.updated_at),
+        "last_read_at": t.last_read_at.map(format_ts),
+        "subscription_url": format!("{url}/subscription"),
+        "url": url,
+    })
+}
