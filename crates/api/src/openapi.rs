@@ -92,7 +92,7 @@ fn operation(op: &Operation) -> Value {
         let extra: Vec<&str> = r.headers.iter().copied().chain((op.method == "GET").then_some("ETag")).collect();
         responses.insert(r.status.to_string(), response(r.description, r.schema.map(schema_ref), &extra));
     }
-    let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}");
+    let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
     if op.method == "GET" {
         responses.insert("304".into(), response("Not modified: the `If-None-Match` ETag is current (not charged).", None, &["ETag"]));
     }
@@ -157,6 +157,7 @@ fn header_components() -> Value {
         "ETag": string("Strong entity tag; send it back in `If-None-Match`."),
         "Link": string("Pagination links (`first`, `prev`, `next`, `last`) with absolute URLs."),
         "Location": string("URL of the created or moved resource."),
+        "X-Poll-Interval": int("Minimum seconds between polls of this feed; it rises under load and clients must obey it."),
     })
 }
 

@@ -31,6 +31,9 @@ pub struct ApiConfig {
     pub trust_forwarded: bool,
     /// Guards the control plane under `/_admin/`.
     pub admin_token: String,
+    /// `X-Poll-Interval` of the event feeds, in seconds; doubled while the server is busy
+    /// (see `ops::events::poll_interval`).
+    pub poll_interval: u64,
 }
 
 impl Default for ApiConfig {
@@ -42,6 +45,7 @@ impl Default for ApiConfig {
             max_body_bytes: 1 << 20,
             trust_forwarded: false,
             admin_token: String::new(),
+            poll_interval: 60,
         }
     }
 }
@@ -54,11 +58,14 @@ pub struct Caches {
     pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
     /// (path and query, version) → a whole GET response.
     pub responses: GenCache<(String, ApiVersion), Reply>,
+    /// (timeline variant, path and query, version) → a feed page and the clock time until which
+    /// it stays exact (its oldest event leaves the 30-day window then).
+    pub feeds: GenCache<(String, ApiVersion), (i64, i64, Reply)>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), feeds: GenCache::new(4_096) }
     }
 }
 
@@ -67,6 +74,7 @@ impl Caches {
         self.tokens.clear();
         self.repos.clear();
         self.responses.clear();
+        self.feeds.clear();
     }
 }
 

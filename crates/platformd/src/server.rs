@@ -42,6 +42,7 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
         max_body_bytes: c.max_body_bytes,
         trust_forwarded: c.trust_forwarded,
         admin_token,
+        poll_interval: c.poll_interval,
     };
     AppState::new(store, clock, api)
 }

@@ -64,6 +64,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         max_body_bytes: opts.max_body_bytes,
         trust_forwarded: false,
         admin_token: ADMIN.into(),
+        poll_interval: 60,
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
