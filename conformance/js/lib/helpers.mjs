@@ -134,6 +134,13 @@ export const OPERATIONS = [
   "authorizations/delete-grant",
   "rate-limit/get",
   "meta/root",
+  "events/list-public",
+  "events/list-for-network",
+  "events/list-for-org",
+  "events/list-for-repo",
+  "events/list-for-user",
+  "events/list-public-for-user",
+  "events/list-org-for-user",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}
