@@ -134,6 +134,17 @@ async fn dump_dom(chromium: PathBuf, url: String) -> String {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", chromium.display()));
+        // Drain both pipes while waiting: a DOM larger than the pipe buffer would otherwise block
+        // Chromium's write forever.
+        let drain = |mut r: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = r.read_to_end(&mut buf);
+                buf
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().unwrap()));
+        let stderr = drain(Box::new(child.stderr.take().unwrap()));
         let deadline = Instant::now() + Duration::from_secs(90);
         while child.try_wait().unwrap().is_none() {
             if Instant::now() > deadline {
@@ -143,7 +154,11 @@ async fn dump_dom(chromium: PathBuf, url: String) -> String {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let out = child.wait_with_output().unwrap();
+        let out = std::process::Output {
+            status: child.wait().unwrap(),
+            stdout: stdout.join().unwrap(),
+            stderr: stderr.join().unwrap(),
+        };
         let dom = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success() && dom.contains("</html>"),
