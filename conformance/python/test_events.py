@@ -79,9 +79,23 @@ def test_private_repo_events_members_only(world):
     assert e.value.status == 404
 
 
-@pytest.mark.op("events/list-for-network")
+NETWORK_NOTE = (
+    "Repository.get_network_events needs owner.login, which a lazy Repository completes through "
+    "GET /repos/{owner}/{repo} (not served); driven through PaginatedList(Event, gh.requester, ...)"
+)
+USER_NOTE = (
+    "NamedUser.get_events/get_public_events need the user's url, which a lazy NamedUser completes "
+    "through GET /users/{username} (not served); driven through PaginatedList(Event, gh.requester, ...)"
+)
+
+
+def feed(gh, path):
+    return list(PaginatedList(Event, gh.requester, path, None))
+
+
+@pytest.mark.op("events/list-for-network", supported=False, note=NETWORK_NOTE)
 def test_network_events(world):
-    got = list(client(world["token"]).get_repo(PUBLIC_REPO).get_network_events())
+    got = feed(client(world["token"]), f"/networks/{PUBLIC_REPO}/events")
     assert len(pushes(got, world["public"][1])) == 1
 
 
@@ -94,19 +108,19 @@ def test_org_events_carry_org(world):
     assert not pushes(got, world["private"][1])
 
 
-@pytest.mark.op("events/list-for-user")
+@pytest.mark.op("events/list-for-user", supported=False, note=USER_NOTE)
 def test_user_events_private_only_for_self(world):
-    mine = list(client(world["token"]).get_user(world["login"]).get_events())
+    mine = feed(client(world["token"]), f"/users/{world['login']}/events")
     assert len(pushes(mine, world["public"][1])) == 1
     assert len(pushes(mine, world["private"][1])) == 1
-    theirs = list(client("stranger").get_user(world["login"]).get_events())
+    theirs = feed(client("stranger"), f"/users/{world['login']}/events")
     assert len(pushes(theirs, world["public"][1])) == 1
     assert not pushes(theirs, world["private"][1])
 
 
-@pytest.mark.op("events/list-public-for-user")
+@pytest.mark.op("events/list-public-for-user", supported=False, note=USER_NOTE)
 def test_public_events_for_user(world):
-    got = list(client(world["token"]).get_user(world["login"]).get_public_events())
+    got = feed(client(world["token"]), f"/users/{world['login']}/events/public")
     assert sorted(e.type for e in got) == ["CreateEvent", "PushEvent"]
     assert all(e.public for e in got)
 
@@ -120,8 +134,7 @@ ORG_EVENTS_NOTE = (
 @pytest.mark.op("events/list-org-for-user", supported=False, note=ORG_EVENTS_NOTE)
 def test_org_dashboard(world):
     gh = client("owner")
-    events = PaginatedList(Event, gh.requester, f"/users/octo/events/orgs/{ORG}", None)
-    got = list(events)
+    got = feed(gh, f"/users/octo/events/orgs/{ORG}")
     assert len(pushes(got, world["private"][1])) == 1
     assert all(e.org.login == ORG for e in got)
 
