@@ -245,7 +245,7 @@ async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -
             let until = rows.iter().map(|e| e.activity.created_at + WINDOW_SECONDS).min().unwrap_or(i64::MAX);
             let total = rows.len() as i64;
             let start = page.offset().min(total) as usize;
-            let end = (page.offset() + page.per_page).min(total) as usize;
+            let end = page.offset().saturating_add(page.per_page).min(total) as usize;
             let body: Vec<Value> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
             let reply = Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total));
             let etag = reply.body().map(|b| crate::contract::etag_of(b));

@@ -382,3 +382,13 @@ both!(openapi_documents_the_feeds, |s| {
     assert!(doc["components"]["schemas"]["Event"]["properties"]["payload"].is_object());
     assert!(doc["components"]["headers"]["X-Poll-Interval"].is_object());
 });
+
+both!(huge_page_numbers_are_empty_pages, |s| {
+    s.user("alice").await;
+    s.repo("alice", "pub", false).await;
+    s.push("alice/pub", "refs/heads/main", SHA).await;
+    for p in ["/events?page=9223372036854775807", "/repos/alice/pub/events?page=99999999999999999999&per_page=100"] {
+        let (_, ev) = list(&s, p, None).await;
+        assert!(ev.is_empty(), "{p}");
+    }
+});
