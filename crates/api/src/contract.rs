@@ -63,8 +63,8 @@ pub fn etag_of(body: &[u8]) -> String {
     format!("\"{}\"", &sha256_hex(body)[..32])
 }
 
-fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
-    let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
+fn etag_matches(if_none_match: Option<&HeaderValue>, etag: &str) -> bool {
+    let Some(inm) = if_none_match.and_then(|v| v.to_str().ok()) else { return false };
     let bare = etag.trim_start_matches("W/");
     inm.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == bare)
 }
@@ -156,7 +156,8 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             quota = Some(app.limiter.peek(&class, now));
         }
         req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone() });
-        let conditional = req.headers().clone();
+        // Only `If-None-Match` is needed after the handler: keep it, not a copy of every header.
+        let conditional = req.headers().get(header::IF_NONE_MATCH).cloned();
         let mut resp = next.run(req).await;
 
         // Strong ETag on successful GETs; a matching If-None-Match is a 304 that costs nothing.
@@ -170,7 +171,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                     (etag_of(&bytes), Body::from(bytes))
                 }
             };
-            if etag_matches(&conditional, &etag) {
+            if etag_matches(conditional.as_ref(), &etag) {
                 resp = Response::from_parts(parts, Body::empty());
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
                 resp.headers_mut().remove(header::CONTENT_TYPE);
