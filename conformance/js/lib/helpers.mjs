@@ -142,6 +142,13 @@ export const OPERATIONS = [
   "notifications/get-thread-subscription",
   "notifications/set-thread-subscription",
   "notifications/delete-thread-subscription",
+  "events/list-public",
+  "events/list-for-network",
+  "events/list-for-org",
+  "events/list-for-repo",
+  "events/list-for-user",
+  "events/list-public-for-user",
+  "events/list-org-for-user",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

@@ -10,7 +10,7 @@ use platform_store::DbError;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, TeamIn, TokenIn, UserIn};
+use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, TeamIn, TokenIn, UserIn};
 use crate::error::{ApiError, ApiResult};
 use crate::faults::FaultIn;
 use crate::principal::constant_time_eq;
@@ -30,6 +30,7 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/repos/{owner}/{repo}/rename", post(rename_repo))
         .route("/repos/{owner}/{repo}/watchers", post(add_watcher))
         .route("/notifications", post(create_notification))
+        .route("/repos/{owner}/{repo}/stars", post(star))
         .route("/apps", post(create_app))
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))
@@ -108,6 +109,19 @@ async fn push_ref(State(app): State<Shared>, Path((owner, repo)): Path<(String, 
     })
     .await?;
     Ok(Reply::created(out))
+}
+
+async fn star(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let s: StarIn = parse(b)?;
+    let out = write(&app, move |c, now| {
+        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
+        control::star(c, &repo, &s, now)
+    })
+    .await?;
+    Ok(match out {
+        Some(v) => Reply::created(v),
+        None => Reply::empty(StatusCode::NO_CONTENT),
+    })
 }
 
 async fn rename_repo(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {

@@ -64,20 +64,24 @@ pub fn etag_of(body: &[u8]) -> String {
     format!("\"{}\"", &sha256_hex(body)[..32])
 }
 
-fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
-    let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else { return false };
+fn etag_matches(if_none_match: Option<&HeaderValue>, etag: &str) -> bool {
+    let Some(inm) = if_none_match.and_then(|v| v.to_str().ok()) else { return false };
     let bare = etag.trim_start_matches("W/");
     inm.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == bare)
 }
 
 /// A handler's `Last-Modified` answered by `If-Modified-Since` (only when no `If-None-Match`
 /// was sent: that one takes precedence): the resource did not change since the client's copy.
-fn not_modified_since(headers: &HeaderMap, last_modified: Option<&HeaderValue>) -> bool {
-    if headers.contains_key(header::IF_NONE_MATCH) {
+fn not_modified_since(
+    if_none_match: Option<&HeaderValue>,
+    if_modified_since: Option<&HeaderValue>,
+    last_modified: Option<&HeaderValue>,
+) -> bool {
+    if if_none_match.is_some() {
         return false;
     }
     let parse = |v: &HeaderValue| v.to_str().ok().and_then(platform_core::time::parse_http_date);
-    match (headers.get(header::IF_MODIFIED_SINCE).and_then(parse), last_modified.and_then(parse)) {
+    match (if_modified_since.and_then(parse), last_modified.and_then(parse)) {
         (Some(since), Some(modified)) => modified <= since,
         _ => false,
     }
@@ -170,7 +174,9 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             quota = Some(app.limiter.peek(&class, now));
         }
         req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone() });
-        let conditional = req.headers().clone();
+        // Only the conditional headers are needed after the handler: keep them, not every header.
+        let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
+        let if_modified_since = req.headers().get(header::IF_MODIFIED_SINCE).cloned();
         let mut resp = next.run(req).await;
 
         // Strong ETag on successful GETs; a matching If-None-Match is a 304 that costs nothing.
@@ -184,7 +190,9 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                     (etag_of(&bytes), Body::from(bytes))
                 }
             };
-            if etag_matches(&conditional, &etag) || not_modified_since(&conditional, parts.headers.get(header::LAST_MODIFIED)) {
+            if etag_matches(if_none_match.as_ref(), &etag)
+                || not_modified_since(if_none_match.as_ref(), if_modified_since.as_ref(), parts.headers.get(header::LAST_MODIFIED))
+            {
                 resp = Response::from_parts(parts, Body::empty());
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
                 resp.headers_mut().remove(header::CONTENT_TYPE);

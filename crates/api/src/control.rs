@@ -296,6 +296,25 @@ pub fn notify(c: &mut dyn Conn, n: &NotificationIn, now: i64) -> R<(notification
 }
 
 #[derive(Deserialize)]
+pub struct StarIn {
+    pub login: String,
+}
+
+/// Stars a repository for a user and records a `WatchEvent` in the same transaction; `None`
+/// when the user had already starred it (nothing recorded).
+pub fn star(c: &mut dyn Conn, repo: &Repo, s: &StarIn, now: i64) -> R<Option<serde_json::Value>> {
+    let u = user(c, &s.login)?;
+    if !platform_store::domain::feeds::star(c, repo.id, u.id, now)? {
+        return Ok(None);
+    }
+    let payload = json!({"action": "started"});
+    let org_id = repo.owner.is_org().then_some(repo.owner.id);
+    let a = NewActivity { kind: "WatchEvent", actor_id: Some(u.id), repo_id: Some(repo.id), org_id, public: !repo.private, payload: &payload };
+    activity::record(c, &a, now)?;
+    Ok(Some(json!({"repo": repo.full_name(), "login": u.login, "starred_at": platform_core::time::format_ts(now)})))
+}
+
+#[derive(Deserialize)]
 pub struct AppIn {
     pub name: String,
     pub owner: String,

@@ -92,7 +92,7 @@ fn operation(op: &Operation) -> Value {
         let extra: Vec<&str> = r.headers.iter().copied().chain((op.method == "GET").then_some("ETag")).collect();
         responses.insert(r.status.to_string(), response(r.description, r.schema.map(schema_ref), &extra));
     }
-    let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}");
+    let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
     if op.method == "GET" {
         let desc = if op.responses.iter().any(|r| r.headers.contains(&"Last-Modified")) {
             "Not modified: the `If-None-Match` ETag, or the `If-Modified-Since` time, is current (not charged)."

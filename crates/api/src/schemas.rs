@@ -267,6 +267,37 @@ fn thread_subscription() -> Value {
     )
 }
 
+/// Activity event of the feeds (api-facts §4.10) with the payloads platformd produces.
+fn event() -> Value {
+    let int = || json!({"type": "integer"});
+    let actor = object(
+        &[("id", int()), ("login", string()), ("gravatar_id", nullable(string())), ("url", uri()), ("avatar_url", uri())],
+        &[("display_login", string())],
+    );
+    let repo = object(&[("id", int()), ("name", string()), ("url", uri())], &[]);
+    let watch = object(&[("action", string())], &[]);
+    let push = object(
+        &[("repository_id", int()), ("push_id", int()), ("ref", string()), ("head", string()), ("before", string())],
+        &[],
+    );
+    let create = object(
+        &[("ref", string()), ("ref_type", string()), ("full_ref", string()), ("master_branch", string()), ("pusher_type", string())],
+        &[("description", nullable(string()))],
+    );
+    object(
+        &[
+            ("id", string()),
+            ("type", nullable(string())),
+            ("actor", actor.clone()),
+            ("repo", repo),
+            ("payload", json!({ "description": "Shape by `type`: WatchEvent, PushEvent, CreateEvent.", "anyOf": [watch, push, create] })),
+            ("public", json!({"type": "boolean"})),
+            ("created_at", nullable(timestamp())),
+        ],
+        &[("org", actor)],
+    )
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -291,6 +322,7 @@ pub fn components() -> Value {
         "Thread": thread(),
         "ThreadSubscription": thread_subscription(),
         "NotificationsMarkAccepted": object(&[("message", string())], &[]),
+        "Event": event(),
         "BasicError": basic_error(),
         "ValidationError": validation_error(),
     })

@@ -36,6 +36,9 @@ pub struct ApiConfig {
     pub notifications_sync_limit: i64,
     /// `X-Poll-Interval` of the notification operations, in seconds.
     pub notifications_poll_interval: u64,
+    /// `X-Poll-Interval` of the event feeds, in seconds; doubled while the server is busy
+    /// (see `ops::events::poll_interval`).
+    pub poll_interval: u64,
 }
 
 impl Default for ApiConfig {
@@ -49,6 +52,7 @@ impl Default for ApiConfig {
             admin_token: String::new(),
             notifications_sync_limit: 1000,
             notifications_poll_interval: 60,
+            poll_interval: 60,
         }
     }
 }
@@ -61,11 +65,14 @@ pub struct Caches {
     pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
     /// (path and query, version, caller) → a whole GET response.
     pub responses: GenCache<(String, ApiVersion, i64), Reply>,
+    /// (timeline variant, path and query, version) → a feed page and the clock time until which
+    /// it stays exact (its oldest event leaves the 30-day window then).
+    pub feeds: GenCache<(String, ApiVersion), (i64, i64, Reply)>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), feeds: GenCache::new(4_096) }
     }
 }
 
@@ -74,6 +81,7 @@ impl Caches {
         self.tokens.clear();
         self.repos.clear();
         self.responses.clear();
+        self.feeds.clear();
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Config {
     pub db_pool_size: usize,
     /// `PLATFORM_SHUTDOWN_GRACE_SECONDS`: after SIGTERM/SIGINT, how long requests in flight may finish.
     pub shutdown_grace_seconds: u64,
+    /// `PLATFORM_POLL_INTERVAL`: `X-Poll-Interval` seconds of the event feeds (doubled under load).
+    pub poll_interval: u64,
     /// `PLATFORM_LOG_FORMAT`: `text` or `json`.
     pub log_format: String,
     /// `PLATFORM_LOG`: a tracing filter such as `info` or `platformd=debug`.
@@ -56,6 +58,7 @@ impl Default for Config {
             sqlite_synchronous: "full".into(),
             db_pool_size: 8,
             shutdown_grace_seconds: 10,
+            poll_interval: 60,
             log_format: "text".into(),
             log: "info".into(),
             notifications_sync_limit: 1000,
@@ -127,6 +130,7 @@ impl Config {
         if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") { c.sqlite_synchronous = v; }
         if let Some(v) = get("PLATFORM_DB_POOL_SIZE") { c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?; }
         if let Some(v) = get("PLATFORM_SHUTDOWN_GRACE_SECONDS") { c.shutdown_grace_seconds = number("PLATFORM_SHUTDOWN_GRACE_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_POLL_INTERVAL") { c.poll_interval = number("PLATFORM_POLL_INTERVAL", &v)?; }
         if let Some(v) = get("PLATFORM_LOG_FORMAT") { c.log_format = v; }
         if let Some(v) = get("PLATFORM_LOG") { c.log = v; }
         if let Some(v) = get("PLATFORM_NOTIFICATIONS_SYNC_LIMIT") { c.notifications_sync_limit = number("PLATFORM_NOTIFICATIONS_SYNC_LIMIT", &v)?; }
@@ -147,6 +151,9 @@ impl Config {
         }
         if self.notifications_sync_limit < 1 {
             return Err("notifications_sync_limit must be at least 1".into());
+        }
+        if self.poll_interval == 0 {
+            return Err("poll_interval must be at least 1".into());
         }
         if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
             return Err("rate_limit_factor must be positive".into());

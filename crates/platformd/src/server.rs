@@ -44,6 +44,7 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
         admin_token,
         notifications_sync_limit: c.notifications_sync_limit,
         notifications_poll_interval: c.notifications_poll_interval,
+        poll_interval: c.poll_interval,
     };
     AppState::new(store, clock, api)
 }

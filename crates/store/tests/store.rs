@@ -329,7 +329,7 @@ async fn migrations_are_idempotent(store: Store, db: TestDatabase) {
         .await
         .unwrap();
     let names: Vec<(i64, &str)> = applied.iter().map(|r| (r.i64(0), r.str(1))).collect();
-    assert_eq!(names, [(1, "0001_foundation"), (2, "0002_commits"), (3, "0003_outbox"), (6, "0006_notifications")]);
+    assert_eq!(names, [(1, "0001_foundation"), (2, "0002_commits"), (3, "0003_outbox"), (4, "0004_feeds"), (6, "0006_notifications")]);
     again.close().await;
     store.ping().await.unwrap();
 }

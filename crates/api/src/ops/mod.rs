@@ -1,5 +1,6 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
+pub mod events;
 pub mod meta;
 pub mod notifications;
 pub mod statuses;
@@ -10,5 +11,6 @@ pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
     let api = statuses::routes(api);
     let api = notifications::routes(api);
+    let api = events::routes(api);
     authorizations::routes(api)
 }

@@ -69,6 +69,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         admin_token: ADMIN.into(),
         notifications_sync_limit: opts.notifications_sync_limit,
         notifications_poll_interval: 60,
+        poll_interval: 60,
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);

@@ -6,6 +6,7 @@ mod admin;
 mod authorizations;
 mod contract;
 mod docs;
+mod events;
 mod faults;
 mod meta;
 mod notifications;

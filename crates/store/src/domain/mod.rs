@@ -3,6 +3,7 @@ pub mod accounts;
 pub mod activity;
 pub mod apps;
 pub mod notifications;
+pub mod feeds;
 pub mod repos;
 pub mod statuses;
 pub mod tokens;

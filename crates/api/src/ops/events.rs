@@ -1,0 +1,316 @@
+//! Event feeds (document 3): polled timelines of platform activity.
+//!
+//! Each timeline is read straight from the activity outbox (`platform_store::domain::feeds`):
+//! the newest 300 feed events of one index range, then only those of the last 30 days by the
+//! platform clock, newest first, paginated. Pages are cached with their ETag while nothing was
+//! written and no event of the timeline has left the window, so a conditional poll that answers
+//! 304 neither queries the database nor hashes a body.
+use std::sync::atomic::Ordering;
+
+use axum::http::Method;
+use platform_core::time::format_ts;
+use platform_core::TokenKind;
+use platform_store::domain::accounts::{self, Account};
+use platform_store::domain::feeds::{self, FeedEvent, Scope};
+use platform_store::DbError;
+use serde_json::{json, Map, Value};
+
+use crate::authorize::{has_permission, not_accessible};
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::Ctx;
+use crate::router::Api;
+use crate::shapes::Urls;
+
+/// Events older than this leave every timeline.
+pub const WINDOW_SECONDS: i64 = 30 * 24 * 3600;
+/// Requests in flight above which the server counts as busy and `X-Poll-Interval` doubles.
+pub const BUSY_IN_FLIGHT: i64 = 512;
+
+const HEADERS: &[&str] = &["Link", "X-Poll-Interval"];
+
+/// Public data, readable without credentials; no scope or permission.
+const PUBLIC: Access = Access { auth: AuthKind::Token, public: true, scopes: &[], permission: None, role: Level::Read };
+/// A repository's events: Metadata read; private repositories need a private-repository scope.
+const REPO: Access = Access::read(&["repo"], "metadata");
+/// A user's events: private ones need the optional Events (user) permission of fine-grained tokens.
+const USER: Access =
+    Access { auth: AuthKind::Token, public: true, scopes: &[], permission: Some(("events", Level::Read)), role: Level::Read };
+/// The user's organization dashboard: authenticated as that user, Events (organization) read.
+const ORG_FOR_USER: Access =
+    Access { auth: AuthKind::Token, public: false, scopes: &[], permission: Some(("events", Level::Read)), role: Level::Read };
+
+pub static LIST_PUBLIC: Operation = Operation {
+    id: "events/list-public",
+    method: Method::GET,
+    path: "/events",
+    summary: "List public events",
+    docs: "https://docs.service.example/rest/activity/events#list-public-events",
+    access: PUBLIC,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Public events of public repositories, newest first (`per_page` default 15).", "Event[]")
+        .with_headers(HEADERS)],
+};
+
+pub static LIST_FOR_NETWORK: Operation = Operation {
+    id: "events/list-for-network",
+    method: Method::GET,
+    path: "/networks/{owner}/{repo}/events",
+    summary: "List public events for a network of repositories",
+    docs: "https://docs.service.example/rest/activity/events#list-public-events-for-a-network-of-repositories",
+    access: REPO,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Events of the repository's network, newest first.", "Event[]").with_headers(HEADERS)],
+};
+
+pub static LIST_FOR_ORG: Operation = Operation {
+    id: "events/list-for-org",
+    method: Method::GET,
+    path: "/orgs/{org}/events",
+    summary: "List public organization events",
+    docs: "https://docs.service.example/rest/activity/events#list-public-organization-events",
+    access: PUBLIC,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Public events of the organization's repositories, newest first; elements carry `org`.", "Event[]")
+        .with_headers(HEADERS)],
+};
+
+pub static LIST_FOR_REPO: Operation = Operation {
+    id: "events/list-for-repo",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/events",
+    summary: "List repository events",
+    docs: "https://docs.service.example/rest/activity/events#list-repository-events",
+    access: REPO,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Events of the repository, newest first.", "Event[]").with_headers(HEADERS)],
+};
+
+pub static LIST_FOR_USER: Operation = Operation {
+    id: "events/list-for-user",
+    method: Method::GET,
+    path: "/users/{username}/events",
+    summary: "List events for the authenticated user",
+    docs: "https://docs.service.example/rest/activity/events#list-events-for-the-authenticated-user",
+    access: USER,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Events the user performed, newest first; private ones only for the user themself.", "Event[]")
+        .with_headers(HEADERS)],
+};
+
+pub static LIST_PUBLIC_FOR_USER: Operation = Operation {
+    id: "events/list-public-for-user",
+    method: Method::GET,
+    path: "/users/{username}/events/public",
+    summary: "List public events for a user",
+    docs: "https://docs.service.example/rest/activity/events#list-public-events-for-a-user",
+    access: PUBLIC,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Public events the user performed, newest first.", "Event[]").with_headers(HEADERS)],
+};
+
+pub static LIST_ORG_FOR_USER: Operation = Operation {
+    id: "events/list-org-for-user",
+    method: Method::GET,
+    path: "/users/{username}/events/orgs/{org}",
+    summary: "List organization events for the authenticated user",
+    docs: "https://docs.service.example/rest/activity/events#list-organization-events-for-the-authenticated-user",
+    access: ORG_FOR_USER,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(
+        200,
+        "The user's organization dashboard: events of the organization's repositories (private ones for members), newest first; elements carry `org`.",
+        "Event[]",
+    )
+    .with_headers(HEADERS)],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST_PUBLIC, list_public)
+        .op(&LIST_FOR_NETWORK, list_for_repo)
+        .op(&LIST_FOR_ORG, list_for_org)
+        .op(&LIST_FOR_REPO, list_for_repo)
+        .op(&LIST_FOR_USER, list_for_user)
+        .op(&LIST_PUBLIC_FOR_USER, list_public_for_user)
+        .op(&LIST_ORG_FOR_USER, list_org_for_user)
+}
+
+/// `X-Poll-Interval`: the configured interval, doubled while more than [`BUSY_IN_FLIGHT`]
+/// requests are in flight.
+pub fn poll_interval(base: u64, in_flight: i64) -> u64 {
+    if in_flight > BUSY_IN_FLIGHT { base.saturating_mul(2) } else { base }
+}
+
+async fn list_public(ctx: Ctx) -> ApiResult<Reply> {
+    feed(&ctx, Scope::Public, "public".into(), 15).await
+}
+
+/// The repository and network feeds (no forks exist, so a network is its repository): the
+/// repository's events to whoever may see the repository.
+async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    feed(&ctx, Scope::Repo(repo.id), format!("repo:{}", repo.id), 30).await
+}
+
+async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
+    let org = account(&ctx, ctx.param("org"), true).await?;
+    feed(&ctx, Scope::Org { id: org.id, public_only: true }, format!("org:{}:public", org.id), 30).await
+}
+
+async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
+    let user = account(&ctx, ctx.param("username"), false).await?;
+    let own = sees_own_private_events(&ctx.principal, &user);
+    feed(&ctx, Scope::Actor { id: user.id, public_only: !own }, format!("actor:{}:{own}", user.id), 30).await
+}
+
+async fn list_public_for_user(ctx: Ctx) -> ApiResult<Reply> {
+    let user = account(&ctx, ctx.param("username"), false).await?;
+    feed(&ctx, Scope::Actor { id: user.id, public_only: true }, format!("actor:{}:false", user.id), 30).await
+}
+
+async fn list_org_for_user(ctx: Ctx) -> ApiResult<Reply> {
+    let t = match &ctx.principal {
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+        Principal::Token(t) => t.clone(),
+    };
+    if t.token.kind.is_integration() {
+        return Err(not_accessible(t.token.kind));
+    }
+    let user = account(&ctx, ctx.param("username"), false).await?;
+    let org = account(&ctx, ctx.param("org"), true).await?;
+    // Only the user themself sees their dashboard; anyone else finds nothing.
+    if t.user.as_ref().is_none_or(|u| u.id != user.id) {
+        return Err(ApiError::not_found());
+    }
+    if t.token.kind == TokenKind::FineGrained && !has_permission(&t, ("events", Level::Read)) {
+        return Err(not_accessible(t.token.kind));
+    }
+    let (org_id, user_id) = (org.id, user.id);
+    let member = ctx.app.store.read(move |c| accounts::org_role(c, org_id, user_id)).await?.is_some();
+    feed(&ctx, Scope::Org { id: org.id, public_only: !member }, format!("org:{}:{}", org.id, if member { "all" } else { "public" }), 30)
+        .await
+}
+
+/// Private events of a user are visible to the user themself: classic and OAuth tokens always,
+/// fine-grained and app user tokens with the Events permission.
+fn sees_own_private_events(p: &Principal, user: &Account) -> bool {
+    let Principal::Token(t) = p else { return false };
+    if t.user.as_ref().is_none_or(|u| u.id != user.id) {
+        return false;
+    }
+    match t.token.kind {
+        TokenKind::Classic | TokenKind::Oauth => true,
+        TokenKind::FineGrained | TokenKind::UserToServer => has_permission(t, ("events", Level::Read)),
+        TokenKind::Installation | TokenKind::Workflow => false,
+    }
+}
+
+/// The account of a path parameter (case-insensitive); an organization when `org`, else any
+/// account. Unknown: 404.
+async fn account(ctx: &Ctx, login: &str, org: bool) -> ApiResult<Account> {
+    let login = login.to_string();
+    let found = ctx.app.store.read(move |c| accounts::by_login(c, &login)).await?;
+    found.filter(|a| !org || a.is_org()).ok_or_else(ApiError::not_found)
+}
+
+/// Serves a page of a timeline. `variant` names the timeline as the caller may see it; with
+/// the request's path and query it keys the page cache.
+async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -> ApiResult<Reply> {
+    let page = ctx.page(default_per_page, 100)?;
+    let now = ctx.app.clock.now();
+    let generation = ctx.app.generation();
+    let key = (format!("{variant}|{}?{}", ctx.path, query_string(ctx)), ctx.version);
+    let cached = generation
+        .and_then(|g| ctx.app.caches.feeds.get(&key, g))
+        .filter(|(from, until, _)| *from <= now && now < *until)
+        .map(|(_, _, r)| r);
+    let reply = match cached {
+        Some(r) => r,
+        None => {
+            let rows = ctx.app.store.read(move |c| -> Result<_, DbError> { feeds::timeline(c, scope) }).await?;
+            let cutoff = now - WINDOW_SECONDS;
+            let rows: Vec<FeedEvent> =
+                rows.into_iter().filter(|e| e.activity.created_at >= cutoff && e.repo.is_some()).collect();
+            // Exact until the oldest event of the timeline leaves the window.
+            let until = rows.iter().map(|e| e.activity.created_at + WINDOW_SECONDS).min().unwrap_or(i64::MAX);
+            let total = rows.len() as i64;
+            let start = page.offset().min(total) as usize;
+            let end = page.offset().saturating_add(page.per_page).min(total) as usize;
+            let body: Vec<Value> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
+            let reply = Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total));
+            let etag = reply.body().map(|b| crate::contract::etag_of(b));
+            let reply = match etag {
+                Some(e) => reply.header("etag", e),
+                None => reply,
+            };
+            if let Some(g) = generation {
+                ctx.app.caches.feeds.put(key, g, (now, until, reply.clone()));
+            }
+            reply
+        }
+    };
+    let interval = poll_interval(ctx.app.config.poll_interval, ctx.app.metrics.in_flight.load(Ordering::Relaxed));
+    Ok(reply.header("x-poll-interval", interval.to_string()))
+}
+
+fn query_string(ctx: &Ctx) -> String {
+    let enc = crate::request::percent_encode;
+    ctx.query.pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
+}
+
+/// `actor` and `org` objects of an event.
+fn account_ref(u: &Urls, a: &Account, display: bool) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(a.id));
+    m.insert("login".into(), json!(a.login));
+    if display {
+        m.insert("display_login".into(), json!(a.login));
+    }
+    m.insert("gravatar_id".into(), json!(""));
+    let path = if a.is_org() && !display { "orgs" } else { "users" };
+    m.insert("url".into(), json!(format!("{}/{path}/{}", u.api, a.login)));
+    m.insert("avatar_url".into(), json!(format!("{}/avatars/u/{}?v=4", u.web, a.id)));
+    Value::Object(m)
+}
+
+/// An Activity event (api-facts §4.10). An event without a recorded actor (a push to an
+/// organization's repository with no pusher) shows the organization as its actor. `org` is
+/// present whenever the repository belongs to an organization.
+pub fn event(u: &Urls, e: &FeedEvent) -> Value {
+    let a = &e.activity;
+    let actor = e.actor.as_ref().or(e.org.as_ref()).map(|x| account_ref(u, x, true)).unwrap_or(Value::Null);
+    let (repo_id, name) = e.repo.clone().unwrap_or((0, String::new()));
+    let mut v = json!({
+        "id": a.id.to_string(),
+        "type": a.kind,
+        "actor": actor,
+        "repo": {"id": repo_id, "name": name, "url": format!("{}/repos/{name}", u.api)},
+        "payload": a.payload,
+        "public": a.public,
+        "created_at": format_ts(a.created_at),
+    });
+    if let Some(org) = &e.org {
+        v["org"] = account_ref(u, org, false);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn poll_interval_doubles_when_busy() {
+        assert_eq!(super::poll_interval(60, 3), 60);
+        assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT), 60);
+        assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT + 1), 120);
+    }
+}

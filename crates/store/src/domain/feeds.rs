@@ -1,0 +1,125 @@
+//! Event feeds (document 3): timelines read straight from the activity outbox. Every query is
+//! one bounded range of a partial index (`0004_feeds`): the newest [`TIMELINE_MAX`] feed events
+//! of one repository, actor, organization or of the public, newest first; the 30-day window is
+//! applied by the caller to those rows, so no query ever reads more than 300 records however
+//! large the table grows.
+use super::accounts::{self, Account};
+use super::activity::{self, Activity};
+use crate::{params, Conn, DbError, Row};
+
+/// A timeline holds at most this many events (document 1, limits).
+pub const TIMELINE_MAX: i64 = 300;
+
+/// The activity kinds that appear in feeds; other records (e.g. `StatusEvent`) do not. The
+/// partial indexes of `0004_feeds` repeat this list verbatim.
+pub const FEED_KINDS: [&str; 3] = ["WatchEvent", "PushEvent", "CreateEvent"];
+const KINDS_SQL: &str = "kind IN ('WatchEvent', 'PushEvent', 'CreateEvent')";
+
+/// Which timeline.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope {
+    /// Public events of public repositories (`/events`).
+    Public,
+    /// Every event of one repository.
+    Repo(i64),
+    /// Events one user performed; `public_only` leaves out private ones.
+    Actor { id: i64, public_only: bool },
+    /// Events of an organization's repositories.
+    Org { id: i64, public_only: bool },
+}
+
+/// A feed event with what its shape needs.
+#[derive(Clone, Debug)]
+pub struct FeedEvent {
+    pub activity: Activity,
+    pub actor: Option<Account>,
+    /// `(id, "owner/name")` of the repository as it is named now.
+    pub repo: Option<(i64, String)>,
+    pub org: Option<Account>,
+}
+
+fn cols(p: &str) -> String {
+    accounts::COLS.split(", ").map(|c| c.replacen("a.", &format!("{p}."), 1)).collect::<Vec<_>>().join(", ")
+}
+
+/// The newest [`TIMELINE_MAX`] feed events of `scope`, newest first.
+pub fn timeline(c: &mut dyn Conn, scope: Scope) -> Result<Vec<FeedEvent>, DbError> {
+    let (filter, id) = match scope {
+        Scope::Public => ("public = TRUE AND ".to_string(), None),
+        Scope::Repo(id) => ("repo_id = ? AND ".to_string(), Some(id)),
+        Scope::Actor { id, public_only } => {
+            (format!("actor_id = ? AND {}", if public_only { "public = TRUE AND " } else { "" }), Some(id))
+        }
+        Scope::Org { id, public_only } => {
+            (format!("org_id = ? AND {}", if public_only { "public = TRUE AND " } else { "" }), Some(id))
+        }
+    };
+    let sql = format!(
+        "SELECT {}, {}, r.name, ro.login, {} FROM \
+         (SELECT id, kind, actor_id, repo_id, org_id, public, payload, created_at FROM activity \
+          WHERE {filter}{KINDS_SQL} ORDER BY id DESC LIMIT {TIMELINE_MAX}) v \
+         LEFT JOIN accounts ac ON ac.id = v.actor_id \
+         LEFT JOIN repos r ON r.id = v.repo_id \
+         LEFT JOIN accounts ro ON ro.id = r.owner_id \
+         LEFT JOIN accounts og ON og.id = v.org_id \
+         ORDER BY v.id DESC",
+        activity::COLS,
+        cols("ac"),
+        cols("og"),
+    );
+    let rows = match id {
+        Some(id) => c.query(&sql, params![id])?,
+        None => c.query(&sql, &[])?,
+    };
+    Ok(rows.iter().map(from_row).collect())
+}
+
+fn from_row(r: &Row) -> FeedEvent {
+    let n = accounts::NCOLS;
+    let activity = activity::from_row(r, 0);
+    let actor = accounts::opt_from_row(r, 8);
+    let repo = match (activity.repo_id, r.opt_str(8 + n), r.opt_str(9 + n)) {
+        (Some(id), Some(name), Some(owner)) => Some((id, format!("{owner}/{name}"))),
+        _ => None,
+    };
+    let org = accounts::opt_from_row(r, 10 + n);
+    FeedEvent { activity, actor, repo, org }
+}
+
+/// The query plan of a timeline (tests check it reads an index, not the table).
+pub fn explain(c: &mut dyn Conn, scope: Scope) -> Result<String, DbError> {
+    let (filter, id) = match scope {
+        Scope::Public => ("public = TRUE AND ", None),
+        Scope::Repo(id) => ("repo_id = ? AND ", Some(id)),
+        Scope::Actor { id, public_only: true } => ("actor_id = ? AND public = TRUE AND ", Some(id)),
+        Scope::Actor { id, public_only: false } => ("actor_id = ? AND ", Some(id)),
+        Scope::Org { id, public_only: true } => ("org_id = ? AND public = TRUE AND ", Some(id)),
+        Scope::Org { id, public_only: false } => ("org_id = ? AND ", Some(id)),
+    };
+    let prefix = match c.backend() {
+        crate::Backend::Sqlite => "EXPLAIN QUERY PLAN",
+        crate::Backend::Postgres => "EXPLAIN",
+    };
+    let sql = format!("{prefix} SELECT id FROM activity WHERE {filter}{KINDS_SQL} ORDER BY id DESC LIMIT {TIMELINE_MAX}");
+    let rows = match id {
+        Some(id) => c.query(&sql, params![id])?,
+        None => c.query(&sql, &[])?,
+    };
+    Ok(rows
+        .iter()
+        .map(|r| r.0.iter().filter_map(|v| match v {
+            crate::Value::Text(s) => Some(s.clone()),
+            _ => None,
+        }).collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+/// Stars a repository; `false` when the user had already starred it.
+pub fn star(c: &mut dyn Conn, repo_id: i64, user_id: i64, now: i64) -> Result<bool, DbError> {
+    let n = c.execute(
+        "INSERT INTO stars (repo_id, user_id, created_at) VALUES (?, ?, ?) ON CONFLICT (repo_id, user_id) DO NOTHING",
+        params![repo_id, user_id, now],
+    )?;
+    Ok(n > 0)
+}
