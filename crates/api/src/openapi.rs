@@ -11,6 +11,7 @@ use crate::validate::{Field, Schema, Ty};
 fn ty_schema(ty: Ty) -> Value {
     match ty {
         Ty::Str => json!({"type": "string"}),
+        Ty::Timestamp => json!({"type": "string", "format": "date-time"}),
         Ty::Int => json!({"type": "integer"}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::Enum(values) => json!({"type": "string", "enum": values}),

@@ -8,6 +8,8 @@ use crate::error::ApiError;
 #[derive(Clone, Copy, Debug)]
 pub enum Ty {
     Str,
+    /// An ISO 8601 timestamp (a string; the handler parses it and answers 422 when it can't).
+    Timestamp,
     Int,
     Bool,
     Enum(&'static [&'static str]),
@@ -45,7 +47,7 @@ pub struct Schema {
 
 fn type_name(ty: Ty) -> &'static str {
     match ty {
-        Ty::Str | Ty::Enum(_) => "a string",
+        Ty::Str | Ty::Timestamp | Ty::Enum(_) => "a string",
         Ty::Int => "an integer",
         Ty::Bool => "a boolean",
         Ty::StrArray | Ty::IntArray => "an array",
@@ -55,7 +57,7 @@ fn type_name(ty: Ty) -> &'static str {
 
 fn has_type(ty: Ty, v: &Value) -> bool {
     match ty {
-        Ty::Str | Ty::Enum(_) => v.is_string(),
+        Ty::Str | Ty::Timestamp | Ty::Enum(_) => v.is_string(),
         Ty::Int => v.is_i64() || v.is_u64(),
         Ty::Bool => v.is_boolean(),
         Ty::StrArray => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),

@@ -29,8 +29,8 @@ pub const MARK_READ_ACCEPTED: &str =
 const LIST_QUERY: [Param; 6] = [
     Param { name: "all", ty: Ty::Bool, description: "Include read notifications (default false)." },
     Param { name: "participating", ty: Ty::Bool, description: "Only threads the caller takes part in: every reason but `subscribed` (default false)." },
-    Param { name: "since", ty: Ty::Str, description: "Only threads updated at or after this ISO 8601 time." },
-    Param { name: "before", ty: Ty::Str, description: "Only threads updated before this ISO 8601 time." },
+    Param { name: "since", ty: Ty::Timestamp, description: "Only threads updated at or after this ISO 8601 time." },
+    Param { name: "before", ty: Ty::Timestamp, description: "Only threads updated before this ISO 8601 time." },
     Param { name: "per_page", ty: Ty::Int, description: "Results per page (default 50, max 50)." },
     Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch." },
 ];
@@ -136,7 +136,7 @@ pub static DELETE_SUBSCRIPTION: Operation = Operation {
 };
 
 static MARK_READ_BODY: Schema =
-    Schema { resource: "Notification", fields: &[Field::opt("last_read_at", Ty::Str), Field::opt("read", Ty::Bool)] };
+    Schema { resource: "Notification", fields: &[Field::opt("last_read_at", Ty::Timestamp), Field::opt("read", Ty::Bool)] };
 
 static SET_SUBSCRIPTION_BODY: Schema = Schema { resource: "ThreadSubscription", fields: &[Field::opt("ignored", Ty::Bool)] };
 
