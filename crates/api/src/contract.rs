@@ -238,7 +238,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         put(h, "x-ratelimit-remaining", &q.remaining.to_string());
         put(h, "x-ratelimit-reset", &q.reset.to_string());
         put(h, "x-ratelimit-used", &q.used.to_string());
-        put(h, "x-ratelimit-resource", "core");
+        h.insert("x-ratelimit-resource", HeaderValue::from_static("core"));
     }
     if let Principal::Token(t) = &principal {
         if t.token.kind.uses_scopes() {
@@ -254,12 +254,13 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             put(h, "x-accepted-service-permissions", &p);
         }
     }
-    put(h, "x-service-api-version-selected", version.as_str());
+    // Constant headers are static: no per-request validation or allocation.
+    h.insert("x-service-api-version-selected", HeaderValue::from_static(version.as_str()));
     put(h, "x-service-request-id", &rid);
-    put(h, "x-service-media-type", "service.v3; format=json");
-    put(h, "access-control-allow-origin", "*");
-    put(h, "access-control-expose-headers", EXPOSED_HEADERS);
-    put(h, "vary", "Accept, Authorization, Cookie, X-Service-OTP");
+    h.insert("x-service-media-type", HeaderValue::from_static("service.v3; format=json"));
+    h.insert("access-control-allow-origin", HeaderValue::from_static("*"));
+    h.insert("access-control-expose-headers", HeaderValue::from_static(EXPOSED_HEADERS));
+    h.insert("vary", HeaderValue::from_static("Accept, Authorization, Cookie, X-Service-OTP"));
 
     let route = op.map(|o| o.path).unwrap_or("unmatched");
     let status = resp.status().as_u16();

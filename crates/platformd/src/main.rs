@@ -61,7 +61,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    server::init_logging(&config);
+    let _log_guard = server::init_logging(&config);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     let result = rt.block_on(async {
         match args.command.as_str() {
@@ -72,6 +72,7 @@ fn main() {
         }
     });
     if let Err(e) = result {
+        drop(_log_guard); // flush the logs: exit() skips destructors
         eprintln!("platformd: {e}");
         std::process::exit(1);
     }

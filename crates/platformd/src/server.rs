@@ -14,14 +14,19 @@ use crate::Args;
 /// The demo world of the README's run command.
 const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
 
-pub fn init_logging(c: &Config) {
+/// Logs go to stderr through a writer thread, so a request never waits on the write itself
+/// (it blocks only if that thread falls behind: no line is dropped). Keep the guard alive for
+/// the life of the process; dropping it flushes.
+pub fn init_logging(c: &Config) -> tracing_appender::non_blocking::WorkerGuard {
     let filter = tracing_subscriber::EnvFilter::try_new(&c.log).unwrap_or_else(|_| "info".into());
-    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().lossy(false).finish(std::io::stderr());
+    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     if c.log_format == "json" {
         b.json().init();
     } else {
         b.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init();
     }
+    guard
 }
 
 async fn open_store(c: &Config) -> Result<Store, String> {
