@@ -31,6 +31,8 @@ pub struct ApiConfig {
     pub trust_forwarded: bool,
     /// Guards the control plane under `/_admin/`.
     pub admin_token: String,
+    /// Organization webhook delivery: allow-list, retries, auto-disable, concurrency.
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl Default for ApiConfig {
@@ -42,6 +44,7 @@ impl Default for ApiConfig {
             max_body_bytes: 1 << 20,
             trust_forwarded: false,
             admin_token: String::new(),
+            webhooks: crate::webhooks::WebhookSettings::default(),
         }
     }
 }

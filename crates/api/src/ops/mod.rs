@@ -1,5 +1,6 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
+pub mod hooks;
 pub mod meta;
 pub mod statuses;
 
@@ -8,5 +9,6 @@ use crate::router::Api;
 pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
     let api = statuses::routes(api);
+    let api = hooks::routes(api);
     authorizations::routes(api)
 }

@@ -23,12 +23,19 @@ pub struct Options {
     pub max_body_bytes: usize,
     /// A document served at `/openapi.json` in front of the app (docs page tests).
     pub openapi_fixture: Option<&'static str>,
+    /// Webhook delivery settings (the default allows loopback, so test receivers work).
+    pub webhooks: platform_api::webhooks::WebhookSettings,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None }
+        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None, webhooks: loopback_webhooks() }
     }
+}
+
+/// Webhook settings that allow loopback targets (local receivers).
+pub fn loopback_webhooks() -> platform_api::webhooks::WebhookSettings {
+    platform_api::webhooks::WebhookSettings { allowed_hosts: "loopback".into(), ..Default::default() }
 }
 
 pub struct Server {
@@ -64,6 +71,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         max_body_bytes: opts.max_body_bytes,
         trust_forwarded: false,
         admin_token: ADMIN.into(),
+        webhooks: opts.webhooks.clone(),
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);

@@ -2,6 +2,7 @@
 pub mod accounts;
 pub mod activity;
 pub mod apps;
+pub mod hooks;
 pub mod repos;
 pub mod statuses;
 pub mod tokens;
