@@ -712,7 +712,8 @@ fn find_refused(e: &(dyn std::error::Error + 'static)) -> Option<String> {
         }
         cur = err.source();
     }
-    None
+    let text = format!("{e:?}");
+    text.find("refused: ").map(|i| text[i..].split('"').next().unwrap_or("refused").to_string())
 }
 
 /// `application/x-www-form-urlencoded` encoding of a value.

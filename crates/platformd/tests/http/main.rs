@@ -7,6 +7,7 @@ mod authorizations;
 mod contract;
 mod docs;
 mod faults;
+mod hooks;
 mod meta;
 mod persistence;
 mod rate_limits;
