@@ -78,8 +78,9 @@ pub fn spawn(state: Shared, consumer: Arc<dyn Consumer>) -> tokio::task::JoinHan
 
 /// Starts every background worker of the server; the binary and the test harness call this.
 pub fn spawn_workers(state: &Shared) -> Vec<tokio::task::JoinHandle<()>> {
-    let mut consumers: Vec<Arc<dyn Consumer>> = Vec::new();
-    consumers.push(Arc::new(crate::webhooks::WebhookConsumer { urls: state.urls.clone() }));
+    let consumers: Vec<Arc<dyn Consumer>> = vec![
+        Arc::new(crate::webhooks::WebhookConsumer { urls: state.urls.clone() }),
+    ];
     let mut workers: Vec<_> = consumers.into_iter().map(|c| spawn(state.clone(), c)).collect();
     workers.push(crate::webhooks::spawn_sender(state.clone()));
     workers

@@ -91,7 +91,7 @@ impl AllowList {
 
     pub fn host_allowed(&self, host: &str) -> bool {
         let h = host.trim_end_matches('.').to_ascii_lowercase();
-        self.hosts.iter().any(|a| *a == h)
+        self.hosts.contains(&h)
     }
 
     /// May a delivery connect to `ip`? Public addresses yes; internal ones only when listed.
