@@ -51,7 +51,7 @@ pub struct WebhookSettings {
 
 impl Default for WebhookSettings {
     fn default() -> Self {
-        WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 64 }
+        WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 256 }
     }
 }
 

@@ -66,7 +66,7 @@ impl Default for Config {
             webhook_allowed_hosts: None,
             webhook_retries: 0,
             webhook_disable_after: 0,
-            webhook_concurrency: 64,
+            webhook_concurrency: 256,
         }
     }
 }
