@@ -134,6 +134,17 @@ export const OPERATIONS = [
   "authorizations/delete-grant",
   "rate-limit/get",
   "meta/root",
+  "org-hooks/list",
+  "org-hooks/create",
+  "org-hooks/get",
+  "org-hooks/update",
+  "org-hooks/delete",
+  "org-hooks/get-config",
+  "org-hooks/update-config",
+  "org-hooks/list-deliveries",
+  "org-hooks/get-delivery",
+  "org-hooks/redeliver",
+  "org-hooks/ping",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}
