@@ -178,12 +178,31 @@ pub fn routes(api: Api) -> Api {
         .op(&PING, ping)
 }
 
+/// Target URLs: http(s) with a host name.
+macro_rules! url_schema {
+    () => {
+        r#"{"type": "string", "format": "uri", "pattern": "^https?://[a-z][a-z0-9]{0,20}(\\.[a-z][a-z0-9]{0,20}){0,3}(:[1-9][0-9]{0,3})?(/[a-z0-9]{0,20})?$"}"#
+    };
+}
+macro_rules! config_props {
+    () => {
+        concat!(
+            r#""url": "#, url_schema!(), r#", "content_type": {"type": "string", "enum": ["json", "form"]}, "#,
+            r#""secret": {"type": "string"}, "insecure_ssl": {"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#
+        )
+    };
+}
+const CONFIG_CREATE: &str = concat!(r#"{"type": "object", "required": ["url"], "properties": {"#, config_props!(), r#"}}"#);
+const CONFIG_UPDATE: &str = concat!(r#"{"type": "object", "properties": {"#, config_props!(), r#"}}"#);
+const EVENTS: &str = r#"{"type": "array", "items": {"type": "string", "minLength": 1}}"#;
+const NAME: Ty = Ty::Enum(&["web"]);
+
 static CREATE_BODY: Schema = Schema {
     resource: "Hook",
     fields: &[
-        Field::req("name", Ty::Str),
-        Field::req("config", Ty::Object),
-        Field::opt("events", Ty::StrArray),
+        Field::req("name", NAME),
+        Field::req("config", Ty::Json(CONFIG_CREATE)),
+        Field::opt("events", Ty::Json(EVENTS)),
         Field::opt("active", Ty::Bool),
     ],
 };
@@ -191,19 +210,20 @@ static CREATE_BODY: Schema = Schema {
 static UPDATE_BODY: Schema = Schema {
     resource: "Hook",
     fields: &[
-        Field::opt("config", Ty::Object),
-        Field::opt("events", Ty::StrArray),
+        Field::opt("config", Ty::Json(CONFIG_UPDATE)),
+        Field::opt("events", Ty::Json(EVENTS)),
         Field::opt("active", Ty::Bool),
-        Field::opt("name", Ty::Str),
+        Field::opt("name", NAME),
     ],
 };
 
 static CONFIG_BODY: Schema = Schema {
     resource: "Hook",
     fields: &[
-        Field::opt("url", Ty::Str),
-        Field::opt("content_type", Ty::Str),
+        Field::opt("url", Ty::Json(url_schema!())),
+        Field::opt("content_type", Ty::Enum(&["json", "form"])),
         Field::opt("secret", Ty::Str),
+        Field::opt("insecure_ssl", Ty::Json(r#"{"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#)),
     ],
 };
 
@@ -224,7 +244,7 @@ fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
     let Some(obj) = v.as_object() else { return Err(invalid("config", "invalid", None)) };
     let str_field = |name: &str| -> ApiResult<Option<String>> {
         match obj.get(name) {
-            None | Some(Value::Null) => Ok(None),
+            None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other) => Err(ApiError::invalid_request(format!("For 'properties/{name}', {other} is not a string."))),
         }
@@ -244,7 +264,7 @@ fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
         None => base.map(|h| h.content_type.clone()).unwrap_or_else(|| "form".into()),
     };
     let insecure_ssl = match obj.get("insecure_ssl") {
-        None | Some(Value::Null) => base.map(|h| h.insecure_ssl.clone()).unwrap_or_else(|| "0".into()),
+        None => base.map(|h| h.insecure_ssl.clone()).unwrap_or_else(|| "0".into()),
         Some(Value::String(s)) if s == "0" || s == "1" => s.clone(),
         Some(Value::Number(n)) if n.as_f64() == Some(0.0) || n.as_f64() == Some(1.0) => {
             if n.as_f64() == Some(1.0) { "1".into() } else { "0".into() }
@@ -257,8 +277,13 @@ fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
 
 fn parse_events(v: Option<&Value>) -> ApiResult<Vec<String>> {
     let events: Vec<String> = match v {
-        None | Some(Value::Null) => vec!["push".into()],
-        Some(Value::Array(a)) => a.iter().filter_map(|e| e.as_str().map(str::to_string)).collect(),
+        None => vec!["push".into()],
+        Some(Value::Array(a)) => {
+            if !a.iter().all(Value::is_string) {
+                return Err(invalid("events", "invalid", Some("events must be an array of strings".into())));
+            }
+            a.iter().filter_map(|e| e.as_str().map(str::to_string)).collect()
+        }
         Some(_) => return Err(invalid("events", "invalid", None)),
     };
     if events.iter().any(|e| e.trim().is_empty()) {
@@ -337,11 +362,7 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let hook = ctx
         .app
         .store
-        .write(move |c| -> Result<Option<Hook>, DbError> {
-            let (existing, _) = hooks::list(c, org.id, None, 0, 10_000)?;
-            if existing.iter().any(|h| h.url == config.url) {
-                return Ok(None);
-            }
+        .write(move |c| -> Result<Hook, DbError> {
             let key = webhooks::server_key(c)?;
             let secret_enc = config.secret.as_deref().map(|s| webhooks::encrypt_secret(&key, s));
             let f = HookFields {
@@ -355,12 +376,9 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             let hook = hooks::create(c, org.id, app_id, &f, now)?;
             let payload = webhooks::ping_payload(&urls, &org, &hook, &sender);
             webhooks::enqueue(c, &hook, "ping", None, &payload, None, now)?;
-            Ok(Some(hook))
+            Ok(hook)
         })
         .await?;
-    let Some(hook) = hook else {
-        return Err(invalid("hook", "custom", Some("Hook already exists on this organization".into())));
-    };
     let body = hook_json(&ctx.app.urls, &caller.org, &hook);
     let location = body["url"].as_str().unwrap_or_default().to_string();
     Ok(Reply::created(body).header("location", location))
