@@ -149,6 +149,17 @@ export const OPERATIONS = [
   "events/list-for-user",
   "events/list-public-for-user",
   "events/list-org-for-user",
+  "org-hooks/list",
+  "org-hooks/create",
+  "org-hooks/get",
+  "org-hooks/update",
+  "org-hooks/delete",
+  "org-hooks/get-config",
+  "org-hooks/update-config",
+  "org-hooks/list-deliveries",
+  "org-hooks/get-delivery",
+  "org-hooks/redeliver",
+  "org-hooks/ping",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

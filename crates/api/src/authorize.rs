@@ -208,3 +208,70 @@ mod tests {
         assert!(has_scope(&[], &[]));
     }
 }
+
+/// The caller of an organization-administration operation (organization webhooks), authorized.
+#[derive(Clone, Debug)]
+pub struct OrgCaller {
+    pub org: accounts::Account,
+    /// The user acting (none for installation tokens).
+    pub user: Option<accounts::Account>,
+    /// The OAuth application of an OAuth token (it sees only what it created).
+    pub oauth_app: Option<i64>,
+}
+
+impl Ctx {
+    /// Resolves `{org}` and authorizes an organization-owner operation per the declared access:
+    /// anonymous callers 401; an unknown organization, or one the caller does not own, 404;
+    /// credentials lacking the scope or permission 403. Installation tokens act for their
+    /// organization with the permission.
+    pub async fn org_owner(&self) -> ApiResult<OrgCaller> {
+        let t = match &self.principal {
+            Principal::Token(t) => t.clone(),
+            Principal::Anonymous => return Err(ApiError::requires_authentication()),
+            Principal::App(_) => return Err(ApiError::not_found()),
+        };
+        let login = self.param("org").to_string();
+        let user_id = t.user.as_ref().map(|u| u.id);
+        let (org, role) = self
+            .app
+            .store
+            .read(move |c| -> Result<_, DbError> {
+                let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok((None, None)) };
+                let role = match user_id {
+                    Some(u) => accounts::org_role(c, org.id, u)?,
+                    None => None,
+                };
+                Ok((Some(org), role))
+            })
+            .await?;
+        let org = org.ok_or_else(ApiError::not_found)?;
+        let kind = t.token.kind;
+        let access = &self.op.access;
+        match kind {
+            TokenKind::Workflow => return Err(ApiError::not_found()),
+            TokenKind::Installation => {
+                if t.installation.as_ref().is_none_or(|i| i.account_id != org.id) {
+                    return Err(ApiError::not_found());
+                }
+            }
+            _ => {
+                if role.as_deref() != Some("owner") {
+                    return Err(ApiError::not_found());
+                }
+                if kind == TokenKind::FineGrained && t.token.resource_owner_id.is_some_and(|o| o != org.id) {
+                    return Err(ApiError::not_found());
+                }
+            }
+        }
+        let granted = if kind.uses_scopes() {
+            has_scope(&t.token.scopes, access.scopes)
+        } else {
+            access.permission.is_none_or(|perm| has_permission(&t, perm))
+        };
+        if !granted {
+            return Err(not_accessible(kind));
+        }
+        let oauth_app = if kind == TokenKind::Oauth { t.token.app_id } else { None };
+        Ok(OrgCaller { org, user: t.user.clone(), oauth_app })
+    }
+}

@@ -28,6 +28,7 @@ pub mod sharded;
 pub mod state;
 pub mod validate;
 pub mod versions;
+pub mod webhooks;
 
 pub use outbox::spawn_workers;
 pub use router::app;

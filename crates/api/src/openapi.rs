@@ -18,6 +18,7 @@ fn ty_schema(ty: Ty) -> Value {
         Ty::StrArray => json!({"type": "array", "items": {"type": "string"}}),
         Ty::IntArray => json!({"type": "array", "items": {"type": "integer"}}),
         Ty::Object => json!({"type": "object"}),
+        Ty::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
     }
 }
 

@@ -79,8 +79,11 @@ pub fn spawn(state: Shared, consumer: Arc<dyn Consumer>) -> tokio::task::JoinHan
 /// Starts every background worker of the server; the binary and the test harness call this.
 #[allow(clippy::vec_init_then_push)]
 pub fn spawn_workers(state: &Shared) -> Vec<tokio::task::JoinHandle<()>> {
-    #[allow(unused_mut)]
-    let mut consumers: Vec<Arc<dyn Consumer>> = Vec::new();
-    consumers.push(Arc::new(crate::notify::Notifications { urls: state.urls.clone() }));
-    consumers.into_iter().map(|c| spawn(state.clone(), c)).collect()
+    let consumers: Vec<Arc<dyn Consumer>> = vec![
+        Arc::new(crate::notify::Notifications { urls: state.urls.clone() }),
+        Arc::new(crate::webhooks::WebhookConsumer { urls: state.urls.clone() }),
+    ];
+    let mut workers: Vec<_> = consumers.into_iter().map(|c| spawn(state.clone(), c)).collect();
+    workers.push(crate::webhooks::spawn_sender(state.clone()));
+    workers
 }

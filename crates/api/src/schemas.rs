@@ -298,6 +298,57 @@ fn event() -> Value {
     )
 }
 
+fn webhook_config() -> Value {
+    let insecure = json!({"anyOf": [{"type": "string"}, {"type": "number"}]});
+    object(&[], &[("url", uri()), ("content_type", string()), ("secret", string()), ("insecure_ssl", insecure)])
+}
+
+fn org_hook() -> Value {
+    object(
+        &[
+            ("id", json!({"type": "integer"})),
+            ("url", uri()),
+            ("ping_url", uri()),
+            ("name", string()),
+            ("events", json!({"type": "array", "items": string()})),
+            ("active", json!({"type": "boolean"})),
+            ("config", r("WebhookConfig")),
+            ("updated_at", timestamp()),
+            ("created_at", timestamp()),
+            ("type", string()),
+        ],
+        &[("deliveries_url", uri())],
+    )
+}
+
+fn delivery_item_fields() -> Vec<(&'static str, Value)> {
+    let int_or_null = nullable(json!({"type": "integer"}));
+    vec![
+        ("id", json!({"type": "integer"})),
+        ("guid", string()),
+        ("delivered_at", timestamp()),
+        ("redelivery", json!({"type": "boolean"})),
+        ("duration", json!({"type": "number"})),
+        ("status", string()),
+        ("status_code", json!({"type": "integer"})),
+        ("event", string()),
+        ("action", nullable(string())),
+        ("installation_id", int_or_null.clone()),
+        ("repository_id", int_or_null),
+    ]
+}
+
+fn hook_delivery_item() -> Value {
+    object(&delivery_item_fields(), &[("throttled_at", nullable(timestamp()))])
+}
+
+fn hook_delivery() -> Value {
+    let mut req = delivery_item_fields();
+    req.push(("request", object(&[("headers", nullable(json!({"type": "object"}))), ("payload", nullable(json!({"type": "object"})))], &[])));
+    req.push(("response", object(&[("headers", nullable(json!({"type": "object"}))), ("payload", nullable(string()))], &[])));
+    object(&req, &[("throttled_at", nullable(timestamp())), ("url", string())])
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -325,5 +376,10 @@ pub fn components() -> Value {
         "Event": event(),
         "BasicError": basic_error(),
         "ValidationError": validation_error(),
+        "OrgHook": org_hook(),
+        "WebhookConfig": webhook_config(),
+        "HookDeliveryItem": hook_delivery_item(),
+        "HookDelivery": hook_delivery(),
+        "Empty": json!({"type": "object"}),
     })
 }

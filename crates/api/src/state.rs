@@ -39,6 +39,8 @@ pub struct ApiConfig {
     /// `X-Poll-Interval` of the event feeds, in seconds; doubled while the server is busy
     /// (see `ops::events::poll_interval`).
     pub poll_interval: u64,
+    /// Organization webhook delivery: allow-list, retries, auto-disable, concurrency.
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl Default for ApiConfig {
@@ -53,6 +55,7 @@ impl Default for ApiConfig {
             notifications_sync_limit: 1000,
             notifications_poll_interval: 60,
             poll_interval: 60,
+            webhooks: crate::webhooks::WebhookSettings::default(),
         }
     }
 }

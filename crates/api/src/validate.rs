@@ -16,6 +16,8 @@ pub enum Ty {
     StrArray,
     IntArray,
     Object,
+    /// Any JSON value, published with this JSON Schema text; the handler validates it.
+    Json(&'static str),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -52,6 +54,7 @@ fn type_name(ty: Ty) -> &'static str {
         Ty::Bool => "a boolean",
         Ty::StrArray | Ty::IntArray => "an array",
         Ty::Object => "an object",
+        Ty::Json(_) => "a valid value",
     }
 }
 
@@ -63,6 +66,7 @@ fn has_type(ty: Ty, v: &Value) -> bool {
         Ty::StrArray => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
         Ty::IntArray => v.as_array().is_some_and(|a| a.iter().all(|x| x.is_i64())),
         Ty::Object => v.is_object(),
+        Ty::Json(_) => true,
     }
 }
 

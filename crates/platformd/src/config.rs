@@ -41,6 +41,15 @@ pub struct Config {
     pub notifications_sync_limit: i64,
     /// `PLATFORM_NOTIFICATIONS_POLL_INTERVAL`: `X-Poll-Interval` seconds of notifications.
     pub notifications_poll_interval: u64,
+    /// `PLATFORM_WEBHOOK_ALLOWED_HOSTS`: hosts and CIDRs (comma-separated; `loopback` for
+    /// 127.0.0.0/8 and ::1) webhook deliveries may reach although internal.
+    pub webhook_allowed_hosts: Option<String>,
+    /// `PLATFORM_WEBHOOK_RETRIES`: automatic retries of a failed delivery (0: none).
+    pub webhook_retries: u32,
+    /// `PLATFORM_WEBHOOK_DISABLE_AFTER`: consecutive failed deliveries that deactivate a hook (0: never).
+    pub webhook_disable_after: u32,
+    /// `PLATFORM_WEBHOOK_CONCURRENCY`: deliveries in flight at once.
+    pub webhook_concurrency: usize,
 }
 
 impl Default for Config {
@@ -63,6 +72,10 @@ impl Default for Config {
             log: "info".into(),
             notifications_sync_limit: 1000,
             notifications_poll_interval: 60,
+            webhook_allowed_hosts: None,
+            webhook_retries: 0,
+            webhook_disable_after: 0,
+            webhook_concurrency: 256,
         }
     }
 }
@@ -135,6 +148,10 @@ impl Config {
         if let Some(v) = get("PLATFORM_LOG") { c.log = v; }
         if let Some(v) = get("PLATFORM_NOTIFICATIONS_SYNC_LIMIT") { c.notifications_sync_limit = number("PLATFORM_NOTIFICATIONS_SYNC_LIMIT", &v)?; }
         if let Some(v) = get("PLATFORM_NOTIFICATIONS_POLL_INTERVAL") { c.notifications_poll_interval = number("PLATFORM_NOTIFICATIONS_POLL_INTERVAL", &v)?; }
+        if let Some(v) = env("PLATFORM_WEBHOOK_ALLOWED_HOSTS") { c.webhook_allowed_hosts = Some(v); }
+        if let Some(v) = get("PLATFORM_WEBHOOK_RETRIES") { c.webhook_retries = number("PLATFORM_WEBHOOK_RETRIES", &v)?; }
+        if let Some(v) = get("PLATFORM_WEBHOOK_DISABLE_AFTER") { c.webhook_disable_after = number("PLATFORM_WEBHOOK_DISABLE_AFTER", &v)?; }
+        if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") { c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?; }
         c.validate()?;
         Ok(c)
     }
@@ -157,6 +174,12 @@ impl Config {
         }
         if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
             return Err("rate_limit_factor must be positive".into());
+        }
+        if let Some(h) = &self.webhook_allowed_hosts {
+            platform_api::webhooks::AllowList::parse(h)?;
+        }
+        if self.webhook_concurrency == 0 {
+            return Err("webhook_concurrency must be positive".into());
         }
         if let Some(u) = &self.public_url {
             if !(u.starts_with("http://") || u.starts_with("https://")) {

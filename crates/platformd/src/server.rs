@@ -50,6 +50,12 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
         notifications_sync_limit: c.notifications_sync_limit,
         notifications_poll_interval: c.notifications_poll_interval,
         poll_interval: c.poll_interval,
+        webhooks: platform_api::webhooks::WebhookSettings {
+            allowed_hosts: c.webhook_allowed_hosts.clone().unwrap_or_default(),
+            retries: c.webhook_retries,
+            disable_after: c.webhook_disable_after,
+            concurrency: c.webhook_concurrency,
+        },
     };
     AppState::new(store, clock, api)
 }
@@ -109,6 +115,12 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
             t
         }
     };
+    // The demo world delivers webhooks to local receivers: loopback is allowed unless the
+    // allow-list is configured explicitly.
+    let mut c = c;
+    if args.demo && c.webhook_allowed_hosts.is_none() {
+        c.webhook_allowed_hosts = Some("loopback".into());
+    }
     let app = state(&c, store.clone(), public_url.clone(), admin_token);
     if let Some(text) = seed_text(args)? {
         let report = run_seed(&app, &text, args.tokens_out.as_deref()).await?;

@@ -1,6 +1,7 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
 pub mod events;
+pub mod hooks;
 pub mod meta;
 pub mod notifications;
 pub mod statuses;
@@ -12,5 +13,6 @@ pub fn register(api: Api) -> Api {
     let api = statuses::routes(api);
     let api = notifications::routes(api);
     let api = events::routes(api);
+    let api = hooks::routes(api);
     authorizations::routes(api)
 }

@@ -25,13 +25,20 @@ pub struct Options {
     pub openapi_fixture: Option<&'static str>,
     /// `notifications_sync_limit` of the server (mark-all-read above it answers 202).
     pub notifications_sync_limit: i64,
+    /// Webhook delivery settings (the default allows loopback, so test receivers work).
+    pub webhooks: platform_api::webhooks::WebhookSettings,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000 }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks() }
     }
+}
+
+/// Webhook settings that allow loopback targets (local receivers).
+pub fn loopback_webhooks() -> platform_api::webhooks::WebhookSettings {
+    platform_api::webhooks::WebhookSettings { allowed_hosts: "loopback".into(), ..Default::default() }
 }
 
 pub struct Server {
@@ -70,6 +77,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         notifications_sync_limit: opts.notifications_sync_limit,
         notifications_poll_interval: 60,
         poll_interval: 60,
+        webhooks: opts.webhooks.clone(),
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);

@@ -8,6 +8,7 @@ mod contract;
 mod docs;
 mod events;
 mod faults;
+mod hooks;
 mod meta;
 mod notifications;
 mod persistence;

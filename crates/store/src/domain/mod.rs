@@ -4,6 +4,7 @@ pub mod activity;
 pub mod apps;
 pub mod notifications;
 pub mod feeds;
+pub mod hooks;
 pub mod repos;
 pub mod statuses;
 pub mod tokens;

@@ -1,0 +1,615 @@
+//! Organization webhooks (document 3): hooks, their configuration, deliveries, redelivery and
+//! ping. Organization owners only; `admin:org_hook` for scope tokens, the Webhooks
+//! (organization) permission otherwise. An OAuth application sees only the hooks it created;
+//! users may not modify hooks OAuth applications created.
+use axum::http::{Method, StatusCode};
+use platform_store::domain::accounts::Account;
+use platform_store::domain::hooks::{self, Delivery, Hook, HookFields, NewDelivery};
+use platform_store::DbError;
+use serde_json::{json, Map, Value};
+
+use crate::authorize::OrgCaller;
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATION};
+use crate::reply::Reply;
+use crate::request::{percent_encode, Ctx, JsonBody};
+use crate::router::Api;
+use crate::validate::{Field, Schema, Ty};
+use crate::webhooks::{self, config_json, hook_json};
+
+const SCOPES: &[&str] = &["admin:org_hook"];
+const PERMISSION: &str = "organization_hooks";
+
+const fn access(level: Level) -> Access {
+    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, level)), role: level }
+}
+const READ: Access = access(Level::Read);
+const WRITE: Access = access(Level::Write);
+
+pub static LIST: Operation = Operation {
+    id: "org-hooks/list",
+    method: Method::GET,
+    path: "/orgs/{org}/hooks",
+    summary: "List organization webhooks",
+    docs: "https://docs.service.example/rest/orgs/webhooks#list-organization-webhooks",
+    access: READ,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "The organization's webhooks.", "OrgHook[]").with_headers(&["Link"])],
+};
+
+pub static CREATE: Operation = Operation {
+    id: "org-hooks/create",
+    method: Method::POST,
+    path: "/orgs/{org}/hooks",
+    summary: "Create an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#create-an-organization-webhook",
+    access: WRITE,
+    query: &[],
+    body: Some(&CREATE_BODY),
+    responses: &[Resp::json(201, "The webhook was created (and a `ping` delivery queued).", "OrgHook").with_headers(&["Location"])],
+};
+
+pub static GET: Operation = Operation {
+    id: "org-hooks/get",
+    method: Method::GET,
+    path: "/orgs/{org}/hooks/{hook_id}",
+    summary: "Get an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#get-an-organization-webhook",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The webhook.", "OrgHook")],
+};
+
+pub static UPDATE: Operation = Operation {
+    id: "org-hooks/update",
+    method: Method::PATCH,
+    path: "/orgs/{org}/hooks/{hook_id}",
+    summary: "Update an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#update-an-organization-webhook",
+    access: WRITE,
+    query: &[],
+    body: Some(&UPDATE_BODY),
+    responses: &[Resp::json(200, "The updated webhook. The secret is replaced: one not sent is removed.", "OrgHook")],
+};
+
+pub static DELETE: Operation = Operation {
+    id: "org-hooks/delete",
+    method: Method::DELETE,
+    path: "/orgs/{org}/hooks/{hook_id}",
+    summary: "Delete an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#delete-an-organization-webhook",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The webhook and its deliveries were deleted.")],
+};
+
+pub static GET_CONFIG: Operation = Operation {
+    id: "org-hooks/get-config",
+    method: Method::GET,
+    path: "/orgs/{org}/hooks/{hook_id}/config",
+    summary: "Get a webhook configuration for an organization",
+    docs: "https://docs.service.example/rest/orgs/webhooks#get-a-webhook-configuration-for-an-organization",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The configuration (the secret masked).", "WebhookConfig")],
+};
+
+pub static UPDATE_CONFIG: Operation = Operation {
+    id: "org-hooks/update-config",
+    method: Method::PATCH,
+    path: "/orgs/{org}/hooks/{hook_id}/config",
+    summary: "Update a webhook configuration for an organization",
+    docs: "https://docs.service.example/rest/orgs/webhooks#update-a-webhook-configuration-for-an-organization",
+    access: WRITE,
+    query: &[],
+    body: Some(&CONFIG_BODY),
+    responses: &[Resp::json(200, "The updated configuration (the secret masked).", "WebhookConfig")],
+};
+
+static DELIVERY_QUERY: [Param; 3] = [
+    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100)." },
+    Param { name: "cursor", ty: Ty::Str, description: "Starting point of the page, from a `Link` header." },
+    Param { name: "status", ty: Ty::Enum(&["success", "failure"]), description: "`success`: status code 200–399; `failure`: any other." },
+];
+
+pub static LIST_DELIVERIES: Operation = Operation {
+    id: "org-hooks/list-deliveries",
+    method: Method::GET,
+    path: "/orgs/{org}/hooks/{hook_id}/deliveries",
+    summary: "List deliveries for an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#list-deliveries-for-an-organization-webhook",
+    access: READ,
+    query: &DELIVERY_QUERY,
+    body: None,
+    responses: &[Resp::json(200, "Deliveries, newest first (cursor pagination).", "HookDeliveryItem[]").with_headers(&["Link"])],
+};
+
+pub static GET_DELIVERY: Operation = Operation {
+    id: "org-hooks/get-delivery",
+    method: Method::GET,
+    path: "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}",
+    summary: "Get a webhook delivery for an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#get-a-webhook-delivery-for-an-organization-webhook",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The delivery with its request and response.", "HookDelivery")],
+};
+
+pub static REDELIVER: Operation = Operation {
+    id: "org-hooks/redeliver",
+    method: Method::POST,
+    path: "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}/attempts",
+    summary: "Redeliver a delivery for an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#redeliver-a-delivery-for-an-organization-webhook",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(202, "A redelivery was queued.", "Empty")],
+};
+
+pub static PING: Operation = Operation {
+    id: "org-hooks/ping",
+    method: Method::POST,
+    path: "/orgs/{org}/hooks/{hook_id}/pings",
+    summary: "Ping an organization webhook",
+    docs: "https://docs.service.example/rest/orgs/webhooks#ping-an-organization-webhook",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "A `ping` delivery was queued.")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST, list)
+        .op(&CREATE, create)
+        .op(&GET, get)
+        .op(&UPDATE, update)
+        .op(&DELETE, delete)
+        .op(&GET_CONFIG, get_config)
+        .op(&UPDATE_CONFIG, update_config)
+        .op(&LIST_DELIVERIES, list_deliveries)
+        .op(&GET_DELIVERY, get_delivery)
+        .op(&REDELIVER, redeliver)
+        .op(&PING, ping)
+}
+
+/// Target URLs: http(s) with a host name.
+macro_rules! url_schema {
+    () => {
+        r#"{"type": "string", "format": "uri", "pattern": "^https?://[a-z][a-z0-9]{0,20}(\\.[a-z][a-z0-9]{0,20}){0,3}(:[1-9][0-9]{0,3})?(/[a-z0-9]{0,20})?$"}"#
+    };
+}
+macro_rules! config_props {
+    () => {
+        concat!(
+            r#""url": "#, url_schema!(), r#", "content_type": {"type": "string", "enum": ["json", "form"]}, "#,
+            r#""secret": {"type": "string"}, "insecure_ssl": {"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#
+        )
+    };
+}
+const CONFIG_CREATE: &str = concat!(r#"{"type": "object", "required": ["url"], "properties": {"#, config_props!(), r#"}}"#);
+const CONFIG_UPDATE: &str = concat!(r#"{"type": "object", "properties": {"#, config_props!(), r#"}}"#);
+const EVENTS: &str = r#"{"type": "array", "items": {"type": "string", "minLength": 1}}"#;
+const NAME: Ty = Ty::Enum(&["web"]);
+
+static CREATE_BODY: Schema = Schema {
+    resource: "Hook",
+    fields: &[
+        Field::req("name", NAME),
+        Field::req("config", Ty::Json(CONFIG_CREATE)),
+        Field::opt("events", Ty::Json(EVENTS)),
+        Field::opt("active", Ty::Bool),
+    ],
+};
+
+static UPDATE_BODY: Schema = Schema {
+    resource: "Hook",
+    fields: &[
+        Field::opt("config", Ty::Json(CONFIG_UPDATE)),
+        Field::opt("events", Ty::Json(EVENTS)),
+        Field::opt("active", Ty::Bool),
+        Field::opt("name", NAME),
+    ],
+};
+
+static CONFIG_BODY: Schema = Schema {
+    resource: "Hook",
+    fields: &[
+        Field::opt("url", Ty::Json(url_schema!())),
+        Field::opt("content_type", Ty::Enum(&["json", "form"])),
+        Field::opt("secret", Ty::Str),
+        Field::opt("insecure_ssl", Ty::Json(r#"{"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#)),
+    ],
+};
+
+fn invalid(field: &str, code: &str, message: Option<String>) -> ApiError {
+    ApiError::invalid_field("Hook", field, code, message)
+}
+
+/// A validated configuration: url, content type, insecure_ssl, and the secret (`None`: absent).
+struct Config {
+    url: String,
+    content_type: String,
+    insecure_ssl: String,
+    secret: Option<String>,
+}
+
+/// Reads a `config` object over `base` (the current values, for partial updates).
+fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
+    let Some(obj) = v.as_object() else { return Err(invalid("config", "invalid", None)) };
+    let str_field = |name: &str| -> ApiResult<Option<String>> {
+        match obj.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(ApiError::invalid_request(format!("For 'properties/{name}', {other} is not a string."))),
+        }
+    };
+    let url = match (str_field("url")?, base) {
+        (Some(u), _) => u,
+        (None, Some(h)) => h.url.clone(),
+        (None, None) => return Err(invalid("url", "missing_field", Some("Config must contain a url".into()))),
+    };
+    let parsed = reqwest::Url::parse(&url).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+    if parsed.is_none() {
+        return Err(invalid("url", "invalid", Some(format!("{url} is not a valid URL"))));
+    }
+    let content_type = match str_field("content_type")? {
+        Some(c) if c == "json" || c == "form" => c,
+        Some(c) => return Err(invalid("content_type", "invalid", Some(format!("{c} is not a valid content type (json or form)")))),
+        None => base.map(|h| h.content_type.clone()).unwrap_or_else(|| "form".into()),
+    };
+    let insecure_ssl = match obj.get("insecure_ssl") {
+        None => base.map(|h| h.insecure_ssl.clone()).unwrap_or_else(|| "0".into()),
+        Some(Value::String(s)) if s == "0" || s == "1" => s.clone(),
+        Some(Value::Number(n)) if n.as_f64() == Some(0.0) || n.as_f64() == Some(1.0) => {
+            if n.as_f64() == Some(1.0) { "1".into() } else { "0".into() }
+        }
+        Some(other) => return Err(invalid("insecure_ssl", "invalid", Some(format!("{other} is not 0 or 1")))),
+    };
+    let secret = str_field("secret")?.filter(|s| !s.is_empty());
+    Ok(Config { url, content_type, insecure_ssl, secret })
+}
+
+fn parse_events(v: Option<&Value>) -> ApiResult<Vec<String>> {
+    let events: Vec<String> = match v {
+        None => vec!["push".into()],
+        Some(Value::Array(a)) => {
+            if !a.iter().all(Value::is_string) {
+                return Err(invalid("events", "invalid", Some("events must be an array of strings".into())));
+            }
+            a.iter().filter_map(|e| e.as_str().map(str::to_string)).collect()
+        }
+        Some(_) => return Err(invalid("events", "invalid", None)),
+    };
+    if events.iter().any(|e| e.trim().is_empty()) {
+        return Err(invalid("events", "invalid", Some("events must be non-empty names".into())));
+    }
+    if events.is_empty() {
+        return Ok(vec!["push".into()]);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for e in events {
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+fn check_name(v: Option<&Value>) -> ApiResult<()> {
+    match v.and_then(Value::as_str) {
+        None | Some("web") => Ok(()),
+        Some(n) => Err(invalid("name", "invalid", Some(format!("{n} is not a valid hook name (only web is supported)")))),
+    }
+}
+
+/// The `{hook_id}` of the path, 404 when it is not a number.
+fn hook_id(ctx: &Ctx, name: &str) -> ApiResult<i64> {
+    ctx.param(name).parse::<i64>().map_err(|_| ApiError::not_found())
+}
+
+/// Loads a hook the caller may see (an OAuth application only its own).
+async fn load(ctx: &Ctx, caller: &OrgCaller) -> ApiResult<Hook> {
+    let id = hook_id(ctx, "hook_id")?;
+    let org_id = caller.org.id;
+    let hook = ctx.app.store.read(move |c| hooks::by_id(c, org_id, id)).await?.ok_or_else(ApiError::not_found)?;
+    if caller.oauth_app.is_some() && hook.created_by_app_id != caller.oauth_app {
+        return Err(ApiError::not_found());
+    }
+    Ok(hook)
+}
+
+/// Loads a hook the caller may modify: users may not touch hooks OAuth applications created.
+async fn load_mut(ctx: &Ctx, caller: &OrgCaller) -> ApiResult<Hook> {
+    let hook = load(ctx, caller).await?;
+    if caller.oauth_app.is_none() && hook.created_by_app_id.is_some() {
+        return Err(ApiError::forbidden("This hook was created by an OAuth application; only that application may change it."));
+    }
+    Ok(hook)
+}
+
+fn sender_of(caller: &OrgCaller) -> Account {
+    caller.user.clone().unwrap_or_else(|| caller.org.clone())
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let page = ctx.page(30, 100)?;
+    let (org_id, app) = (caller.org.id, caller.oauth_app);
+    let (rows, total) = ctx.app.store.read(move |c| hooks::list(c, org_id, app, page.offset(), page.per_page)).await?;
+    let body: Vec<Value> = rows.iter().map(|h| hook_json(&ctx.app.urls, &caller.org, h)).collect();
+    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+}
+
+async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    if body.get("config").is_none() {
+        return Err(invalid("config", "missing_field", None));
+    }
+    ctx.check_body(&body)?;
+    check_name(body.get("name"))?;
+    let config = parse_config(&body["config"], None)?;
+    let events = parse_events(body.get("events"))?;
+    let active = body.get("active").and_then(Value::as_bool).unwrap_or(true);
+    let (org, app_id, now) = (caller.org.clone(), caller.oauth_app, ctx.app.clock.now());
+    let sender = sender_of(&caller);
+    let urls = ctx.app.urls.clone();
+    let hook = ctx
+        .app
+        .store
+        .write(move |c| -> Result<Hook, DbError> {
+            let key = webhooks::server_key(c)?;
+            let secret_enc = config.secret.as_deref().map(|s| webhooks::encrypt_secret(&key, s));
+            let f = HookFields {
+                events: &events,
+                active,
+                url: &config.url,
+                content_type: &config.content_type,
+                insecure_ssl: &config.insecure_ssl,
+                secret_enc: secret_enc.as_deref(),
+            };
+            let hook = hooks::create(c, org.id, app_id, &f, now)?;
+            let payload = webhooks::ping_payload(&urls, &org, &hook, &sender);
+            webhooks::enqueue(c, &hook, "ping", None, &payload, None, now)?;
+            Ok(hook)
+        })
+        .await?;
+    let body = hook_json(&ctx.app.urls, &caller.org, &hook);
+    let location = body["url"].as_str().unwrap_or_default().to_string();
+    Ok(Reply::created(body).header("location", location))
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load(&ctx, &caller).await?;
+    Ok(Reply::ok(hook_json(&ctx.app.urls, &caller.org, &hook)))
+}
+
+async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, active: bool) -> ApiResult<Hook> {
+    let (id, org_id, now) = (hook.id, hook.org_id, ctx.app.clock.now());
+    let updated = ctx
+        .app
+        .store
+        .write(move |c| -> Result<Option<Hook>, DbError> {
+            let key = webhooks::server_key(c)?;
+            let secret_enc = config.secret.as_deref().map(|s| webhooks::encrypt_secret(&key, s));
+            let f = HookFields {
+                events: &events,
+                active,
+                url: &config.url,
+                content_type: &config.content_type,
+                insecure_ssl: &config.insecure_ssl,
+                secret_enc: secret_enc.as_deref(),
+            };
+            hooks::update(c, id, &f, now)?;
+            hooks::by_id(c, org_id, id)
+        })
+        .await?;
+    updated.ok_or_else(ApiError::not_found)
+}
+
+async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load_mut(&ctx, &caller).await?;
+    ctx.check_body(&body)?;
+    check_name(body.get("name"))?;
+    // The secret is replaced by what this update sends: absent, it is removed.
+    let config = match body.get("config") {
+        Some(v) => parse_config(v, Some(&hook))?,
+        None => Config { url: hook.url.clone(), content_type: hook.content_type.clone(), insecure_ssl: hook.insecure_ssl.clone(), secret: None },
+    };
+    let events = parse_events(body.get("events"))?;
+    let active = body.get("active").and_then(Value::as_bool).unwrap_or(true);
+    let updated = save(&ctx, &hook, config, events, active).await?;
+    Ok(Reply::ok(hook_json(&ctx.app.urls, &caller.org, &updated)))
+}
+
+async fn delete(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load_mut(&ctx, &caller).await?;
+    let id = hook.id;
+    ctx.app.store.write(move |c| hooks::delete(c, id)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+async fn get_config(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load(&ctx, &caller).await?;
+    Ok(Reply::ok(config_json(&hook)))
+}
+
+async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load_mut(&ctx, &caller).await?;
+    ctx.check_body(&body)?;
+    let mut config = parse_config(&body, Some(&hook))?;
+    let keep_secret = body.get("secret").is_none();
+    let id = hook.id;
+    let (events, active) = (hook.events.clone(), hook.active);
+    if keep_secret {
+        // A configuration update without `secret` keeps the stored one (re-encrypted as is).
+        let enc = hook.secret_enc.clone();
+        let (org_id, now) = (hook.org_id, ctx.app.clock.now());
+        let updated = ctx
+            .app
+            .store
+            .write(move |c| -> Result<Option<Hook>, DbError> {
+                let f = HookFields {
+                    events: &events,
+                    active,
+                    url: &config.url,
+                    content_type: &config.content_type,
+                    insecure_ssl: &config.insecure_ssl,
+                    secret_enc: enc.as_deref(),
+                };
+                hooks::update(c, id, &f, now)?;
+                hooks::by_id(c, org_id, id)
+            })
+            .await?
+            .ok_or_else(ApiError::not_found)?;
+        return Ok(Reply::ok(config_json(&updated)));
+    }
+    config.secret = body.get("secret").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let updated = save(&ctx, &hook, config, events, active).await?;
+    Ok(Reply::ok(config_json(&updated)))
+}
+
+fn ts(secs: Option<i64>) -> Value {
+    json!(platform_core::time::format_ts(secs.unwrap_or(0)))
+}
+
+fn delivery_item(d: &Delivery) -> Value {
+    json!({
+        "id": d.id,
+        "guid": d.guid,
+        "delivered_at": ts(d.delivered_at.or(Some(d.created_at))),
+        "redelivery": d.redelivery,
+        "duration": d.duration_ms as f64 / 1000.0,
+        "status": d.status.clone().unwrap_or_else(|| "pending".into()),
+        "status_code": d.status_code,
+        "event": d.event,
+        "action": d.action,
+        "installation_id": d.installation_id,
+        "repository_id": d.repository_id,
+        "throttled_at": Value::Null,
+    })
+}
+
+fn parse_obj(s: Option<&str>) -> Value {
+    s.and_then(|t| serde_json::from_str::<Value>(t).ok()).unwrap_or(Value::Null)
+}
+
+fn delivery_full(d: &Delivery, hook: &Hook) -> Value {
+    let mut v = delivery_item(d);
+    v["url"] = json!(d.url.clone().unwrap_or_else(|| hook.url.clone()));
+    v["request"] = json!({"headers": parse_obj(d.request_headers.as_deref()), "payload": parse_obj(Some(&d.payload))});
+    v["response"] = json!({"headers": parse_obj(d.response_headers.as_deref()), "payload": d.response_body});
+    v
+}
+
+const CURSOR_PREFIX: &str = "v1_";
+
+async fn list_deliveries(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load(&ctx, &caller).await?;
+    let per_page = match ctx.query.get("per_page") {
+        None | Some("") => 30,
+        Some(v) => v.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'per_page', {v:?} is not an integer.")))?.clamp(1, 100),
+    };
+    let before = match ctx.query.get("cursor") {
+        None | Some("") => None,
+        Some(c) => Some(
+            c.strip_prefix(CURSOR_PREFIX).and_then(|n| n.parse::<i64>().ok()).ok_or_else(|| ApiError::bad_request("Bad Request"))?,
+        ),
+    };
+    let success = match ctx.query.get("status") {
+        None | Some("") => None,
+        Some("success") => Some(true),
+        Some("failure") => Some(false),
+        Some(other) => {
+            return Err(ApiError::invalid_field("HookDelivery", "status", "invalid", Some(format!("{other} is not one of success, failure"))))
+        }
+    };
+    let id = hook.id;
+    let mut rows = ctx.app.store.read(move |c| hooks::deliveries(c, id, before, success, per_page + 1)).await?;
+    let more = rows.len() as i64 > per_page;
+    rows.truncate(per_page as usize);
+    let mut reply = Reply::ok(Value::Array(rows.iter().map(delivery_item).collect()));
+    if more {
+        if let Some(last) = rows.last() {
+            let mut q: Vec<(String, String)> = ctx.query.pairs.iter().filter(|(k, _)| k != "cursor").cloned().collect();
+            q.push(("cursor".into(), format!("{CURSOR_PREFIX}{}", last.id)));
+            let qs: Vec<String> = q.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
+            let next = format!("{}{}?{}", ctx.app.urls.api, ctx.path, qs.join("&"));
+            let mut first_q: Vec<String> = ctx
+                .query
+                .pairs
+                .iter()
+                .filter(|(k, _)| k != "cursor")
+                .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
+                .collect();
+            first_q.sort();
+            let first = if first_q.is_empty() { format!("{}{}", ctx.app.urls.api, ctx.path) } else { format!("{}{}?{}", ctx.app.urls.api, ctx.path, first_q.join("&")) };
+            let link = if before.is_some() { format!("<{next}>; rel=\"next\", <{first}>; rel=\"first\"") } else { format!("<{next}>; rel=\"next\"") };
+            reply = reply.header("link", link);
+        }
+    }
+    Ok(reply)
+}
+
+async fn load_delivery(ctx: &Ctx, hook: &Hook) -> ApiResult<Delivery> {
+    let id = hook_id(ctx, "delivery_id")?;
+    let hid = hook.id;
+    ctx.app.store.read(move |c| hooks::delivery(c, hid, id)).await?.ok_or_else(ApiError::not_found)
+}
+
+async fn get_delivery(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load(&ctx, &caller).await?;
+    let d = load_delivery(&ctx, &hook).await?;
+    Ok(Reply::ok(delivery_full(&d, &hook)))
+}
+
+async fn redeliver(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load_mut(&ctx, &caller).await?;
+    let d = load_delivery(&ctx, &hook).await?;
+    let now = ctx.app.clock.now();
+    ctx.app
+        .store
+        .write(move |c| {
+            let n = NewDelivery {
+                guid: &d.guid,
+                hook_id: d.hook_id,
+                event: &d.event,
+                action: d.action.as_deref(),
+                payload: &d.payload,
+                redelivery: true,
+                installation_id: d.installation_id,
+                repository_id: d.repository_id,
+                activity_at_ms: None,
+            };
+            hooks::enqueue(c, &n, now)
+        })
+        .await?;
+    Ok(Reply::json(StatusCode::ACCEPTED, Value::Object(Map::new())))
+}
+
+async fn ping(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let hook = load_mut(&ctx, &caller).await?;
+    let (org, sender, urls, now) = (caller.org.clone(), sender_of(&caller), ctx.app.urls.clone(), ctx.app.clock.now());
+    ctx.app
+        .store
+        .write(move |c| {
+            let payload = webhooks::ping_payload(&urls, &org, &hook, &sender);
+            webhooks::enqueue(c, &hook, "ping", None, &payload, None, now)
+        })
+        .await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}

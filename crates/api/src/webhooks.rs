@@ -1,0 +1,767 @@
+//! Webhook delivery: the activity consumer that queues deliveries (in its transaction, so the
+//! queue is as durable as the activity), and the sender that claims due deliveries, POSTs them
+//! signed, and records every attempt. Outbound requests are guarded against internal targets
+//! (loopback, private, link-local, metadata ranges) after DNS resolution, unless allow-listed.
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use platform_core::time::format_ts;
+use platform_store::domain::accounts::{self, Account};
+use platform_store::domain::activity::Activity;
+use platform_store::domain::hooks::{self, Attempt, Delivery, Hook, NewDelivery};
+use platform_store::domain::repos::{self, Repo};
+use platform_store::{Backend, Conn, DbError};
+use serde_json::{json, Map, Value};
+use sha2::Sha256;
+
+use crate::error::ApiError;
+use crate::outbox::Consumer;
+use crate::shapes::{self, Urls};
+use crate::state::Shared;
+
+/// Payloads larger than this are not delivered (recorded as such).
+pub const MAX_PAYLOAD_BYTES: usize = 25 * 1024 * 1024;
+/// A receiver must answer within this.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// A claimed delivery not finished by then (a crash) is taken again.
+pub const LEASE_SECONDS: i64 = 15;
+/// Automatic retry delays (seconds) when retries are enabled: attempt 2 after 10 s, then 30 s,
+/// 1 min, 5 min, 15 min, 1 h, and hourly after that.
+pub const BACKOFF: [i64; 6] = [10, 30, 60, 300, 900, 3600];
+/// Response bodies are recorded up to this size.
+const MAX_RECORDED_RESPONSE: usize = 64 * 1024;
+const POLL: Duration = Duration::from_millis(250);
+
+/// Webhook settings (`PLATFORM_WEBHOOK_*`).
+#[derive(Clone, Debug)]
+pub struct WebhookSettings {
+    /// Comma-separated hosts and CIDRs delivery may reach although internal; `loopback` allows
+    /// 127.0.0.0/8 and ::1.
+    pub allowed_hosts: String,
+    /// Automatic retries of a failed delivery (0: none, as the hosted platform).
+    pub retries: u32,
+    /// Consecutive failed deliveries after which a hook is deactivated (0: never).
+    pub disable_after: u32,
+    /// Deliveries in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 256 }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outbound safety.
+
+/// The parsed allow-list.
+#[derive(Clone, Debug, Default)]
+pub struct AllowList {
+    hosts: Vec<String>,
+    nets: Vec<(IpAddr, u8)>,
+}
+
+impl AllowList {
+    pub fn parse(text: &str) -> Result<AllowList, String> {
+        let mut a = AllowList::default();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if item.eq_ignore_ascii_case("loopback") {
+                a.nets.push(("127.0.0.0".parse().unwrap(), 8));
+                a.nets.push(("::1".parse().unwrap(), 128));
+            } else if let Some((ip, bits)) = item.split_once('/') {
+                let ip: IpAddr = ip.parse().map_err(|_| format!("webhook allow-list: bad CIDR {item:?}"))?;
+                let bits: u8 = bits.parse().map_err(|_| format!("webhook allow-list: bad CIDR {item:?}"))?;
+                let max = if ip.is_ipv4() { 32 } else { 128 };
+                if bits > max {
+                    return Err(format!("webhook allow-list: bad CIDR {item:?}"));
+                }
+                a.nets.push((ip, bits));
+            } else if let Ok(ip) = item.parse::<IpAddr>() {
+                a.nets.push((ip, if ip.is_ipv4() { 32 } else { 128 }));
+            } else {
+                a.hosts.push(item.to_ascii_lowercase());
+            }
+        }
+        Ok(a)
+    }
+
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let h = host.trim_end_matches('.').to_ascii_lowercase();
+        self.hosts.contains(&h)
+    }
+
+    /// May a delivery connect to `ip`? Public addresses yes; internal ones only when listed.
+    pub fn ip_allowed(&self, ip: IpAddr) -> bool {
+        let ip = canonical(ip);
+        !is_internal(ip) || self.nets.iter().any(|(net, bits)| in_net(ip, *net, *bits))
+    }
+}
+
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => ip,
+        },
+        v4 => v4,
+    }
+}
+
+fn in_net(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
+    match (canonical(ip), canonical(net)) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => {
+            let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits.min(32)) };
+            (u32::from(a) & mask) == (u32::from(n) & mask)
+        }
+        (IpAddr::V6(a), IpAddr::V6(n)) => {
+            let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits.min(128)) };
+            (u128::from(a) & mask) == (u128::from(n) & mask)
+        }
+        _ => false,
+    }
+}
+
+/// Loopback, private, shared, link-local (cloud metadata), unspecified, multicast, reserved.
+pub fn is_internal(ip: IpAddr) -> bool {
+    const V4: &[(&str, u8)] = &[
+        ("0.0.0.0", 8),
+        ("10.0.0.0", 8),
+        ("100.64.0.0", 10),
+        ("127.0.0.0", 8),
+        ("169.254.0.0", 16),
+        ("172.16.0.0", 12),
+        ("192.0.0.0", 24),
+        ("192.168.0.0", 16),
+        ("198.18.0.0", 15),
+        ("224.0.0.0", 4),
+        ("240.0.0.0", 4),
+    ];
+    const V6: &[(&str, u8)] = &[("::", 128), ("::1", 128), ("fc00::", 7), ("fe80::", 10), ("ff00::", 8), ("64:ff9b::", 96)];
+    let ip = canonical(ip);
+    let table = if ip.is_ipv4() { V4 } else { V6 };
+    table.iter().any(|(n, b)| in_net(ip, n.parse().unwrap(), *b))
+}
+
+/// The error a refused target produces (found in the request error's source chain).
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Refused {}
+
+fn refusal(host: &str, ip: IpAddr) -> String {
+    format!("refused: {host} resolves to {ip}, an internal address (allow it with PLATFORM_WEBHOOK_ALLOWED_HOSTS)")
+}
+
+/// Resolves names, then refuses internal addresses: the check runs on the addresses the
+/// connection will use, for every attempt (no rebinding window).
+struct GuardResolver {
+    allow: Arc<AllowList>,
+}
+
+impl reqwest::dns::Resolve for GuardResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow = self.allow.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if !allow.host_allowed(&host) {
+                if let Some(bad) = addrs.iter().find(|a| !allow.ip_allowed(a.ip())) {
+                    return Err(Box::new(Refused(refusal(&host, bad.ip()))) as Box<dyn std::error::Error + Send + Sync>);
+                }
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets at rest, signatures.
+
+type HmacSha256 = Hmac<Sha256>;
+
+fn hmac256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut m = HmacSha256::new_from_slice(key).expect("hmac key");
+    for p in parts {
+        m.update(p);
+    }
+    m.finalize().into_bytes().into()
+}
+
+/// The server key (generated once per database, stored in `webhook_keys`).
+pub fn server_key(c: &mut dyn Conn) -> Result<Vec<u8>, DbError> {
+    let k = hooks::key(c, "secret-encryption", || platform_core::ids::random_hex(32))?;
+    Ok(hex::decode(k).unwrap_or_default())
+}
+
+/// Encrypts a secret: HMAC-SHA256 in counter mode as the keystream, then HMAC-SHA256 over nonce
+/// and ciphertext (encrypt-then-MAC), keys derived from the server key.
+pub fn encrypt_secret(key: &[u8], plain: &str) -> String {
+    let nonce: [u8; 16] = rand::random();
+    let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
+    let ct = keystream_xor(&ke, &nonce, plain.as_bytes());
+    let tag = hmac256(&km, &[&nonce, &ct]);
+    format!("v1:{}:{}:{}", hex::encode(nonce), hex::encode(&ct), hex::encode(tag))
+}
+
+pub fn decrypt_secret(key: &[u8], text: &str) -> Option<String> {
+    let mut it = text.split(':');
+    if it.next()? != "v1" {
+        return None;
+    }
+    let nonce = hex::decode(it.next()?).ok()?;
+    let ct = hex::decode(it.next()?).ok()?;
+    let tag = hex::decode(it.next()?).ok()?;
+    let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
+    if !crate::principal::constant_time_eq(&hmac256(&km, &[&nonce, &ct]), &tag) {
+        return None;
+    }
+    String::from_utf8(keystream_xor(&ke, &nonce, &ct)).ok()
+}
+
+fn keystream_xor(key: &[u8], nonce: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for (i, chunk) in data.chunks(32).enumerate() {
+        let block = hmac256(key, &[nonce, &(i as u64).to_be_bytes()]);
+        out.extend(chunk.iter().zip(block.iter()).map(|(a, b)| a ^ b));
+    }
+    out
+}
+
+pub fn sign_sha256(secret: &str, body: &[u8]) -> String {
+    format!("sha256={}", hex::encode(hmac256(secret.as_bytes(), &[body])))
+}
+
+pub fn sign_sha1(secret: &str, body: &[u8]) -> String {
+    let mut m = Hmac::<sha1::Sha1>::new_from_slice(secret.as_bytes()).expect("hmac key");
+    m.update(body);
+    format!("sha1={}", hex::encode(m.finalize().into_bytes()))
+}
+
+/// A delivery GUID (random, version 4 layout).
+pub fn guid() -> String {
+    let mut b: [u8; 16] = rand::random();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+}
+
+/// `Service-Hookshot/<short id>`.
+pub fn user_agent() -> String {
+    let id = platform_core::ids::sha256_hex(concat!("platformd-", env!("CARGO_PKG_VERSION")).as_bytes());
+    format!("Service-Hookshot/{}", &id[..7])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes.
+
+pub fn org_object(u: &Urls, org: &Account) -> Value {
+    let api = format!("{}/orgs/{}", u.api, org.login);
+    json!({
+        "login": org.login,
+        "id": org.id,
+        "node_id": platform_core::ids::node_id("Organization", org.id),
+        "url": api,
+        "repos_url": format!("{api}/repos"),
+        "events_url": format!("{api}/events"),
+        "hooks_url": format!("{api}/hooks"),
+        "issues_url": format!("{api}/issues"),
+        "members_url": format!("{api}/members{{/member}}"),
+        "public_members_url": format!("{api}/public_members{{/member}}"),
+        "avatar_url": format!("{}/avatars/u/{}?v=4", u.web, org.id),
+        "description": Value::Null,
+    })
+}
+
+/// The hook's `config` as reads show it (secret masked).
+pub fn config_json(h: &Hook) -> Value {
+    let mut m = Map::new();
+    m.insert("content_type".into(), json!(h.content_type));
+    m.insert("insecure_ssl".into(), json!(h.insecure_ssl));
+    if h.secret_enc.is_some() {
+        m.insert("secret".into(), json!("********"));
+    }
+    m.insert("url".into(), json!(h.url));
+    Value::Object(m)
+}
+
+pub fn hook_json(u: &Urls, org: &Account, h: &Hook) -> Value {
+    let base = format!("{}/orgs/{}/hooks/{}", u.api, org.login, h.id);
+    json!({
+        "type": "Organization",
+        "id": h.id,
+        "name": h.name,
+        "active": h.active,
+        "events": h.events,
+        "config": config_json(h),
+        "updated_at": format_ts(h.updated_at),
+        "created_at": format_ts(h.created_at),
+        "url": base,
+        "ping_url": format!("{base}/pings"),
+        "deliveries_url": format!("{base}/deliveries"),
+    })
+}
+
+pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Value {
+    let mut hook = hook_json(u, org, h);
+    hook["last_response"] = json!({"code": h.last_code, "status": h.last_status.clone().unwrap_or_else(|| "unused".into()),
+                                   "message": h.last_message});
+    json!({
+        "zen": "Keep it logically awesome.",
+        "hook_id": h.id,
+        "hook": hook,
+        "organization": org_object(u, org),
+        "sender": shapes::simple_user(u, sender),
+    })
+}
+
+/// Queues a delivery of `payload` to `hook`, due now.
+pub fn enqueue(c: &mut dyn Conn, hook: &Hook, event: &str, action: Option<&str>, payload: &Value, repo_id: Option<i64>, now: i64) -> Result<i64, DbError> {
+    let text = payload.to_string();
+    let g = guid();
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
+    let d = NewDelivery {
+        guid: &g,
+        hook_id: hook.id,
+        event,
+        action,
+        payload: &text,
+        redelivery: false,
+        installation_id: None,
+        repository_id: repo_id,
+        activity_at_ms: Some(now_ms),
+    };
+    hooks::enqueue(c, &d, now)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The activity consumer.
+
+pub struct WebhookConsumer {
+    pub urls: Urls,
+}
+
+fn event_name(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "PushEvent" => "push",
+        "CreateEvent" => "create",
+        "WatchEvent" => "watch",
+        "StatusEvent" => "status",
+        "DeleteEvent" => "delete",
+        _ => return None,
+    })
+}
+
+impl WebhookConsumer {
+    fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<(Value, Option<&'static str>), DbError> {
+        let u = &self.urls;
+        let repo: Option<Repo> = match a.repo_id {
+            Some(id) => repos::by_id(c, id)?,
+            None => None,
+        };
+        let actor = match a.actor_id {
+            Some(id) => accounts::by_id(c, id)?,
+            None => None,
+        };
+        let sender = shapes::simple_user(u, actor.as_ref().unwrap_or(org));
+        let repository = repo.as_ref().map(|r| shapes::minimal_repository(u, platform_core::ApiVersion::DEFAULT, r));
+        let p = &a.payload;
+        let mut action = None;
+        let mut body = match event {
+            "push" => {
+                let after = p["head"].as_str().unwrap_or_default().to_string();
+                let before = p["before"].as_str().unwrap_or_default().to_string();
+                let pusher = actor.as_ref().map(|x| json!({"name": x.login, "email": x.email})).unwrap_or(json!({"name": org.login, "email": null}));
+                let compare = repo.as_ref().map(|r| format!("{}/{}/compare/{}...{}", u.web, r.full_name(), &before[..12.min(before.len())], &after[..12.min(after.len())]));
+                json!({
+                    "ref": p["ref"], "before": before, "after": after,
+                    "created": before.chars().all(|ch| ch == '0'), "deleted": false, "forced": false,
+                    "base_ref": null, "compare": compare, "commits": [], "head_commit": null, "pusher": pusher,
+                })
+            }
+            "create" => json!({
+                "ref": p["ref"], "ref_type": p["ref_type"], "master_branch": p["master_branch"],
+                "description": p["description"], "pusher_type": p["pusher_type"],
+            }),
+            "status" => json!({
+                "id": p["id"], "sha": p["sha"], "name": repo.as_ref().map(|r| r.full_name()),
+                "target_url": p["target_url"], "context": p["context"], "description": p["description"],
+                "state": p["state"], "commit": {"sha": p["sha"]}, "branches": [],
+                "created_at": format_ts(a.created_at), "updated_at": format_ts(a.created_at),
+            }),
+            "watch" => {
+                action = Some("started");
+                json!({"action": "started"})
+            }
+            _ => p.clone(),
+        };
+        if let Some(r) = repository {
+            body["repository"] = r;
+        }
+        body["organization"] = org_object(u, org);
+        body["sender"] = sender;
+        Ok((body, action))
+    }
+}
+
+impl Consumer for WebhookConsumer {
+    fn name(&self) -> &'static str {
+        "webhooks"
+    }
+
+    fn handle(&self, c: &mut dyn Conn, batch: &[Activity], now: i64) -> Result<(), ApiError> {
+        let mut org_hooks: HashMap<i64, (Option<Account>, Vec<Hook>)> = HashMap::new();
+        for a in batch {
+            let (Some(org_id), Some(event)) = (a.org_id, event_name(&a.kind)) else { continue };
+            if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
+                let list = hooks::active_for_org(c, org_id)?;
+                let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };
+                e.insert((org, list));
+            }
+            let (org, list) = &org_hooks[&org_id];
+            let Some(org) = org.clone() else { continue };
+            let targets: Vec<Hook> = list.iter().filter(|h| h.wants(event)).cloned().collect();
+            if targets.is_empty() {
+                continue;
+            }
+            let (payload, action) = self.payload(c, a, event, &org)?;
+            for h in &targets {
+                enqueue(c, h, event, action, &payload, a.repo_id, now)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sender.
+
+struct Sender {
+    state: Shared,
+    key: Vec<u8>,
+    allow: Arc<AllowList>,
+    client: reqwest::Client,
+    insecure: reqwest::Client,
+    user_agent: String,
+}
+
+fn client(allow: &Arc<AllowList>, insecure: bool) -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .dns_resolver(Arc::new(GuardResolver { allow: allow.clone() }))
+        .danger_accept_invalid_certs(insecure)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(TIMEOUT)
+        .pool_max_idle_per_host(256)
+        .build()
+        .expect("webhook HTTP client")
+}
+
+/// Starts the sender: claims due deliveries (waking on every local write, and polling for
+/// retries and other nodes), sends them concurrently, records each attempt.
+pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let allow = match AllowList::parse(&state.config.webhooks.allowed_hosts) {
+            Ok(a) => Arc::new(a),
+            Err(e) => {
+                tracing::error!(error = %e, "webhook allow-list invalid; internal targets are all refused");
+                Arc::new(AllowList::default())
+            }
+        };
+        let mut writes = state.store.subscribe_writes();
+        let key = loop {
+            let single = state.store.backend() == Backend::Sqlite;
+            let r = state
+                .store
+                .write(move |c| -> Result<Vec<u8>, DbError> {
+                    if single {
+                        hooks::release_claims(c)?;
+                    }
+                    server_key(c)
+                })
+                .await;
+            match r {
+                Ok(k) => break k,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "webhook sender: database unavailable; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        };
+        let sender = Arc::new(Sender {
+            client: client(&allow, false),
+            insecure: client(&allow, true),
+            user_agent: user_agent(),
+            state: state.clone(),
+            key,
+            allow,
+        });
+        let concurrency = state.config.webhooks.concurrency.max(1);
+        let permits = Arc::new(tokio::sync::Semaphore::new(concurrency));
+        let done = Arc::new(tokio::sync::Notify::new());
+        loop {
+            writes.borrow_and_update();
+            let now = state.clock.now();
+            let free = permits.available_permits();
+            let mut claimed = 0;
+            if free > 0 {
+                match claim(&state, now, free.min(512) as i64).await {
+                    Ok(batch) => {
+                        claimed = batch.len();
+                        for (d, h) in batch {
+                            let permit = permits.clone().try_acquire_owned().expect("permit");
+                            let (s, done) = (sender.clone(), done.clone());
+                            tokio::spawn(async move {
+                                s.attempt(d, h).await;
+                                drop(permit);
+                                done.notify_one();
+                            });
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e.message, "webhook sender: claim failed");
+                        tokio::time::sleep(POLL).await;
+                    }
+                }
+            }
+            if claimed > 0 && permits.available_permits() > 0 {
+                continue;
+            }
+            tokio::select! {
+                r = writes.changed() => if r.is_err() { return },
+                _ = done.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        }
+    })
+}
+
+async fn claim(state: &Shared, now: i64, limit: i64) -> Result<Vec<(Delivery, Hook)>, DbError> {
+    if !state.store.read(move |c| hooks::any_due(c, now)).await? {
+        return Ok(Vec::new());
+    }
+    state.store.write(move |c| hooks::claim(c, now, now + LEASE_SECONDS, limit)).await
+}
+
+struct Outcome {
+    state: &'static str,
+    status: String,
+    status_code: i64,
+    response_headers: Value,
+    response_body: Option<String>,
+    success: bool,
+    retryable: bool,
+}
+
+impl Outcome {
+    fn failed(status: String, retryable: bool, state: &'static str) -> Outcome {
+        Outcome { state, status, status_code: 0, response_headers: json!({}), response_body: None, success: false, retryable }
+    }
+}
+
+impl Sender {
+    async fn attempt(&self, d: Delivery, hook: Hook) {
+        let secret = hook.secret_enc.as_deref().and_then(|s| decrypt_secret(&self.key, s));
+        let (body, content_type) = if hook.content_type == "json" {
+            (d.payload.clone().into_bytes(), "application/json")
+        } else {
+            (format!("payload={}", form_encode(&d.payload)).into_bytes(), "application/x-www-form-urlencoded")
+        };
+        let mut headers: Vec<(&str, String)> = vec![
+            ("Accept", "*/*".into()),
+            ("content-type", content_type.into()),
+            ("User-Agent", self.user_agent.clone()),
+            ("X-Service-Delivery", d.guid.clone()),
+            ("X-Service-Event", d.event.clone()),
+            ("X-Service-Hook-ID", hook.id.to_string()),
+            ("X-Service-Hook-Installation-Target-ID", hook.org_id.to_string()),
+            ("X-Service-Hook-Installation-Target-Type", "organization".into()),
+        ];
+        if let Some(s) = &secret {
+            headers.push(("X-Service-Signature", sign_sha1(s, &body)));
+            headers.push(("X-Service-Signature-256", sign_sha256(s, &body)));
+        }
+        let request_headers: Map<String, Value> = headers.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+        let started = Instant::now();
+        let outcome = if body.len() > MAX_PAYLOAD_BYTES {
+            Outcome::failed(format!("payload too large: {} bytes (the maximum is 25 MB); not delivered", body.len()), false, "failed")
+        } else {
+            self.send(&hook, &headers, body).await
+        };
+        let duration_ms = started.elapsed().as_millis() as i64;
+        let now = self.state.clock.now();
+        let settings = &self.state.config.webhooks;
+        let (state, next) = if !outcome.success && outcome.retryable && (d.attempts as u32) < settings.retries {
+            let delay = BACKOFF[(d.attempts as usize).min(BACKOFF.len() - 1)];
+            ("pending", now + delay)
+        } else {
+            (outcome.state, now)
+        };
+        let disable_after = settings.disable_after as i64;
+        let rh = Value::Object(request_headers).to_string();
+        let resp_h = outcome.response_headers.to_string();
+        let url = hook.url.clone();
+        let success = outcome.success;
+        let r = self
+            .state
+            .store
+            .write(move |c| {
+                let a = Attempt {
+                    state,
+                    next_attempt_at: next,
+                    url: &url,
+                    status: &outcome.status,
+                    status_code: outcome.status_code,
+                    duration_ms,
+                    request_headers: &rh,
+                    request_body: None,
+                    response_headers: &resp_h,
+                    response_body: outcome.response_body.as_deref(),
+                    delivered_at: now,
+                };
+                hooks::record_attempt(c, &d, &a, success, disable_after)
+            })
+            .await;
+        match r {
+            Ok(true) => tracing::info!(hook = hook.id, "webhook disabled after consecutive failed deliveries"),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e.message, "webhook sender: recording an attempt failed (the delivery will be retried after its lease)"),
+        }
+    }
+
+    async fn send(&self, hook: &Hook, headers: &[(&str, String)], body: Vec<u8>) -> Outcome {
+        let url = match reqwest::Url::parse(&hook.url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => u,
+            _ => return Outcome::failed("invalid URL".into(), false, "failed"),
+        };
+        // Literal addresses never reach the resolver: check them here.
+        let literal = url.host_str().and_then(|h| h.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok());
+        if let Some(ip) = literal {
+            if !self.allow.ip_allowed(ip) {
+                return Outcome::failed(refusal(&ip.to_string(), ip), false, "refused");
+            }
+        }
+        let client = if hook.insecure_ssl == "1" { &self.insecure } else { &self.client };
+        let mut req = client.post(url);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let sent = tokio::time::timeout(TIMEOUT, async {
+            let resp = req.body(body).send().await?;
+            let code = resp.status();
+            let rh: Map<String, Value> = resp
+                .headers()
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), json!(v.to_str().unwrap_or(""))))
+                .collect();
+            let mut resp = resp;
+            let mut buf = Vec::new();
+            while let Some(chunk) = resp.chunk().await? {
+                if buf.len() < MAX_RECORDED_RESPONSE {
+                    buf.extend_from_slice(&chunk[..chunk.len().min(MAX_RECORDED_RESPONSE - buf.len())]);
+                }
+            }
+            Ok::<_, reqwest::Error>((code, rh, buf))
+        })
+        .await;
+        match sent {
+            Err(_) => Outcome::failed("timed out".into(), true, "failed"),
+            Ok(Err(e)) => {
+                if let Some(r) = find_refused(&e) {
+                    return Outcome::failed(r, false, "refused");
+                }
+                let msg = if e.is_timeout() { "timed out".to_string() } else if e.is_connect() { "failed to connect".to_string() } else { format!("request failed: {e}") };
+                Outcome::failed(msg, true, "failed")
+            }
+            Ok(Ok((code, rh, buf))) => {
+                let ok = (200..400).contains(&code.as_u16());
+                let status = if ok {
+                    code.canonical_reason().unwrap_or("OK").to_string()
+                } else {
+                    format!("Invalid HTTP Response: {}", code.as_u16())
+                };
+                Outcome {
+                    state: if ok { "delivered" } else { "failed" },
+                    status,
+                    status_code: code.as_u16() as i64,
+                    response_headers: Value::Object(rh),
+                    response_body: Some(String::from_utf8_lossy(&buf).into_owned()),
+                    success: ok,
+                    retryable: !ok,
+                }
+            }
+        }
+    }
+}
+
+fn find_refused(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<Refused>() {
+            return Some(r.0.clone());
+        }
+        cur = err.source();
+    }
+    let text = format!("{e:?}");
+    text.find("refused: ").map(|i| text[i..].split('"').next().unwrap_or("refused").to_string())
+}
+
+/// `application/x-www-form-urlencoded` encoding of a value.
+pub fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3 / 2);
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'*' => out.push(b as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn guard() {
+        let none = AllowList::parse("").unwrap();
+        for ip in ["127.0.0.1", "10.0.0.1", "169.254.169.254", "192.168.1.1", "172.16.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "0.0.0.0"] {
+            assert!(!none.ip_allowed(ip.parse().unwrap()), "{ip}");
+        }
+        assert!(none.ip_allowed("93.184.216.34".parse().unwrap()));
+        let lb = AllowList::parse("loopback, 10.1.0.0/16, hooks.internal").unwrap();
+        assert!(lb.ip_allowed("127.0.0.5".parse().unwrap()));
+        assert!(lb.ip_allowed("::1".parse().unwrap()));
+        assert!(lb.ip_allowed("10.1.2.3".parse().unwrap()));
+        assert!(!lb.ip_allowed("10.2.0.1".parse().unwrap()));
+        assert!(lb.host_allowed("Hooks.Internal"));
+        assert!(AllowList::parse("10.0.0.0/33").is_err());
+    }
+    #[test]
+    fn secrets_round_trip() {
+        let key = [7u8; 32];
+        let e = encrypt_secret(&key, "s3cret");
+        assert!(!e.contains("s3cret"));
+        assert_eq!(decrypt_secret(&key, &e).as_deref(), Some("s3cret"));
+        assert_eq!(decrypt_secret(&[8u8; 32], &e), None);
+    }
+    #[test]
+    fn signatures() {
+        // Known HMAC-SHA256 vector (key "key", message "The quick brown fox jumps over the lazy dog").
+        let m = b"The quick brown fox jumps over the lazy dog";
+        assert_eq!(sign_sha256("key", m), "sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
+        assert_eq!(sign_sha1("key", m), "sha1=de7c9b85b8b78aa6bc8a7a36f70a90701c9db4d9");
+        assert_eq!(form_encode("{\"a\": 1}"), "%7B%22a%22%3A+1%7D");
+        assert_eq!(guid().len(), 36);
+    }
+}
