@@ -5,6 +5,9 @@
 //! response headers
 //! (`x-ratelimit-*`, scopes, accepted permissions, version, CORS).
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -177,7 +180,14 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         // Only the conditional headers are needed after the handler: keep them, not every header.
         let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
         let if_modified_since = req.headers().get(header::IF_MODIFIED_SINCE).cloned();
-        let mut resp = next.run(req).await;
+        // A panicking handler answers 500 with the error body; the server goes on.
+        let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
+            Ok(r) => r,
+            Err(_) => {
+                tracing::error!(request_id = %rid, "handler panicked");
+                ApiError::internal().into_response()
+            }
+        };
 
         // Strong ETag on successful GETs; a matching If-None-Match is a 304 that costs nothing.
         if method == Method::GET && resp.status() == StatusCode::OK {
@@ -234,10 +244,10 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         }
     };
     if let Some(q) = quota {
-        put(h, "x-ratelimit-limit", &q.limit.to_string());
-        put(h, "x-ratelimit-remaining", &q.remaining.to_string());
-        put(h, "x-ratelimit-reset", &q.reset.to_string());
-        put(h, "x-ratelimit-used", &q.used.to_string());
+        h.insert("x-ratelimit-limit", HeaderValue::from(q.limit));
+        h.insert("x-ratelimit-remaining", HeaderValue::from(q.remaining));
+        h.insert("x-ratelimit-reset", HeaderValue::from(q.reset));
+        h.insert("x-ratelimit-used", HeaderValue::from(q.used));
         h.insert("x-ratelimit-resource", HeaderValue::from_static("core"));
     }
     if let Principal::Token(t) = &principal {

@@ -1,6 +1,5 @@
 //! Route registration: each declared [`Operation`] is wired exactly once, with a layer that
 //! tags requests and responses with it (for auth headers, error docs, metrics, OpenAPI).
-use std::panic::AssertUnwindSafe;
 
 use axum::extract::{Request, State};
 use axum::handler::Handler;
@@ -8,7 +7,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, MethodFilter};
 use axum::Router;
-use futures_util::FutureExt;
 use tower::Layer;
 
 use crate::contract::contract;
@@ -56,17 +54,6 @@ async fn not_found() -> Response {
     ApiError::not_found().into_response()
 }
 
-/// A panicking handler answers 500 with the error body; the server goes on.
-async fn catch_panic(req: Request, next: Next) -> Response {
-    match AssertUnwindSafe(next.run(req)).catch_unwind().await {
-        Ok(r) => r,
-        Err(_) => {
-            tracing::error!("handler panicked");
-            ApiError::internal().into_response()
-        }
-    }
-}
-
 /// All operations of the spec areas implemented so far.
 pub fn api() -> Api {
     crate::ops::register(Api::new())
@@ -84,7 +71,6 @@ pub fn app(state: Shared) -> Router {
         .router
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(catch_panic))
         .with_state(state.clone());
     let api_service = middleware::from_fn_with_state(state.clone(), contract).layer(api_router);
     // The API description and its reference page, at the root and under the public URL's path

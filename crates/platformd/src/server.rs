@@ -15,11 +15,13 @@ use crate::Args;
 const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
 
 /// Logs go to stderr through a writer thread, so a request never waits on the write itself
-/// (it blocks only if that thread falls behind: no line is dropped). Keep the guard alive for
-/// the life of the process; dropping it flushes.
+/// (it blocks only if that thread falls behind: no line is dropped). The thread buffers what is
+/// queued and flushes whenever the queue is empty: one write per burst, not per line. Keep the
+/// guard alive for the life of the process; dropping it flushes.
 pub fn init_logging(c: &Config) -> tracing_appender::non_blocking::WorkerGuard {
     let filter = tracing_subscriber::EnvFilter::try_new(&c.log).unwrap_or_else(|_| "info".into());
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().lossy(false).finish(std::io::stderr());
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().lossy(false)
+        .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
     let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     if c.log_format == "json" {
         b.json().init();
