@@ -545,43 +545,11 @@ both!(ssrf_guard_refuses_internal_targets,
 // Durability with the real binary: a delivery in flight when the server is killed is delivered
 // after the restart.
 
-const ADMIN_TOKEN: &str = "svadmin_hooks_test_secret_0123456789";
+use crate::persistence::{spawn_with_env, Proc, ADMIN_TOKEN};
 
-struct Proc {
-    child: std::process::Child,
-    base: String,
-}
-
+/// The real binary (tests/http/persistence.rs launches it), allowed to deliver to loopback.
 fn spawn_server(db: &str) -> Proc {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_platformd"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("PLATFORM_LISTEN", "127.0.0.1:0")
-        .env("PLATFORM_ADMIN_TOKEN", ADMIN_TOKEN)
-        .env("PLATFORM_DATABASE_URL", db)
-        .env("PLATFORM_WEBHOOK_ALLOWED_HOSTS", "loopback")
-        .arg("serve")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn platformd");
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if let (false, Some(addr)) = (sent, line.strip_prefix("listening on ")) {
-                let _ = tx.send(addr.to_string());
-                sent = true;
-            }
-        }
-    });
-    let base = rx.recv_timeout(Duration::from_secs(60)).expect("platformd started");
-    Proc { child, base }
+    spawn_with_env(db, &[], &[("PLATFORM_WEBHOOK_ALLOWED_HOSTS", "loopback")])
 }
 
 async fn killed_mid_flight(backend: platform_store::Backend) {

@@ -74,12 +74,13 @@ both!(restart_keeps_everything, |s| {
     assert_eq!(c["state"], "success");
 });
 
-const ADMIN_TOKEN: &str = "svadmin_persistence_test_secret_0123456789";
+pub(crate) const ADMIN_TOKEN: &str = "svadmin_persistence_test_secret_0123456789";
 
 /// A running `platformd serve`; its stderr is collected on a thread.
-struct Proc {
-    child: Child,
-    base: String,
+/// A `platformd serve` child process; its stdout and stderr are drained by threads.
+pub(crate) struct Proc {
+    pub(crate) child: Child,
+    pub(crate) base: String,
     stderr: std::thread::JoinHandle<String>,
     stdout: std::thread::JoinHandle<String>,
 }
@@ -99,7 +100,7 @@ fn spawn(db: &str, extra: &[&str]) -> Proc {
     spawn_with_env(db, extra, &[])
 }
 
-fn spawn_with_env(db: &str, extra: &[&str], env: &[(&str, &str)]) -> Proc {
+pub(crate) fn spawn_with_env(db: &str, extra: &[&str], env: &[(&str, &str)]) -> Proc {
     let mut child = platformd()
         .arg("serve")
         .args(extra)
