@@ -83,24 +83,39 @@ impl Ctx {
 
     /// Serves a GET from the response cache when nothing was written since it was built. Entries
     /// are per caller (token, app or anonymous) as well as per request, so content that depends on
-    /// who asks can never be served to someone else; authorization has already run. The entry
-    /// carries its ETag so the contract layer need not hash the body again.
+    /// who asks can never be served to someone else; authorization has already run.
     pub async fn cached<F>(&self, build: F) -> Result<crate::reply::Reply, ApiError>
     where
         F: std::future::Future<Output = Result<crate::reply::Reply, ApiError>>,
     {
-        let Some(generation) = self.app.generation() else { return build.await };
-        let key = (self.path_and_query(), self.version, self.principal.cache_key());
-        if let Some(hit) = self.app.caches.responses.get(&key, generation) {
-            return Ok(hit);
+        self.cached_until(Sharing::Caller, async { Ok((build.await?, i64::MAX)) }).await
+    }
+
+    /// Like [`Ctx::cached`], for answers that are exact only until a time of the platform clock
+    /// (`build` returns it with the reply), and that callers with the same view may share. The
+    /// entry carries its ETag so the contract layer need not hash the body again.
+    pub async fn cached_until<F>(&self, sharing: Sharing, build: F) -> Result<crate::reply::Reply, ApiError>
+    where
+        F: std::future::Future<Output = Result<(crate::reply::Reply, i64), ApiError>>,
+    {
+        let Some(generation) = self.app.generation() else { return Ok(build.await?.0) };
+        let now = self.app.clock.now();
+        let key = match sharing {
+            Sharing::Caller => (self.path_and_query(), self.version, self.principal.cache_key()),
+            Sharing::View(view) => (format!("{view}|{}", self.path_and_query()), self.version, 0),
+        };
+        if let Some((from, until, hit)) = self.app.caches.responses.get(&key, generation) {
+            if from <= now && now < until {
+                return Ok(hit);
+            }
         }
-        let reply = build.await?;
+        let (reply, until) = build.await?;
         let etag = reply.body().map(|b| crate::contract::etag_of(b));
         let reply = match etag {
             Some(e) => reply.header("etag", e),
             None => reply,
         };
-        self.app.caches.responses.put(key, generation, reply.clone());
+        self.app.caches.responses.put(key, generation, (now, until, reply.clone()));
         Ok(reply)
     }
 
@@ -118,6 +133,14 @@ impl Ctx {
             format!("{}{}?{}", self.app.urls.api, self.path, encode_query(&q))
         })
     }
+}
+
+/// Who may be served a cached response.
+pub enum Sharing {
+    /// Only the caller that built it.
+    Caller,
+    /// Every caller with this view of the resource (a key naming what they may see).
+    View(String),
 }
 
 /// Decoded query pairs in request order.

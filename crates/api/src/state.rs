@@ -66,16 +66,14 @@ pub struct Caches {
     pub tokens: GenCache<String, Arc<TokenAuth>>,
     /// (owner, repo, principal key) → the lookup and the caller's role.
     pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
-    /// (path and query, version, caller) → a whole GET response.
-    pub responses: GenCache<(String, ApiVersion, i64), Reply>,
-    /// (timeline variant, path and query, version) → a feed page and the clock time until which
-    /// it stays exact (its oldest event leaves the 30-day window then).
-    pub feeds: GenCache<(String, ApiVersion), (i64, i64, Reply)>,
+    /// (path and query, version, caller) → a whole GET response, with the span of the platform
+    /// clock in which it is exact (see `Ctx::cached_until`).
+    pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), feeds: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096) }
     }
 }
 
@@ -84,7 +82,6 @@ impl Caches {
         self.tokens.clear();
         self.repos.clear();
         self.responses.clear();
-        self.feeds.clear();
     }
 }
 

@@ -20,7 +20,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
 use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, Sharing};
 use crate::router::Api;
 use crate::shapes::Urls;
 
@@ -228,15 +228,8 @@ async fn account(ctx: &Ctx, login: &str, org: bool) -> ApiResult<Account> {
 async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -> ApiResult<Reply> {
     let page = ctx.page(default_per_page, 100)?;
     let now = ctx.app.clock.now();
-    let generation = ctx.app.generation();
-    let key = (format!("{variant}|{}?{}", ctx.path, query_string(ctx)), ctx.version);
-    let cached = generation
-        .and_then(|g| ctx.app.caches.feeds.get(&key, g))
-        .filter(|(from, until, _)| *from <= now && now < *until)
-        .map(|(_, _, r)| r);
-    let reply = match cached {
-        Some(r) => r,
-        None => {
+    let reply = ctx
+        .cached_until(Sharing::View(variant), async {
             let rows = ctx.app.store.read(move |c| -> Result<_, DbError> { feeds::timeline(c, scope) }).await?;
             let cutoff = now - WINDOW_SECONDS;
             let rows: Vec<FeedEvent> =
@@ -247,25 +240,11 @@ async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -
             let start = page.offset().min(total) as usize;
             let end = page.offset().saturating_add(page.per_page).min(total) as usize;
             let body: Vec<Value> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
-            let reply = Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total));
-            let etag = reply.body().map(|b| crate::contract::etag_of(b));
-            let reply = match etag {
-                Some(e) => reply.header("etag", e),
-                None => reply,
-            };
-            if let Some(g) = generation {
-                ctx.app.caches.feeds.put(key, g, (now, until, reply.clone()));
-            }
-            reply
-        }
-    };
+            Ok((Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)), until))
+        })
+        .await?;
     let interval = poll_interval(ctx.app.config.poll_interval, ctx.app.metrics.in_flight.load(Ordering::Relaxed));
     Ok(reply.header("x-poll-interval", interval.to_string()))
-}
-
-fn query_string(ctx: &Ctx) -> String {
-    let enc = crate::request::percent_encode;
-    ctx.query.pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
 }
 
 /// `actor` and `org` objects of an event.
