@@ -86,35 +86,6 @@ fn from_row(r: &Row) -> FeedEvent {
     FeedEvent { activity, actor, repo, org }
 }
 
-/// The query plan of a timeline (tests check it reads an index, not the table).
-pub fn explain(c: &mut dyn Conn, scope: Scope) -> Result<String, DbError> {
-    let (filter, id) = match scope {
-        Scope::Public => ("public = TRUE AND ", None),
-        Scope::Repo(id) => ("repo_id = ? AND ", Some(id)),
-        Scope::Actor { id, public_only: true } => ("actor_id = ? AND public = TRUE AND ", Some(id)),
-        Scope::Actor { id, public_only: false } => ("actor_id = ? AND ", Some(id)),
-        Scope::Org { id, public_only: true } => ("org_id = ? AND public = TRUE AND ", Some(id)),
-        Scope::Org { id, public_only: false } => ("org_id = ? AND ", Some(id)),
-    };
-    let prefix = match c.backend() {
-        crate::Backend::Sqlite => "EXPLAIN QUERY PLAN",
-        crate::Backend::Postgres => "EXPLAIN",
-    };
-    let sql = format!("{prefix} SELECT id FROM activity WHERE {filter}{KINDS_SQL} ORDER BY id DESC LIMIT {TIMELINE_MAX}");
-    let rows = match id {
-        Some(id) => c.query(&sql, params![id])?,
-        None => c.query(&sql, &[])?,
-    };
-    Ok(rows
-        .iter()
-        .map(|r| r.0.iter().filter_map(|v| match v {
-            crate::Value::Text(s) => Some(s.clone()),
-            _ => None,
-        }).collect::<Vec<_>>().join(" "))
-        .collect::<Vec<_>>()
-        .join("\n"))
-}
-
 /// Stars a repository; `false` when the user had already starred it.
 pub fn star(c: &mut dyn Conn, repo_id: i64, user_id: i64, now: i64) -> Result<bool, DbError> {
     let n = c.execute(
