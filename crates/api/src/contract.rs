@@ -13,15 +13,18 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use platform_core::ids::{request_id, sha256_hex};
 use platform_core::ApiVersion;
 
+use crate::headers as names;
 use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
 use crate::principal::{authenticate, Principal};
 use crate::ratelimit::Quota;
+use crate::not_modified;
+use crate::reply::Fresh;
 use crate::request::{OpRef, ReqInfo};
 use crate::state::Shared;
 
@@ -32,6 +35,9 @@ const UA_MESSAGE: &str = "Request forbidden by administrative rules. Please make
 /// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
 /// router sees one segment; the path extractor decodes them again.
 fn normalize_path(path: &str) -> Option<String> {
+    if !path.starts_with("/repos/") || !path.contains("/commits/") {
+        return None;
+    }
     let segs: Vec<&str> = path.split('/').collect();
     // ["", "repos", owner, repo, "commits", ref.., "status"|"statuses"]
     if segs.len() > 7 && segs[1] == "repos" && segs[4] == "commits" {
@@ -48,7 +54,7 @@ fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
     if trust_forwarded {
         if let Some(ip) = req
             .headers()
-            .get("x-forwarded-for")
+            .get(names::X_FORWARDED_FOR)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split(',').next())
             .and_then(|v| v.trim().parse().ok())
@@ -67,7 +73,7 @@ pub fn etag_of(body: &[u8]) -> String {
     format!("\"{}\"", &sha256_hex(body)[..32])
 }
 
-fn etag_matches(if_none_match: Option<&HeaderValue>, etag: &str) -> bool {
+pub fn etag_matches(if_none_match: Option<&HeaderValue>, etag: &str) -> bool {
     let Some(inm) = if_none_match.and_then(|v| v.to_str().ok()) else { return false };
     let bare = etag.trim_start_matches("W/");
     inm.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == bare)
@@ -130,12 +136,12 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         if method == Method::OPTIONS {
             let mut r = StatusCode::NO_CONTENT.into_response();
             let h = r.headers_mut();
-            h.insert("access-control-allow-methods", HeaderValue::from_static("GET, POST, PATCH, PUT, DELETE"));
-            h.insert("access-control-allow-headers", HeaderValue::from_static(ALLOWED_HEADERS));
-            h.insert("access-control-max-age", HeaderValue::from_static("86400"));
+            h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PATCH, PUT, DELETE"));
+            h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static(ALLOWED_HEADERS));
+            h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
             break 'serve r;
         }
-        if let Some(v) = req.headers().get("x-service-api-version") {
+        if let Some(v) = req.headers().get(names::X_SERVICE_API_VERSION) {
             let given = String::from_utf8_lossy(v.as_bytes()).to_string();
             match ApiVersion::parse(&given) {
                 Some(v) => version = v,
@@ -176,10 +182,26 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         } else if app.config.rate_limits {
             quota = Some(app.limiter.peek(&class, now));
         }
-        req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone() });
         // Only the conditional headers are needed after the handler: keep them, not every header.
         let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
         let if_modified_since = req.headers().get(header::IF_MODIFIED_SINCE).cloned();
+        // A conditional GET whose answer is known not to have changed: 304 without routing.
+        let generation = app.generation();
+        let validator = match (&if_none_match, generation) {
+            (Some(inm), Some(g)) if method == Method::GET => {
+                let pq = req.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+                let key = (pq, version, principal.cache_key());
+                if let Some(r) = not_modified::answer(&app, &key, g, inm, now) {
+                    if charged {
+                        quota = Some(app.limiter.refund(&class, now));
+                    }
+                    break 'serve r;
+                }
+                Some((key, g))
+            }
+            _ => None,
+        };
+        req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone() });
         // A panicking handler answers 500 with the error body; the server goes on.
         let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
             Ok(r) => r,
@@ -200,6 +222,11 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                     (etag_of(&bytes), Body::from(bytes))
                 }
             };
+            if let (Some((key, g)), Some(Fresh(until)), Some(OpRef(op))) =
+                (validator, parts.extensions.get().copied(), parts.extensions.get().copied())
+            {
+                not_modified::remember(&app, key, g, until, &etag, &parts.headers, op);
+            }
             if etag_matches(if_none_match.as_ref(), &etag)
                 || not_modified_since(if_none_match.as_ref(), if_modified_since.as_ref(), parts.headers.get(header::LAST_MODIFIED))
             {
@@ -237,55 +264,63 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         }
     }
 
+    let status = resp.status();
     let h = resp.headers_mut();
-    let put = |h: &mut HeaderMap, k: &'static str, v: &str| {
+    h.reserve(24); // the headers below, without regrowing the map several times
+    let put = |h: &mut HeaderMap, k: HeaderName, v: &str| {
         if let Ok(v) = HeaderValue::from_str(v) {
             h.insert(k, v);
         }
     };
     if let Some(q) = quota {
-        h.insert("x-ratelimit-limit", HeaderValue::from(q.limit));
-        h.insert("x-ratelimit-remaining", HeaderValue::from(q.remaining));
-        h.insert("x-ratelimit-reset", HeaderValue::from(q.reset));
-        h.insert("x-ratelimit-used", HeaderValue::from(q.used));
-        h.insert("x-ratelimit-resource", HeaderValue::from_static("core"));
+        h.insert(names::X_RATELIMIT_LIMIT, HeaderValue::from(q.limit));
+        h.insert(names::X_RATELIMIT_REMAINING, HeaderValue::from(q.remaining));
+        h.insert(names::X_RATELIMIT_RESET, HeaderValue::from(q.reset));
+        h.insert(names::X_RATELIMIT_USED, HeaderValue::from(q.used));
+        h.insert(names::X_RATELIMIT_RESOURCE, HeaderValue::from_static("core"));
     }
     if let Principal::Token(t) = &principal {
         if t.token.kind.uses_scopes() {
-            put(h, "x-oauth-scopes", &t.token.scopes.join(", "));
+            put(h, names::X_OAUTH_SCOPES, &t.token.scopes.join(", "));
         }
         if let (platform_core::TokenKind::Oauth, Some(app)) = (t.token.kind, &t.app) {
-            put(h, "x-oauth-client-id", &app.client_id);
+            put(h, names::X_OAUTH_CLIENT_ID, &app.client_id);
         }
     }
     if let Some(op) = op {
-        put(h, "x-accepted-oauth-scopes", &op.accepted_scopes());
+        put(h, names::X_ACCEPTED_OAUTH_SCOPES, &op.accepted_scopes());
         if let Some(p) = op.accepted_permissions() {
-            put(h, "x-accepted-service-permissions", &p);
+            put(h, names::X_ACCEPTED_SERVICE_PERMISSIONS, &p);
         }
     }
+    if let Some(op) = op.filter(|o| o.polled() && matches!(status, StatusCode::OK | StatusCode::NOT_MODIFIED)) {
+        let base = if op.id.starts_with("notifications/") { app.config.notifications_poll_interval } else { app.config.poll_interval };
+        h.insert(names::X_POLL_INTERVAL, HeaderValue::from(poll_interval(base, app.metrics.in_flight.load(Ordering::Relaxed))));
+    }
     // Constant headers are static: no per-request validation or allocation.
-    h.insert("x-service-api-version-selected", HeaderValue::from_static(version.as_str()));
-    put(h, "x-service-request-id", &rid);
-    h.insert("x-service-media-type", HeaderValue::from_static("service.v3; format=json"));
-    h.insert("access-control-allow-origin", HeaderValue::from_static("*"));
-    h.insert("access-control-expose-headers", HeaderValue::from_static(EXPOSED_HEADERS));
-    h.insert("vary", HeaderValue::from_static("Accept, Authorization, Cookie, X-Service-OTP"));
+    h.insert(names::X_SERVICE_API_VERSION_SELECTED, HeaderValue::from_static(version.as_str()));
+    put(h, names::X_SERVICE_REQUEST_ID, &rid);
+    h.insert(names::X_SERVICE_MEDIA_TYPE, HeaderValue::from_static("service.v3; format=json"));
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSED_HEADERS));
+    h.insert(header::VARY, HeaderValue::from_static("Accept, Authorization, Cookie, X-Service-OTP"));
 
     let route = op.map(|o| o.path).unwrap_or("unmatched");
-    let status = resp.status().as_u16();
+    let status = status.as_u16();
     let took = started.elapsed();
     app.metrics.record(method_name(&method), route, status, took, rate_limited);
     app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
-    tracing::info!(
-        target: "platformd::access",
-        request_id = %rid,
-        method = %method,
-        route,
-        status,
-        duration_ms = took.as_secs_f64() * 1000.0,
-    );
+    crate::access_log::record(&rid, method_name(&method), route, status, took);
     resp
+}
+
+/// Requests in flight above which the server counts as busy and `X-Poll-Interval` doubles.
+pub const BUSY_IN_FLIGHT: i64 = 512;
+
+/// `X-Poll-Interval` of polled operations: the configured interval, doubled while more than
+/// [`BUSY_IN_FLIGHT`] requests are in flight (document 1: it may rise under load).
+pub fn poll_interval(base: u64, in_flight: i64) -> u64 {
+    if in_flight > BUSY_IN_FLIGHT { base.saturating_mul(2) } else { base }
 }
 
 fn method_name(m: &Method) -> &'static str {
@@ -303,6 +338,13 @@ fn method_name(m: &Method) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn poll_interval_doubles_when_busy() {
+        assert_eq!(super::poll_interval(60, 3), 60);
+        assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT), 60);
+        assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT + 1), 120);
+    }
+
     #[test]
     fn branch_refs_with_slashes_become_one_segment() {
         assert_eq!(

@@ -77,7 +77,7 @@ impl ApiError {
     }
     pub fn with_header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
         if let Ok(v) = HeaderValue::from_str(value.as_ref()) {
-            self.headers.push((HeaderName::from_static(name), v));
+            self.headers.push((crate::headers::name(name), v));
         }
         self
     }

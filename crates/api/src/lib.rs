@@ -2,6 +2,7 @@
 //! control plane.
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
+pub mod access_log;
 pub mod admin;
 pub mod authorize;
 pub mod cache;
@@ -10,7 +11,9 @@ pub mod control;
 pub mod docs;
 pub mod error;
 pub mod faults;
+pub mod headers;
 pub mod metrics;
+pub mod not_modified;
 pub mod notify;
 pub mod openapi;
 pub mod outbox;

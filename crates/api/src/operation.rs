@@ -116,6 +116,10 @@ impl Operation {
     pub fn accepted_scopes(&self) -> String {
         self.access.scopes.join(", ")
     }
+    /// Polled operations (their responses declare `X-Poll-Interval`, which the contract sets).
+    pub fn polled(&self) -> bool {
+        self.responses.iter().any(|r| r.headers.contains(&"X-Poll-Interval"))
+    }
     /// `X-Accepted-Service-Permissions` value (`name=level`).
     pub fn accepted_permissions(&self) -> Option<String> {
         self.access.permission.map(|(n, l)| format!("{n}={}", l.as_str()))

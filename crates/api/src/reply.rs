@@ -20,12 +20,18 @@ pub struct Reply {
     status: StatusCode,
     body: Option<Bytes>,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Set on answers of the response cache: the platform time until which they are exact.
+    fresh_until: Option<i64>,
 }
+
+/// Response extension of an answer from the response cache (see `not_modified`).
+#[derive(Clone, Copy)]
+pub struct Fresh(pub i64);
 
 impl Reply {
     pub fn json(status: StatusCode, body: Value) -> Self {
         let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
-        Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new() }
+        Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new(), fresh_until: None }
     }
     pub fn ok(body: Value) -> Self {
         Self::json(StatusCode::OK, body)
@@ -35,13 +41,16 @@ impl Reply {
     }
     /// A status with no body (204, 205, 302).
     pub fn empty(status: StatusCode) -> Self {
-        Reply { status, body: None, headers: Vec::new() }
+        Reply { status, body: None, headers: Vec::new(), fresh_until: None }
     }
     pub fn header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
         if let Ok(v) = HeaderValue::from_str(value.as_ref()) {
-            self.headers.push((HeaderName::from_static(name), v));
+            self.headers.push((crate::headers::name(name), v));
         }
         self
+    }
+    pub(crate) fn fresh_until(self, until: i64) -> Self {
+        Reply { fresh_until: Some(until), ..self }
     }
     pub fn body(&self) -> Option<&Bytes> {
         self.body.as_ref()
@@ -65,6 +74,9 @@ impl IntoResponse for Reply {
             None => Response::new(Body::empty()),
         };
         *resp.status_mut() = self.status;
+        if let Some(until) = self.fresh_until {
+            resp.extensions_mut().insert(Fresh(until));
+        }
         for (k, v) in self.headers {
             resp.headers_mut().append(k, v);
         }

@@ -114,7 +114,8 @@ impl Ctx {
         let reply = match etag {
             Some(e) => reply.header("etag", e),
             None => reply,
-        };
+        }
+        .fresh_until(until);
         self.app.caches.responses.put(key, generation, (now, until, reply.clone()));
         Ok(reply)
     }

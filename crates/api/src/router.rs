@@ -1,12 +1,13 @@
 //! Route registration: each declared [`Operation`] is wired exactly once, with a layer that
 //! tags requests and responses with it (for auth headers, error docs, metrics, OpenAPI).
 
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::handler::Handler;
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, MethodFilter};
 use axum::Router;
+use tower::util::MapResponseLayer;
 use tower::Layer;
 
 use crate::contract::contract;
@@ -32,12 +33,13 @@ impl Api {
         T: 'static,
     {
         let filter = MethodFilter::try_from(op.method.clone()).expect("operation method");
-        let route = axum::routing::on(filter, handler).layer(middleware::from_fn(move |mut req: Request, next: Next| async move {
-            req.extensions_mut().insert(OpRef(op));
-            let mut resp = next.run(req).await;
+        // The operation travels with the request (for `Ctx`) and back with the response (for the
+        // contract layer). Plain combinators: a `from_fn` layer boxes a future on every request.
+        let route: axum::routing::MethodRouter<Shared> = axum::routing::on(filter, handler).layer(MapResponseLayer::new(move |mut resp: Response| {
             resp.extensions_mut().insert(OpRef(op));
             resp
         }));
+        let route = route.layer(axum::Extension(OpRef(op)));
         self.router = self.router.route(op.path, route);
         self.ops.push(op);
         self

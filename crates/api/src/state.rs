@@ -37,7 +37,7 @@ pub struct ApiConfig {
     /// `X-Poll-Interval` of the notification operations, in seconds.
     pub notifications_poll_interval: u64,
     /// `X-Poll-Interval` of the event feeds, in seconds; doubled while the server is busy
-    /// (see `ops::events::poll_interval`).
+    /// (see `contract::poll_interval`).
     pub poll_interval: u64,
     /// Organization webhook delivery: allow-list, retries, auto-disable, concurrency.
     pub webhooks: crate::webhooks::WebhookSettings,
@@ -69,11 +69,13 @@ pub struct Caches {
     /// (path and query, version, caller) → a whole GET response, with the span of the platform
     /// clock in which it is exact (see `Ctx::cached_until`).
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
+    /// Validators of cached GETs, for 304s answered before routing (`not_modified`).
+    pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), validated: GenCache::new(4_096) }
     }
 }
 
@@ -82,6 +84,7 @@ impl Caches {
         self.tokens.clear();
         self.repos.clear();
         self.responses.clear();
+        self.validated.clear();
     }
 }
 

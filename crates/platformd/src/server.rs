@@ -3,6 +3,7 @@ use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use platform_api::access_log;
 use platform_api::seed::{self, SeedReport};
 use platform_api::{ApiConfig, AppState, Shared};
 use platform_core::Clock;
@@ -16,19 +17,28 @@ const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
 
 /// Logs go to stderr through a writer thread, so a request never waits on the write itself
 /// (it blocks only if that thread falls behind: no line is dropped). The thread buffers what is
-/// queued and flushes whenever the queue is empty: one write per burst, not per line. Keep the
-/// guard alive for the life of the process; dropping it flushes.
-pub fn init_logging(c: &Config) -> tracing_appender::non_blocking::WorkerGuard {
+/// queued and flushes whenever the queue is empty: one write per burst, not per line. Access
+/// lines have a cheaper path of their own (`access_log`). Keep the guards alive for the life of
+/// the process; dropping them flushes.
+pub fn init_logging(c: &Config) -> LogGuards {
     let filter = tracing_subscriber::EnvFilter::try_new(&c.log).unwrap_or_else(|_| "info".into());
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().lossy(false)
         .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
     let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
-    if c.log_format == "json" {
+    let json = c.log_format == "json";
+    if json {
         b.json().init();
     } else {
         b.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init();
     }
-    guard
+    let access = tracing::enabled!(target: access_log::TARGET, tracing::Level::INFO);
+    LogGuards { _access: access_log::install(json, access, std::io::stderr()), _other: guard }
+}
+
+/// Field order is drop order: access lines are flushed first.
+pub struct LogGuards {
+    _access: access_log::Guard,
+    _other: tracing_appender::non_blocking::WorkerGuard,
 }
 
 async fn open_store(c: &Config) -> Result<Store, String> {

@@ -5,7 +5,6 @@
 //! platform clock, newest first, paginated. Pages are cached with their ETag while nothing was
 //! written and no event of the timeline has left the window, so a conditional poll that answers
 //! 304 neither queries the database nor hashes a body.
-use std::sync::atomic::Ordering;
 
 use axum::http::Method;
 use platform_core::time::format_ts;
@@ -26,8 +25,6 @@ use crate::shapes::Urls;
 
 /// Events older than this leave every timeline.
 pub const WINDOW_SECONDS: i64 = 30 * 24 * 3600;
-/// Requests in flight above which the server counts as busy and `X-Poll-Interval` doubles.
-pub const BUSY_IN_FLIGHT: i64 = 512;
 
 const HEADERS: &[&str] = &["Link", "X-Poll-Interval"];
 
@@ -144,12 +141,6 @@ pub fn routes(api: Api) -> Api {
         .op(&LIST_ORG_FOR_USER, list_org_for_user)
 }
 
-/// `X-Poll-Interval`: the configured interval, doubled while more than [`BUSY_IN_FLIGHT`]
-/// requests are in flight.
-pub fn poll_interval(base: u64, in_flight: i64) -> u64 {
-    if in_flight > BUSY_IN_FLIGHT { base.saturating_mul(2) } else { base }
-}
-
 async fn list_public(ctx: Ctx) -> ApiResult<Reply> {
     feed(&ctx, Scope::Public, "public".into(), 15).await
 }
@@ -243,8 +234,7 @@ async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -
             Ok((Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)), until))
         })
         .await?;
-    let interval = poll_interval(ctx.app.config.poll_interval, ctx.app.metrics.in_flight.load(Ordering::Relaxed));
-    Ok(reply.header("x-poll-interval", interval.to_string()))
+    Ok(reply)
 }
 
 /// `actor` and `org` objects of an event.
@@ -282,14 +272,4 @@ pub fn event(u: &Urls, e: &FeedEvent) -> Value {
         v["org"] = account_ref(u, org, false);
     }
     v
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn poll_interval_doubles_when_busy() {
-        assert_eq!(super::poll_interval(60, 3), 60);
-        assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT), 60);
-        assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT + 1), 120);
-    }
 }

@@ -214,10 +214,6 @@ fn time_param(ctx: &Ctx, name: &str) -> ApiResult<Option<i64>> {
     }
 }
 
-fn poll_interval(ctx: &Ctx) -> String {
-    ctx.app.config.notifications_poll_interval.to_string()
-}
-
 async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let user = caller(&ctx)?;
     let f = Filter {
@@ -250,8 +246,7 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
         .collect();
     Ok(Reply::ok(Value::Array(body))
         .opt_header("link", ctx.link(page, total))
-        .opt_header("last-modified", modified.map(http_date))
-        .header("x-poll-interval", poll_interval(&ctx)))
+        .opt_header("last-modified", modified.map(http_date)))
 }
 
 #[derive(serde::Deserialize)]
@@ -317,8 +312,7 @@ async fn get_thread(ctx: Ctx) -> ApiResult<Reply> {
     let uid = user.id;
     let modified = ctx.app.store.read(move |c| notif::modified_at(c, uid)).await.map_err(ApiError::from)?;
     Ok(Reply::ok(thread_json(&ctx, &t, &repo))
-        .opt_header("last-modified", modified.map(http_date))
-        .header("x-poll-interval", poll_interval(&ctx)))
+        .opt_header("last-modified", modified.map(http_date)))
 }
 
 async fn mark_thread_read(ctx: Ctx) -> ApiResult<Reply> {

@@ -1,0 +1,49 @@
+//! Conditional GETs answered before routing. When a GET served from the response cache
+//! (`Ctx::cached_until`) is asked again with its ETag, by the same caller, under the same store
+//! generation and within the span in which the cached answer is exact, the handler would only
+//! repeat its authorization and cache lookup to reach the same 304: the contract layer answers
+//! it here instead. Any write changes the generation and sends the next request the full way.
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use platform_core::ApiVersion;
+
+use crate::operation::Operation;
+use crate::request::OpRef;
+use crate::state::AppState;
+
+/// (path and query as sent, version, caller).
+pub type Key = (String, ApiVersion, i64);
+
+/// What a 304 for a key carries.
+pub struct Validated {
+    until: i64,
+    etag: String,
+    /// The handler's headers (`ETag`, `Link`, `Last-Modified`…), without the body's.
+    headers: HeaderMap,
+    op: &'static Operation,
+}
+
+/// The 304 for `key` when the caller's `If-None-Match` names the ETag still current.
+pub fn answer(app: &AppState, key: &Key, generation: u64, if_none_match: &HeaderValue, now: i64) -> Option<Response> {
+    let v = app.caches.validated.get(key, generation)?;
+    if now >= v.until || !crate::contract::etag_matches(Some(if_none_match), &v.etag) {
+        return None;
+    }
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::NOT_MODIFIED;
+    *resp.headers_mut() = v.headers.clone();
+    resp.extensions_mut().insert(OpRef(v.op));
+    Some(resp)
+}
+
+/// Remembers a cached GET's validator, from the response's head as the handler made it.
+pub fn remember(app: &AppState, key: Key, generation: u64, until: i64, etag: &str, headers: &HeaderMap, op: &'static Operation) {
+    let mut kept = headers.clone();
+    kept.remove(header::CONTENT_TYPE);
+    kept.remove(header::CONTENT_LENGTH);
+    let v = Validated { until, etag: etag.to_string(), headers: kept, op };
+    app.caches.validated.put(key, generation, Arc::new(v));
+}
