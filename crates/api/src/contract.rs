@@ -263,6 +263,10 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         if let Some(p) = op.accepted_permissions() {
             put(h, "x-accepted-service-permissions", &p);
         }
+        if let Some(cd) = op.closing_down() {
+            put(h, "deprecation", cd.deprecation);
+            put(h, "sunset", cd.sunset);
+        }
     }
     // Constant headers are static: no per-request validation or allocation.
     h.insert("x-service-api-version-selected", HeaderValue::from_static(version.as_str()));

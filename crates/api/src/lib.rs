@@ -7,6 +7,7 @@ pub mod authorize;
 pub mod cache;
 pub mod contract;
 pub mod control;
+pub mod depbot;
 pub mod docs;
 pub mod error;
 pub mod faults;
