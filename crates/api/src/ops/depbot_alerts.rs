@@ -36,13 +36,13 @@ const ENTERPRISE_ACCESS: Access = Access { auth: AuthKind::Token, public: false,
 macro_rules! list_params {
     ($($extra:expr),* $(,)?) => {
         [
-            Param { name: "state", ty: Ty::Str, description: "Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`." },
-            Param { name: "severity", ty: Ty::Str, description: "Comma-separated severities: `low`, `medium`, `high`, `critical`." },
-            Param { name: "ecosystem", ty: Ty::Str, description: "Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`." },
+            Param { name: "state", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(auto_dismissed|dismissed|fixed|open)(,(auto_dismissed|dismissed|fixed|open))*$"}"#), description: "Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`." },
+            Param { name: "severity", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(low|medium|high|critical)(,(low|medium|high|critical))*$"}"#), description: "Comma-separated severities: `low`, `medium`, `high`, `critical`." },
+            Param { name: "ecosystem", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(composer|go|maven|npm|nuget|pip|pub|rubygems|rust)(,(composer|go|maven|npm|nuget|pip|pub|rubygems|rust))*$"}"#), description: "Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`." },
             Param { name: "package", ty: Ty::Str, description: "Comma-separated package names." },
-            Param { name: "classification", ty: Ty::Str, description: "Comma-separated advisory classifications: `malware`, `general`." },
-            Param { name: "epss_percentage", ty: Ty::Str, description: "`n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0." },
-            Param { name: "has", ty: Ty::Str, description: "`patch`: only alerts with a patched version." },
+            Param { name: "classification", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(malware|general)(,(malware|general))*$"}"#), description: "Comma-separated advisory classifications: `malware`, `general`." },
+            Param { name: "epss_percentage", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^((>=|<=|>|<)?(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)|(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)\\.\\.(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?))$"}"#), description: "`n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0." },
+            Param { name: "has", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^patch(,patch)*$"}"#), description: "`patch`: only alerts with a patched version." },
             Param { name: "assignee", ty: Ty::Str, description: "Comma-separated logins; `*` any assignee, `none` no assignee." },
             Param { name: "scope", ty: Ty::Enum(&["development", "runtime"]), description: "Dependency scope." },
             Param { name: "relationship", ty: Ty::Str, description: "Comma-separated relationships (`unknown`, `direct`, `transitive`, `inconclusive`)." },
@@ -58,7 +58,7 @@ macro_rules! list_params {
 
 static ENTERPRISE_QUERY: [Param; 15] = list_params!();
 static ORG_QUERY: [Param; 18] = list_params!(
-    Param { name: "runtime_risk", ty: Ty::Str, description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`." },
+    Param { name: "runtime_risk", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#), description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`." },
     Param { name: "artifact_registry_url", ty: Ty::Str, description: "Comma-separated artifact registry URLs." },
     Param { name: "artifact_registry", ty: Ty::Str, description: "Artifact registry product." },
 );
@@ -173,8 +173,8 @@ fn epss_number(s: &str) -> Option<f64> {
 /// `n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0.
 fn parse_epss(s: &str) -> Option<Epss> {
     if let Some((lo, hi)) = s.split_once("..") {
-        let (lo, hi) = (epss_number(lo)?, epss_number(hi)?);
-        return (lo <= hi).then_some(Epss::Range(lo, hi));
+        // A reversed range is valid and matches nothing.
+        return Some(Epss::Range(epss_number(lo)?, epss_number(hi)?));
     }
     for op in [">=", "<=", ">", "<"] {
         if let Some(n) = s.strip_prefix(op) {
@@ -521,7 +521,7 @@ fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
             if !["custom_instructions", "custom_agent", "model"].contains(&k.as_str()) {
                 return Err(unprocessable(format!("agent_assignment has an unknown key {k:?}: use custom_instructions, custom_agent, model")));
             }
-            if !v.is_string() && !v.is_null() {
+            if !v.is_string() {
                 return Err(unprocessable(format!("agent_assignment.{k} must be a string")));
             }
         }

@@ -338,6 +338,7 @@ both!(list_filters, |s| {
     assert_eq!(list("?epss_percentage=%3C0.5").await, vec![5, 1]);
     assert_eq!(list("?epss_percentage=%3C%3D0.1").await, vec![5, 1]);
     assert_eq!(list("?epss_percentage=0.1..0.9").await, vec![4, 2, 1]);
+    assert_eq!(list("?epss_percentage=0.9..0.1").await, Vec::<i64>::new(), "a reversed range matches nothing");
     // Several filters together.
     assert_eq!(list("?state=open&severity=critical,high&ecosystem=maven,pip").await, vec![6, 2]);
     // Assignees: logins, `*` (any), `none`.
@@ -359,7 +360,7 @@ both!(list_filters, |s| {
     assert_eq!(list("?sort=updated").await[0], 3);
     // Invalid values: 422 with string errors.
     for q in ["?state=closed", "?severity=urgent", "?ecosystem=cobol", "?classification=odd", "?scope=test",
-              "?epss_percentage=2", "?epss_percentage=%3E", "?epss_percentage=0.9..0.1", "?epss_percentage=abc",
+              "?epss_percentage=2", "?epss_percentage=%3E", "?epss_percentage=abc", "?epss_percentage=0.1..x",
               "?has=fix", "?sort=name", "?direction=up", "?per_page=x"] {
         let p = get(&s, &format!("/repos/acme/widgets/depbot/alerts{q}"), t).await;
         assert_eq!(p.0, 422, "{q}: {}", p.2);
