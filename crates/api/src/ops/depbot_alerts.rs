@@ -200,8 +200,9 @@ fn order(ctx: &Ctx) -> ApiResult<(Sort, bool)> {
     Ok((sort, desc))
 }
 
-/// The filters of api-facts §5.1 (and `manifest` on repository lists).
-async fn filter(ctx: &Ctx) -> ApiResult<Filter> {
+/// The filters of api-facts §5.1 (and `manifest` on repository lists); `None` when they can
+/// match no alert.
+async fn filter(ctx: &Ctx) -> ApiResult<Option<Filter>> {
     let mut f = Filter {
         states: list_param(ctx, "state", Some(&STATES))?,
         severities: list_param(ctx, "severity", Some(&SEVERITIES))?,
@@ -236,7 +237,7 @@ async fn filter(ctx: &Ctx) -> ApiResult<Filter> {
             }
         }
     }
-    if let Some(raw) = ctx.query.get("assignee") {
+    if let Some(raw) = ctx.query.get("assignee").filter(|r| r.split(',').any(|v| !v.trim().is_empty())) {
         let mut a = Assignee::default();
         let mut logins = Vec::new();
         for v in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -260,18 +261,16 @@ async fn filter(ctx: &Ctx) -> ApiResult<Filter> {
                 Ok(ids)
             })
             .await?;
-        if a.any || a.none || !a.user_ids.is_empty() || raw.split(',').any(|s| !s.trim().is_empty()) {
-            f.assignee = Some(a);
-        }
+        f.assignee = Some(a);
     }
     if ctx.op.id == LIST_FOR_ORG.id {
         list_param(ctx, "runtime_risk", Some(&["critical-resource", "internet-exposed", "sensitive-data", "lateral-movement"]))?;
         // No alert has runtime-risk or artifact-registry data: these filters match nothing.
         if ["runtime_risk", "artifact_registry_url", "artifact_registry"].iter().any(|p| ctx.query.get(p).is_some_and(|v| !v.is_empty())) {
-            f.assignee = Some(Assignee::default());
+            return Ok(None);
         }
     }
-    Ok(f)
+    Ok(Some(f))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,10 +336,10 @@ fn position(ctx: &Ctx, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Opt
 async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<(Vec<Alert>, Option<String>)> {
     let (sort, desc) = order(ctx)?;
     let at = position(ctx, sort, bad)?;
-    let f = filter(ctx).await?;
+    let Some(f) = filter(ctx).await? else { return Ok((Vec::new(), None)) };
     let per_page = ctx.page(30, 100)?.per_page;
-    let at2 = at.clone();
-    let mut rows = ctx.app.store.read(move |c| depbot::list(c, &within, &f, sort, desc, at2.as_ref(), per_page + 1)).await?;
+    let from = at.clone();
+    let mut rows = ctx.app.store.read(move |c| depbot::list(c, &within, &f, sort, desc, from.as_ref(), per_page + 1)).await?;
     let more = rows.len() as i64 > per_page;
     let backwards = at.as_ref().is_some_and(|p| p.before);
     if more {
@@ -394,10 +393,6 @@ async fn with_repos(ctx: &Ctx, rows: Vec<Alert>) -> ApiResult<Value> {
     Ok(Value::Array(out))
 }
 
-fn bad_request(message: String) -> ApiError {
-    ApiError::bad_request(message)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Handlers.
 
@@ -431,20 +426,16 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
     // Unknown enterprises and enterprises the caller is no member of look the same.
     let orgs = orgs.ok_or_else(ApiError::not_found)?;
     ctx.cached(async {
-        let (rows, link) = page(&ctx, Within::Orgs(orgs), unprocessable_owned).await?;
+        let (rows, link) = page(&ctx, Within::Orgs(orgs), |m| unprocessable(m)).await?;
         Ok(Reply::ok(with_repos(&ctx, rows).await?).opt_header("link", link))
     })
     .await
 }
 
-fn unprocessable_owned(message: String) -> ApiError {
-    unprocessable(message)
-}
-
 async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
     ctx.cached(async {
-        let (rows, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), bad_request).await?;
+        let (rows, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?;
         Ok(Reply::ok(with_repos(&ctx, rows).await?).opt_header("link", link))
     })
     .await
@@ -453,7 +444,7 @@ async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     ctx.cached(async {
-        let (rows, link) = page(&ctx, Within::Repo(repo.id), bad_request).await?;
+        let (rows, link) = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
         let body: Vec<Value> = rows.iter().map(|a| alert_json(&ctx.app.urls, ctx.version, &repo, a, false)).collect();
         Ok(Reply::ok(Value::Array(body)).opt_header("link", link))
     })

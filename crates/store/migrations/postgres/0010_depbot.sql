@@ -55,6 +55,8 @@ CREATE TABLE depbot_alerts (
 CREATE INDEX depbot_alerts_created ON depbot_alerts (created_at, id);
 CREATE INDEX depbot_alerts_updated ON depbot_alerts (updated_at, id);
 CREATE INDEX depbot_alerts_epss ON depbot_alerts (epss_percentage, id);
+-- The repository list (one repository: an equality, so the order comes from the index).
+CREATE INDEX depbot_alerts_repo_created ON depbot_alerts (repo_id, created_at, id);
 
 CREATE TABLE depbot_alert_assignees (
     alert_id BIGINT NOT NULL,

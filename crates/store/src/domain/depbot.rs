@@ -116,6 +116,9 @@ pub fn create_many(c: &mut dyn Conn, alerts: &[NewAlert]) -> Result<(), DbError>
         let rows = vec![row; chunk.len()].join(", ");
         c.execute(&format!("INSERT INTO depbot_alerts ({INSERT_COLS}) VALUES {rows}"), &vals)?;
     }
+    // Fresh planner statistics: without them PostgreSQL takes the just-filled table for empty and
+    // scans it for every list instead of walking the order indexes.
+    c.execute("ANALYZE depbot_alerts", &[])?;
     Ok(())
 }
 
