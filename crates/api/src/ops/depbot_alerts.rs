@@ -572,3 +572,59 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .await?;
     Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &updated, false)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epss_syntax() {
+        assert_eq!(parse_epss("0.5"), Some(Epss::Cmp("=", 0.5)));
+        assert_eq!(parse_epss(">=0.25"), Some(Epss::Cmp(">=", 0.25)));
+        assert_eq!(parse_epss("<1"), Some(Epss::Cmp("<", 1.0)));
+        assert_eq!(parse_epss("0.1..0.9"), Some(Epss::Range(0.1, 0.9)));
+        for bad in ["", ">", "1.5", "-0.1", "0.1..", "..0.2", "=>0.1", "abc", "0.1..0.2..0.3"] {
+            assert_eq!(parse_epss(bad), None, "{bad}");
+        }
+    }
+
+    fn alert(created: i64, epss: f64) -> Alert {
+        Alert {
+            id: 42,
+            repo_id: 1,
+            number: 1,
+            state: "open".into(),
+            ecosystem: "npm".into(),
+            package: "p".into(),
+            manifest_path: "m".into(),
+            scope: None,
+            relationship: None,
+            epss_percentage: epss,
+            vulnerability: Value::Null,
+            advisory: Value::Null,
+            advisory_withdrawn_at: None,
+            created_at: created,
+            updated_at: created,
+            dismissed_at: None,
+            dismissed_by: None,
+            dismissed_reason: None,
+            dismissed_comment: None,
+            fixed_at: None,
+            auto_dismissed_at: None,
+            assignees: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cursors_round_trip_per_sort() {
+        let a = alert(1_700_000_000, 0.123456789);
+        let c = encode_cursor(Sort::Created, &a);
+        assert_eq!(decode_cursor(Sort::Created, &c), Some((SqlValue::Int(1_700_000_000), 42)));
+        assert_eq!(decode_cursor(Sort::Updated, &c), None, "a cursor belongs to its sort");
+        let e = encode_cursor(Sort::Epss, &a);
+        assert_eq!(decode_cursor(Sort::Epss, &e), Some((SqlValue::Float(0.123456789), 42)), "float keys are exact");
+        for bad in ["", "x", "djE6", "!!!"] {
+            assert_eq!(decode_cursor(Sort::Created, bad), None);
+        }
+    }
+}
