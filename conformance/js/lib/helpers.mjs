@@ -160,6 +160,14 @@ export const OPERATIONS = [
   "org-hooks/get-delivery",
   "org-hooks/redeliver",
   "org-hooks/ping",
+  "security-managers/list-teams",
+  "security-managers/add-team",
+  "security-managers/remove-team",
+  "depbot-alerts/list-for-enterprise",
+  "depbot-alerts/list-for-org",
+  "depbot-alerts/list-for-repo",
+  "depbot-alerts/get",
+  "depbot-alerts/update",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

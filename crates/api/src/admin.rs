@@ -31,6 +31,7 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/repos/{owner}/{repo}/watchers", post(add_watcher))
         .route("/notifications", post(create_notification))
         .route("/repos/{owner}/{repo}/stars", post(star))
+        .route("/repos/{owner}/{repo}/depbot/alerts", post(crate::depbot::admin_create))
         .route("/apps", post(create_app))
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))

@@ -2,7 +2,7 @@
 //! private repositories the caller may not see are 404; a visible repository the credentials
 //! may not act on is 403; anonymous callers of non-public operations get 401.
 use platform_core::TokenKind;
-use platform_store::domain::accounts;
+use platform_store::domain::{accounts, security_managers};
 use platform_store::domain::repos::{self, Lookup, Repo};
 use platform_store::{Conn, DbError};
 
@@ -225,6 +225,16 @@ impl Ctx {
     /// credentials lacking the scope or permission 403. Installation tokens act for their
     /// organization with the permission.
     pub async fn org_owner(&self) -> ApiResult<OrgCaller> {
+        self.org_caller(false).await
+    }
+
+    /// Like [`Ctx::org_owner`], also admitting members of the organization's security manager
+    /// teams (security operations).
+    pub async fn org_owner_or_security_manager(&self) -> ApiResult<OrgCaller> {
+        self.org_caller(true).await
+    }
+
+    async fn org_caller(&self, managers: bool) -> ApiResult<OrgCaller> {
         let t = match &self.principal {
             Principal::Token(t) => t.clone(),
             Principal::Anonymous => return Err(ApiError::requires_authentication()),
@@ -232,16 +242,17 @@ impl Ctx {
         };
         let login = self.param("org").to_string();
         let user_id = t.user.as_ref().map(|u| u.id);
-        let (org, role) = self
+        let (org, admitted) = self
             .app
             .store
             .read(move |c| -> Result<_, DbError> {
-                let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok((None, None)) };
-                let role = match user_id {
-                    Some(u) => accounts::org_role(c, org.id, u)?,
-                    None => None,
+                let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok((None, false)) };
+                let admitted = match user_id {
+                    Some(u) if managers => security_managers::owner_or_manager(c, org.id, u)?,
+                    Some(u) => accounts::org_role(c, org.id, u)?.as_deref() == Some("owner"),
+                    None => false,
                 };
-                Ok((Some(org), role))
+                Ok((Some(org), admitted))
             })
             .await?;
         let org = org.ok_or_else(ApiError::not_found)?;
@@ -255,7 +266,7 @@ impl Ctx {
                 }
             }
             _ => {
-                if role.as_deref() != Some("owner") {
+                if !admitted {
                     return Err(ApiError::not_found());
                 }
                 if kind == TokenKind::FineGrained && t.token.resource_owner_id.is_some_and(|o| o != org.id) {

@@ -292,6 +292,10 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         if let Some(p) = op.accepted_permissions() {
             put(h, names::X_ACCEPTED_SERVICE_PERMISSIONS, &p);
         }
+        if let Some(cd) = op.closing_down() {
+            put(h, "deprecation", cd.deprecation);
+            put(h, "sunset", cd.sunset);
+        }
     }
     if let Some(op) = op.filter(|o| o.polled() && matches!(status, StatusCode::OK | StatusCode::NOT_MODIFIED)) {
         let base = if op.id.starts_with("notifications/") { app.config.notifications_poll_interval } else { app.config.poll_interval };

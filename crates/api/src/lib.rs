@@ -8,6 +8,7 @@ pub mod authorize;
 pub mod cache;
 pub mod contract;
 pub mod control;
+pub mod depbot;
 pub mod docs;
 pub mod error;
 pub mod faults;

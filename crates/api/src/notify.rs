@@ -2,6 +2,7 @@
 //! kind to its recipients and reasons (document 3's reason table), and the background task that
 //! finishes a large mark-all-read.
 use platform_store::domain::activity::Activity;
+use platform_store::domain::depbot;
 use platform_store::domain::notifications::{self as notif, Subject};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::{Conn, DbError};
@@ -95,7 +96,8 @@ impl Notifications {
                 }
                 (format!("{name} run completed"), url.clone(), url, r)
             }
-            // Dependency alerts (a later issue): the repository's owner and watchers, `security_alert`.
+            // Dependency alerts: the repository's owner and the watchers who may see its alerts
+            // (push access or the security manager role), `security_alert`.
             "DepbotAlertEvent" | "SecurityAlertEvent" if str_of(p, "action") == "created" => {
                 let alert = p.get("alert").unwrap_or(p);
                 let number = alert.get("number").and_then(Value::as_i64).unwrap_or(0);
@@ -105,7 +107,7 @@ impl Notifications {
                     r.push(Delivery { user_id: repo.owner.id, reason: "security_alert" });
                 }
                 for w in notif::watchers(c, repo.id)? {
-                    if !r.iter().any(|d| d.user_id == w) {
+                    if !r.iter().any(|d| d.user_id == w) && depbot::may_see(c, repo.id, w)? {
                         r.push(Delivery { user_id: w, reason: "security_alert" });
                     }
                 }

@@ -144,6 +144,9 @@ fn operation(op: &Operation) -> Value {
             o["description"] = json!("Public resources are readable without credentials.");
         }
     }
+    if op.closing_down().is_some() {
+        o["deprecated"] = json!(true);
+    }
     if let Some(body) = op.body {
         o["requestBody"] = json!({"required": body.fields.iter().any(|f| f.required), "content": {"application/json": {"schema": body_schema(body)}}});
     }
@@ -166,6 +169,8 @@ fn header_components() -> Value {
         "Location": string("URL of the created or moved resource."),
         "Last-Modified": string("When the resource last changed (HTTP-date); send it back in `If-Modified-Since` for a 304 that is not charged."),
         "X-Poll-Interval": int("Minimum seconds between polls; it may increase under load."),
+        "Deprecation": string("The operation is closing down: when it was deprecated (HTTP-date)."),
+        "Sunset": string("When the closing-down operation goes away (HTTP-date)."),
     })
 }
 

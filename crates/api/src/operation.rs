@@ -125,3 +125,30 @@ impl Operation {
         self.access.permission.map(|(n, l)| format!("{n}={}", l.as_str()))
     }
 }
+
+/// A closing-down operation: every response carries `Deprecation` and `Sunset` (HTTP-dates,
+/// RFC 9745 / RFC 8594) and the OpenAPI document marks it deprecated. No `Link` entry is added:
+/// clients read `Link` for pagination and expect no other `rel` kinds there.
+#[derive(Clone, Copy, Debug)]
+pub struct ClosingDown {
+    pub deprecation: &'static str,
+    pub sunset: &'static str,
+}
+
+/// Every closing-down operation by id; one line per operation.
+static CLOSING_DOWN: &[(&str, ClosingDown)] = &[
+    ("security-managers/list-teams", SECURITY_MANAGERS_SUNSET),
+    ("security-managers/add-team", SECURITY_MANAGERS_SUNSET),
+    ("security-managers/remove-team", SECURITY_MANAGERS_SUNSET),
+];
+
+/// Security manager teams are removed from 1 January 2026 (document 2).
+const SECURITY_MANAGERS_SUNSET: ClosingDown =
+    ClosingDown { deprecation: "Tue, 01 Jul 2025 00:00:00 GMT", sunset: "Thu, 01 Jan 2026 00:00:00 GMT" };
+
+impl Operation {
+    /// The dates of a closing-down operation.
+    pub fn closing_down(&self) -> Option<ClosingDown> {
+        CLOSING_DOWN.iter().find(|(id, _)| *id == self.id).map(|(_, c)| *c)
+    }
+}

@@ -349,6 +349,97 @@ fn hook_delivery() -> Value {
     object(&req, &[("throttled_at", nullable(timestamp())), ("url", string())])
 }
 
+/// TeamSimple (api-facts §4.6).
+fn team_simple() -> Value {
+    let int = || json!({"type": "integer"});
+    object(
+        &[
+            ("id", int()),
+            ("node_id", string()),
+            ("url", uri()),
+            ("members_url", string()),
+            ("name", string()),
+            ("description", nullable(string())),
+            ("permission", string()),
+            ("html_url", uri()),
+            ("repositories_url", uri()),
+            ("slug", string()),
+            ("type", json!({"type": "string", "enum": ["enterprise", "organization"]})),
+        ],
+        &[("privacy", string()), ("notification_setting", string()), ("ldap_dn", string()), ("organization_id", int()), ("enterprise_id", int())],
+    )
+}
+
+/// Dependency alert (api-facts §4.7); `cvss` only in version 2022-11-28. With `repository`
+/// for the organization and enterprise lists.
+fn depbot_alert(with_repository: bool) -> Value {
+    let number = || json!({"type": "number"});
+    let package = object(&[("ecosystem", string()), ("name", string())], &[]);
+    let vulnerability = object(
+        &[
+            ("package", package.clone()),
+            ("severity", string()),
+            ("vulnerable_version_range", string()),
+            ("first_patched_version", nullable(object(&[("identifier", string())], &[]))),
+        ],
+        &[],
+    );
+    let score = object(&[("vector_string", nullable(string())), ("score", nullable(number()))], &[]);
+    let advisory = object(
+        &[
+            ("advisory_id", string()),
+            ("cve_id", nullable(string())),
+            ("summary", json!({"type": "string", "maxLength": 1024})),
+            ("description", string()),
+            ("vulnerabilities", json!({"type": "array", "items": vulnerability.clone()})),
+            ("severity", json!({"type": "string", "enum": ["low", "medium", "high", "critical"]})),
+            ("cwes", json!({"type": "array", "items": object(&[("cwe_id", string()), ("name", string())], &[])})),
+            ("identifiers", json!({"type": "array", "items": object(&[("type", string()), ("value", string())], &[])})),
+            ("references", json!({"type": "array", "items": object(&[("url", uri())], &[])})),
+            ("published_at", timestamp()),
+            ("updated_at", timestamp()),
+            ("withdrawn_at", nullable(timestamp())),
+        ],
+        &[
+            ("classification", json!({"type": "string", "enum": ["general", "malware"]})),
+            ("cvss", json!({"description": "Only in API version 2022-11-28.", "type": "object", "required": ["vector_string", "score"],
+                            "properties": {"vector_string": nullable(string()), "score": number()}})),
+            ("cvss_severities", nullable(object(&[], &[("cvss_v3", nullable(score.clone())), ("cvss_v4", nullable(score))]))),
+            ("epss", nullable(object(&[], &[("percentage", number()), ("percentile", string())]))),
+        ],
+    );
+    let mut req = vec![
+        ("number", json!({"type": "integer"})),
+        ("state", json!({"type": "string", "enum": ["auto_dismissed", "dismissed", "fixed", "open"]})),
+        (
+            "dependency",
+            object(
+                &[("package", package)],
+                &[
+                    ("manifest_path", string()),
+                    ("scope", nullable(json!({"type": "string", "enum": ["development", "runtime"]}))),
+                    ("relationship", nullable(json!({"type": "string", "enum": ["unknown", "direct", "transitive", "inconclusive"]}))),
+                ],
+            ),
+        ),
+        ("security_advisory", advisory),
+        ("security_vulnerability", vulnerability),
+        ("url", uri()),
+        ("html_url", uri()),
+        ("created_at", timestamp()),
+        ("updated_at", timestamp()),
+        ("dismissed_at", nullable(timestamp())),
+        ("dismissed_by", nullable(r("SimpleUser"))),
+        ("dismissed_reason", nullable(json!({"type": "string", "enum": ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk"]}))),
+        ("dismissed_comment", nullable(json!({"type": "string", "maxLength": 280}))),
+        ("fixed_at", nullable(timestamp())),
+    ];
+    if with_repository {
+        req.push(("repository", r("MinimalRepository")));
+    }
+    object(&req, &[("auto_dismissed_at", nullable(timestamp())), ("assignees", json!({"type": "array", "items": r("SimpleUser")}))])
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -380,6 +471,9 @@ pub fn components() -> Value {
         "WebhookConfig": webhook_config(),
         "HookDeliveryItem": hook_delivery_item(),
         "HookDelivery": hook_delivery(),
+        "TeamSimple": team_simple(),
+        "DepbotAlert": depbot_alert(false),
+        "DepbotAlertWithRepository": depbot_alert(true),
         "Empty": json!({"type": "object"}),
     })
 }

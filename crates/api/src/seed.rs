@@ -31,6 +31,18 @@ pub struct Seed {
     pub installations: Vec<SeedInstallation>,
     #[serde(default)]
     pub tokens: Vec<SeedToken>,
+    #[serde(default)]
+    pub depbot_alerts: Vec<SeedAlert>,
+    #[serde(default)]
+    pub depbot_bulk: Vec<crate::depbot::BulkIn>,
+}
+
+#[derive(Deserialize)]
+pub struct SeedAlert {
+    /// `owner/name`
+    pub repo: String,
+    #[serde(flatten)]
+    pub alert: crate::depbot::AlertIn,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +145,13 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
         if apps::installation_for(c, app.id, org.id)?.is_none() {
             control::create_installation(c, &app, &i.org, now)?;
         }
+    }
+    for a in &s.depbot_alerts {
+        let repo = control::repo(c, &a.repo)?;
+        crate::depbot::create_alert(c, &repo, &a.alert, now)?;
+    }
+    for b in &s.depbot_bulk {
+        crate::depbot::create_bulk(c, b, now)?;
     }
     for t in &s.tokens {
         let (tok, text) = control::create_token(c, &t.token, now)?;

@@ -181,3 +181,24 @@ pub fn status(u: &Urls, repo: &Repo, s: &Status, with_creator: bool) -> Value {
     }
     v
 }
+
+/// TeamSimple (api-facts §4.6) of an organization team.
+pub fn team_simple(u: &Urls, org: &Account, t: &platform_store::domain::accounts::Team) -> Value {
+    let api = format!("{}/organizations/{}/team/{}", u.api, org.id, t.id);
+    json!({
+        "id": t.id,
+        "node_id": node_id("Team", t.id),
+        "url": api,
+        "html_url": format!("{}/orgs/{}/teams/{}", u.web, org.login, t.slug),
+        "name": t.name,
+        "slug": t.slug,
+        "description": t.description,
+        "privacy": t.privacy,
+        "notification_setting": "notifications_enabled",
+        "permission": "pull",
+        "members_url": format!("{api}/members{{/member}}"),
+        "repositories_url": format!("{api}/repos"),
+        "type": "organization",
+        "organization_id": org.id,
+    })
+}

@@ -23,3 +23,11 @@ pub fn root_fields(v: ApiVersion, root: &mut Map<String, Value>, api: &str) {
         root.insert("hub_url".into(), Value::String(format!("{api}/hub")));
     }
 }
+
+/// `cvss` of a dependency alert's `security_advisory` exists only before 2026-03-10 (read
+/// `cvss_severities` instead).
+pub fn advisory_fields(v: ApiVersion, advisory: &mut Map<String, Value>) {
+    if v >= ApiVersion::V2026_03_10 {
+        advisory.remove("cvss");
+    }
+}

@@ -2,9 +2,11 @@
 pub mod accounts;
 pub mod activity;
 pub mod apps;
+pub mod depbot;
 pub mod notifications;
 pub mod feeds;
 pub mod hooks;
 pub mod repos;
+pub mod security_managers;
 pub mod statuses;
 pub mod tokens;

@@ -1,0 +1,372 @@
+//! Dependency alerts outside the operations: the alert shape, and their creation through the
+//! control plane (`POST /_admin/repos/{owner}/{repo}/depbot/alerts`, seed files), one at a time
+//! as platform activity, or in bulk for large worlds (benchmarks).
+use axum::extract::{Path, State};
+use platform_core::time::{format_ts, parse_ts};
+use platform_core::ApiVersion;
+use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::depbot::{self, Advisory, Alert, NewAlert};
+use platform_store::domain::repos::Repo;
+use platform_store::Conn;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::control;
+use crate::error::{ApiError, ApiResult};
+use crate::reply::Reply;
+use crate::request::JsonBody;
+use crate::shapes::{self, Urls};
+use crate::state::Shared;
+use crate::versions;
+
+pub const STATES: [&str; 4] = ["auto_dismissed", "dismissed", "fixed", "open"];
+pub const SEVERITIES: [&str; 4] = ["low", "medium", "high", "critical"];
+pub const ECOSYSTEMS: [&str; 9] = ["composer", "go", "maven", "npm", "nuget", "pip", "pub", "rubygems", "rust"];
+pub const CLASSIFICATIONS: [&str; 2] = ["malware", "general"];
+pub const SCOPES: [&str; 2] = ["development", "runtime"];
+pub const RELATIONSHIPS: [&str; 4] = ["unknown", "direct", "transitive", "inconclusive"];
+pub const DISMISSED_REASONS: [&str; 5] = ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk"];
+
+/// The Alert of api-facts §4.7 (`repository` only in the organization and enterprise lists).
+pub fn alert_json(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_repository: bool) -> Value {
+    let url = format!("{}/depbot/alerts/{}", shapes::repo_api_url(u, repo), a.number);
+    let mut advisory = a.advisory.clone();
+    if let Some(m) = advisory.as_object_mut() {
+        versions::advisory_fields(v, m);
+    }
+    let ts = |t: Option<i64>| t.map(format_ts);
+    let mut out = json!({
+        "number": a.number,
+        "state": a.state,
+        "dependency": {
+            "package": {"ecosystem": a.ecosystem, "name": a.package},
+            "manifest_path": a.manifest_path,
+            "scope": a.scope,
+            "relationship": a.relationship,
+        },
+        "security_advisory": advisory,
+        "security_vulnerability": a.vulnerability,
+        "url": url,
+        "html_url": format!("{}/{}/security/depbot/{}", u.web, repo.full_name(), a.number),
+        "created_at": format_ts(a.created_at),
+        "updated_at": format_ts(a.updated_at),
+        "dismissed_at": ts(a.dismissed_at),
+        "dismissed_by": a.dismissed_by.as_ref().map(|d| shapes::simple_user(u, d)),
+        "dismissed_reason": a.dismissed_reason,
+        "dismissed_comment": a.dismissed_comment,
+        "fixed_at": ts(a.fixed_at),
+        "auto_dismissed_at": ts(a.auto_dismissed_at),
+        "assignees": a.assignees.iter().map(|x| shapes::simple_user(u, x)).collect::<Vec<_>>(),
+    });
+    if with_repository {
+        out["repository"] = shapes::minimal_repository(u, v, repo);
+    }
+    out
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackageIn {
+    pub ecosystem: String,
+    pub name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpssIn {
+    pub percentage: f64,
+    pub percentile: Option<f64>,
+}
+
+/// The advisory of a new alert: an existing `advisory_id` reuses that advisory (the other fields
+/// are then ignored); otherwise `summary` and `severity` are required.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AdvisoryIn {
+    pub advisory_id: Option<String>,
+    pub cve_id: Option<String>,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    pub severity: Option<String>,
+    pub classification: Option<String>,
+    pub cvss: Option<Value>,
+    pub cvss_severities: Option<Value>,
+    pub epss: Option<EpssIn>,
+    #[serde(default)]
+    pub cwes: Vec<Value>,
+    #[serde(default)]
+    pub references: Vec<String>,
+    pub published_at: Option<String>,
+    pub withdrawn_at: Option<String>,
+}
+
+/// `POST /_admin/repos/{owner}/{repo}/depbot/alerts`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertIn {
+    pub package: PackageIn,
+    pub manifest_path: String,
+    pub scope: Option<String>,
+    pub relationship: Option<String>,
+    /// `open` (default), `fixed` or `auto_dismissed`; alerts are dismissed through the API.
+    pub state: Option<String>,
+    pub vulnerable_version_range: Option<String>,
+    pub first_patched_version: Option<String>,
+    #[serde(default)]
+    pub assignees: Vec<String>,
+    pub advisory: AdvisoryIn,
+}
+
+fn invalid(field: &str, message: String) -> ApiError {
+    ApiError::invalid_field("DepbotAlert", field, "invalid", Some(message))
+}
+
+fn one_of(field: &str, value: &str, allowed: &[&str]) -> ApiResult<()> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(invalid(field, format!("{value:?} is not one of {}", allowed.join(", "))))
+    }
+}
+
+fn ts_field(field: &str, v: &Option<String>) -> ApiResult<Option<i64>> {
+    v.as_deref().map(|s| parse_ts(s).ok_or_else(|| invalid(field, format!("{s:?} is not a timestamp")))).transpose()
+}
+
+/// The `cvss` of version 2022-11-28: given, else the CVSS v3 score, else none (score 0).
+fn cvss_of(a: &AdvisoryIn) -> Value {
+    if let Some(c) = &a.cvss {
+        return c.clone();
+    }
+    match a.cvss_severities.as_ref().and_then(|s| s.get("cvss_v3")).filter(|v| v.is_object()) {
+        Some(v3) => v3.clone(),
+        None => json!({"vector_string": null, "score": 0.0}),
+    }
+}
+
+/// Finds or creates the advisory of a new alert.
+fn advisory(c: &mut dyn Conn, a: &AdvisoryIn, vulnerability: &Value, now: i64) -> ApiResult<Advisory> {
+    if let Some(id) = &a.advisory_id {
+        if let Some(found) = depbot::find_advisory(c, id)? {
+            return Ok(found);
+        }
+    }
+    let severity = a.severity.as_deref().ok_or_else(|| ApiError::invalid_field("DepbotAlert", "advisory.severity", "missing_field", None))?;
+    one_of("advisory.severity", severity, &SEVERITIES)?;
+    let classification = a.classification.as_deref().unwrap_or("general");
+    one_of("advisory.classification", classification, &CLASSIFICATIONS)?;
+    let summary = a.summary.as_deref().ok_or_else(|| ApiError::invalid_field("DepbotAlert", "advisory.summary", "missing_field", None))?;
+    if summary.is_empty() || summary.chars().count() > 1024 {
+        return Err(invalid("advisory.summary", "summary must have 1 to 1024 characters".into()));
+    }
+    let epss = match &a.epss {
+        Some(e) if !(0.0..=1.0).contains(&e.percentage) || e.percentile.is_some_and(|p| !(0.0..=1.0).contains(&p)) => {
+            return Err(invalid("advisory.epss", "percentage and percentile are between 0 and 1".into()))
+        }
+        // The spec gives `percentile` as a string.
+        Some(e) => json!({"percentage": e.percentage, "percentile": e.percentile.unwrap_or(e.percentage).to_string()}),
+        None => Value::Null,
+    };
+    let published = ts_field("advisory.published_at", &a.published_at)?.unwrap_or(now);
+    let withdrawn = ts_field("advisory.withdrawn_at", &a.withdrawn_at)?;
+    let advisory_id = a.advisory_id.clone().unwrap_or_else(|| {
+        let r = platform_core::ids::random_alnum(12).to_lowercase();
+        format!("SSA-{}-{}-{}", &r[..4], &r[4..8], &r[8..])
+    });
+    let mut identifiers = vec![json!({"type": "SSA", "value": advisory_id})];
+    if let Some(cve) = &a.cve_id {
+        identifiers.push(json!({"type": "CVE", "value": cve}));
+    }
+    let body = json!({
+        "advisory_id": advisory_id,
+        "cve_id": a.cve_id,
+        "summary": summary,
+        "description": a.description.clone().unwrap_or_else(|| summary.to_string()),
+        "vulnerabilities": [vulnerability],
+        "severity": severity,
+        "classification": classification,
+        "cvss": cvss_of(a),
+        "cvss_severities": a.cvss_severities.clone().unwrap_or(Value::Null),
+        "epss": epss,
+        "cwes": a.cwes,
+        "identifiers": identifiers,
+        "references": a.references.iter().map(|u| json!({"url": u})).collect::<Vec<_>>(),
+        "published_at": format_ts(published),
+        "updated_at": format_ts(published.max(withdrawn.unwrap_or(0))),
+        "withdrawn_at": withdrawn.map(format_ts),
+    });
+    Ok(depbot::create_advisory(c, &advisory_id, &body, withdrawn, now)?)
+}
+
+fn str_of<'a>(v: &'a Value, k: &str, default: &'a str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or(default)
+}
+
+/// EPSS percentage of an advisory body; -1 without a score (the store's sort key).
+fn epss_of(body: &Value) -> f64 {
+    body.get("epss").and_then(|e| e.get("percentage")).and_then(Value::as_f64).unwrap_or(-1.0)
+}
+
+/// Creates an alert and records its opening as platform activity (the notifications consumer
+/// tells the watchers who may see it), in the caller's transaction.
+pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> ApiResult<Alert> {
+    one_of("package.ecosystem", &a.package.ecosystem, &ECOSYSTEMS)?;
+    if a.package.name.is_empty() || a.manifest_path.is_empty() {
+        return Err(invalid("package.name", "package.name and manifest_path must not be empty".into()));
+    }
+    if let Some(s) = &a.scope {
+        one_of("scope", s, &SCOPES)?;
+    }
+    if let Some(r) = &a.relationship {
+        one_of("relationship", r, &RELATIONSHIPS)?;
+    }
+    let state = a.state.as_deref().unwrap_or("open");
+    one_of("state", state, &["open", "fixed", "auto_dismissed"])?;
+    let mut assignees = Vec::new();
+    for login in &a.assignees {
+        let u = control::user(c, login)?;
+        if !depbot::may_see(c, repo.id, u.id)? {
+            return Err(invalid("assignees", format!("{login} cannot see alerts of {}", repo.full_name())));
+        }
+        assignees.push(u.id);
+    }
+    let severity_hint = a.advisory.severity.clone().unwrap_or_else(|| "medium".into());
+    let mut vulnerability = json!({
+        "package": {"ecosystem": a.package.ecosystem, "name": a.package.name},
+        "severity": severity_hint,
+        "vulnerable_version_range": a.vulnerable_version_range.clone().unwrap_or_else(|| ">= 0".into()),
+        "first_patched_version": a.first_patched_version.as_ref().map(|v| json!({"identifier": v})),
+    });
+    let adv = advisory(c, &a.advisory, &vulnerability, now)?;
+    let severity = str_of(&adv.body, "severity", "medium").to_string();
+    vulnerability["severity"] = json!(severity);
+    let n = NewAlert {
+        repo_id: repo.id,
+        org_id: repo.owner.is_org().then_some(repo.owner.id),
+        advisory_id: adv.id,
+        state,
+        ecosystem: &a.package.ecosystem,
+        package: &a.package.name,
+        manifest_path: &a.manifest_path,
+        scope: a.scope.as_deref(),
+        relationship: a.relationship.as_deref(),
+        severity: &severity,
+        classification: str_of(&adv.body, "classification", "general"),
+        epss_percentage: epss_of(&adv.body),
+        has_patch: a.first_patched_version.is_some(),
+        vulnerability: &vulnerability,
+        created_at: now,
+    };
+    let (_, number) = depbot::create(c, &n)?;
+    if !assignees.is_empty() {
+        let alert = depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)?;
+        let ch = depbot::Change { state: None, assignees: Some(&assignees), agent_assignment: None };
+        depbot::update(c, &alert, None, &ch, now)?;
+    }
+    let payload = json!({"action": "created", "alert": {"number": number}});
+    let org_id = repo.owner.is_org().then_some(repo.owner.id);
+    // Alerts are never public activity.
+    let act = NewActivity { kind: "DepbotAlertEvent", actor_id: None, repo_id: Some(repo.id), org_id, public: false, payload: &payload };
+    activity::record(c, &act, now)?;
+    Ok(depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)?)
+}
+
+/// Admin handler: 201 the alert (current API version shape, without `repository`).
+pub async fn admin_create(State(app): State<Shared>, Path((owner, name)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+    let a: AlertIn = serde_json::from_value(b).map_err(ApiError::invalid_request)?;
+    let now = app.clock.now();
+    let (repo, alert) = app
+        .store
+        .write(move |c| -> ApiResult<(Repo, Alert)> {
+            let repo = control::repo(c, &format!("{owner}/{name}"))?;
+            let alert = create_alert(c, &repo, &a, now)?;
+            Ok((repo, alert))
+        })
+        .await?;
+    Ok(Reply::created(alert_json(&app.urls, ApiVersion::DEFAULT, &repo, &alert, false)))
+}
+
+/// A seed file's bulk section: `count` varied alerts spread over `repos`, drawn from
+/// `advisories` generated advisories, inserted in the seed's one transaction without activity
+/// (they are history, not news). Deterministic, so benchmarks are repeatable.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkIn {
+    /// `owner/name` of each repository.
+    pub repos: Vec<String>,
+    pub count: usize,
+    #[serde(default = "default_advisories")]
+    pub advisories: usize,
+}
+
+fn default_advisories() -> usize {
+    50
+}
+
+const MANIFESTS: [&str; 9] =
+    ["composer.lock", "go.sum", "pom.xml", "package-lock.json", "packages.lock.json", "requirements.txt", "pubspec.lock", "Gemfile.lock", "Cargo.lock"];
+
+pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
+    if b.repos.is_empty() || b.advisories == 0 {
+        return Err(invalid("repos", "bulk alerts need repos and advisories".into()));
+    }
+    let repos: Vec<Repo> = b.repos.iter().map(|r| control::repo(c, r)).collect::<ApiResult<_>>()?;
+    let mut advisories = Vec::with_capacity(b.advisories);
+    for k in 0..b.advisories {
+        let id = format!("SSA-bulk-{k:04}-0000");
+        let a = AdvisoryIn {
+            advisory_id: Some(id),
+            summary: Some(format!("Bulk advisory {k}")),
+            severity: Some(SEVERITIES[k % 4].into()),
+            classification: Some(if k % 25 == 0 { "malware" } else { "general" }.into()),
+            epss: (k % 10 != 0).then(|| EpssIn { percentage: ((k * 7919) % 1000) as f64 / 1000.0, percentile: None }),
+            ..Default::default()
+        };
+        let vuln = json!({"package": {"ecosystem": "npm", "name": format!("pkg-{k}")}, "severity": SEVERITIES[k % 4],
+                          "vulnerable_version_range": "< 1.0.0", "first_patched_version": {"identifier": "1.0.0"}});
+        advisories.push(advisory(c, &a, &vuln, now)?);
+    }
+    let mut rows: Vec<(usize, &Advisory, Value, u64)> = Vec::with_capacity(b.count);
+    for i in 0..b.count {
+        // A multiplicative hash spreads the fields independently of each other.
+        let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let adv = &advisories[(h >> 40) as usize % advisories.len()];
+        let eco = (h >> 8) as usize % ECOSYSTEMS.len();
+        let patched = (h >> 20) % 3 != 0;
+        let vuln = json!({
+            "package": {"ecosystem": ECOSYSTEMS[eco], "name": format!("pkg-{}", (h >> 24) % 500)},
+            "severity": str_of(&adv.body, "severity", "medium"),
+            "vulnerable_version_range": "< 1.0.0",
+            "first_patched_version": patched.then(|| json!({"identifier": "1.0.0"})),
+        });
+        rows.push((i, adv, vuln, h));
+    }
+    let states = ["open", "open", "open", "fixed", "auto_dismissed"];
+    let alerts: Vec<NewAlert> = rows
+        .iter()
+        .map(|(i, adv, vuln, h)| {
+            let repo = &repos[i % repos.len()];
+            let eco = (h >> 8) as usize % ECOSYSTEMS.len();
+            NewAlert {
+                repo_id: repo.id,
+                org_id: repo.owner.is_org().then_some(repo.owner.id),
+                advisory_id: adv.id,
+                state: states[(h >> 12) as usize % states.len()],
+                ecosystem: ECOSYSTEMS[eco],
+                package: vuln["package"]["name"].as_str().unwrap_or("pkg"),
+                manifest_path: MANIFESTS[eco],
+                scope: Some(SCOPES[(h >> 16) as usize % 2]),
+                relationship: Some(RELATIONSHIPS[(h >> 18) as usize % 4]),
+                severity: str_of(&adv.body, "severity", "medium"),
+                classification: str_of(&adv.body, "classification", "general"),
+                epss_percentage: epss_of(&adv.body),
+                has_patch: !vuln["first_patched_version"].is_null(),
+                vulnerability: vuln,
+                // One second apart, oldest first, ending now.
+                created_at: now - (b.count - i) as i64,
+            }
+        })
+        .collect();
+    depbot::create_many(c, &alerts)?;
+    Ok(())
+}

@@ -1,0 +1,630 @@
+//! Dependency alerts (document 3): the enterprise, organization and repository lists with every
+//! filter of api-facts §5.1 and cursor pagination, get one alert, and update (dismiss, reopen,
+//! assignees). Repository alerts need push access (or the organization's security manager
+//! role) and the Dependency-bot alerts permission; organization lists its owners and security
+//! managers; the enterprise list classic (scope) tokens of its members, showing only
+//! organizations they own or manage.
+use axum::http::Method;
+use base64::Engine;
+use platform_store::domain::depbot::{self, Alert, Assignee, Change, Epss, Filter, Position, Sort, Within};
+use platform_store::domain::repos::{self, Repo};
+use platform_store::domain::{accounts, security_managers};
+use platform_store::{DbError, Value as SqlValue};
+use serde_json::{json, Map, Value};
+
+use crate::authorize::{has_scope, not_accessible};
+use crate::depbot::{alert_json, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{percent_encode, Ctx, JsonBody};
+use crate::router::Api;
+use crate::validate::{Field, Schema, Ty};
+
+const SCOPES: &[&str] = &["repo", "security_events"];
+const PERMISSION: &str = "vulnerability_alerts";
+
+/// Repository alerts: the permission at `level`, and push access to the repository.
+const fn repo_access(level: Level) -> Access {
+    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, level)), role: Level::Write }
+}
+const ORG_ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, Level::Read)), role: Level::Read };
+/// Classic (scope) tokens only: no fine-grained permission grants it.
+const ENTERPRISE_ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: None, role: Level::Read };
+
+macro_rules! list_params {
+    ($($extra:expr),* $(,)?) => {
+        [
+            Param { name: "state", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(auto_dismissed|dismissed|fixed|open)(,(auto_dismissed|dismissed|fixed|open))*$"}"#), description: "Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`." },
+            Param { name: "severity", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(low|medium|high|critical)(,(low|medium|high|critical))*$"}"#), description: "Comma-separated severities: `low`, `medium`, `high`, `critical`." },
+            Param { name: "ecosystem", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(composer|go|maven|npm|nuget|pip|pub|rubygems|rust)(,(composer|go|maven|npm|nuget|pip|pub|rubygems|rust))*$"}"#), description: "Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`." },
+            Param { name: "package", ty: Ty::Str, description: "Comma-separated package names." },
+            Param { name: "classification", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(malware|general)(,(malware|general))*$"}"#), description: "Comma-separated advisory classifications: `malware`, `general`." },
+            Param { name: "epss_percentage", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^((>=|<=|>|<)?(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)|(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)\\.\\.(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?))$"}"#), description: "`n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0." },
+            Param { name: "has", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^patch(,patch)*$"}"#), description: "`patch`: only alerts with a patched version." },
+            Param { name: "assignee", ty: Ty::Str, description: "Comma-separated logins; `*` any assignee, `none` no assignee." },
+            Param { name: "scope", ty: Ty::Enum(&["development", "runtime"]), description: "Dependency scope." },
+            Param { name: "relationship", ty: Ty::Str, description: "Comma-separated relationships (`unknown`, `direct`, `transitive`, `inconclusive`)." },
+            Param { name: "sort", ty: Ty::Enum(&["created", "updated", "epss_percentage"]), description: "Order (default `created`)." },
+            Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Direction (default `desc`)." },
+            Param { name: "before", ty: Ty::Str, description: "Cursor from a `Link` header: the page before it." },
+            Param { name: "after", ty: Ty::Str, description: "Cursor from a `Link` header: the page after it." },
+            Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100)." },
+            $($extra),*
+        ]
+    };
+}
+
+static ENTERPRISE_QUERY: [Param; 15] = list_params!();
+static ORG_QUERY: [Param; 18] = list_params!(
+    Param { name: "runtime_risk", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#), description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`." },
+    Param { name: "artifact_registry_url", ty: Ty::Str, description: "Comma-separated artifact registry URLs." },
+    Param { name: "artifact_registry", ty: Ty::Str, description: "Artifact registry product." },
+);
+static REPO_QUERY: [Param; 16] =
+    list_params!(Param { name: "manifest", ty: Ty::Str, description: "Comma-separated manifest paths." });
+
+pub static LIST_FOR_ENTERPRISE: Operation = Operation {
+    id: "depbot-alerts/list-for-enterprise",
+    method: Method::GET,
+    path: "/enterprises/{enterprise}/depbot/alerts",
+    summary: "List dependency alerts for an enterprise",
+    docs: "https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-an-enterprise",
+    access: ENTERPRISE_ACCESS,
+    query: &ENTERPRISE_QUERY,
+    body: None,
+    responses: &[Resp::json(200, "Alerts of the organizations the caller owns or manages (cursor pagination).", "DepbotAlertWithRepository[]").with_headers(&["Link"])],
+};
+
+pub static LIST_FOR_ORG: Operation = Operation {
+    id: "depbot-alerts/list-for-org",
+    method: Method::GET,
+    path: "/orgs/{org}/depbot/alerts",
+    summary: "List dependency alerts for an organization",
+    docs: "https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-an-organization",
+    access: ORG_ACCESS,
+    query: &ORG_QUERY,
+    body: None,
+    responses: &[Resp::json(200, "The organization's alerts (cursor pagination).", "DepbotAlertWithRepository[]").with_headers(&["Link"])],
+};
+
+pub static LIST_FOR_REPO: Operation = Operation {
+    id: "depbot-alerts/list-for-repo",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/depbot/alerts",
+    summary: "List dependency alerts for a repository",
+    docs: "https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-a-repository",
+    access: repo_access(Level::Read),
+    query: &REPO_QUERY,
+    body: None,
+    responses: &[Resp::json(200, "The repository's alerts (cursor pagination).", "DepbotAlert[]").with_headers(&["Link"])],
+};
+
+pub static GET: Operation = Operation {
+    id: "depbot-alerts/get",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/depbot/alerts/{alert_number}",
+    summary: "Get a dependency alert",
+    docs: "https://docs.service.example/rest/depbot/alerts#get-a-depbot-alert",
+    access: repo_access(Level::Read),
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The alert.", "DepbotAlert")],
+};
+
+pub static UPDATE: Operation = Operation {
+    id: "depbot-alerts/update",
+    method: Method::PATCH,
+    path: "/repos/{owner}/{repo}/depbot/alerts/{alert_number}",
+    summary: "Update a dependency alert",
+    docs: "https://docs.service.example/rest/depbot/alerts#update-a-depbot-alert",
+    access: repo_access(Level::Write),
+    query: &[],
+    body: Some(&UPDATE_BODY),
+    responses: &[Resp::json(200, "The updated alert.", "DepbotAlert")],
+};
+
+const AGENT_ASSIGNMENT: &str = r#"{"type": "object", "additionalProperties": false, "properties": {"custom_instructions": {"type": "string"}, "custom_agent": {"type": "string"}, "model": {"type": "string"}}}"#;
+
+static UPDATE_BODY: Schema = Schema {
+    resource: "DepbotAlert",
+    fields: &[
+        Field::opt("state", Ty::Enum(&["dismissed", "open"])),
+        Field::opt("dismissed_reason", Ty::Enum(&DISMISSED_REASONS)),
+        Field::opt("dismissed_comment", Ty::Json(r#"{"type": "string", "maxLength": 280}"#)),
+        Field::opt("assignees", Ty::StrArray),
+        Field::opt("agent_assignment", Ty::Json(AGENT_ASSIGNMENT)),
+    ],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST_FOR_ENTERPRISE, list_for_enterprise)
+        .op(&LIST_FOR_ORG, list_for_org)
+        .op(&LIST_FOR_REPO, list_for_repo)
+        .op(&GET, get)
+        .op(&UPDATE, update)
+}
+
+/// 422 with ValidationErrorSimple's `errors` (an array of strings), as these operations answer.
+fn unprocessable(message: impl Into<String>) -> ApiError {
+    ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed").with_errors(json!([message.into()]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query parsing.
+
+/// A comma-separated list parameter, each value from `allowed` (when given).
+fn list_param(ctx: &Ctx, name: &str, allowed: Option<&[&str]>) -> ApiResult<Vec<String>> {
+    let Some(raw) = ctx.query.get(name) else { return Ok(Vec::new()) };
+    let values: Vec<String> = raw.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
+    if let Some(allowed) = allowed {
+        if let Some(bad) = values.iter().find(|v| !allowed.contains(&v.as_str())) {
+            return Err(unprocessable(format!("{name} has an invalid value {bad:?}: use a comma-separated list of {}", allowed.join(", "))));
+        }
+    }
+    Ok(values)
+}
+
+fn epss_number(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok().filter(|n| (0.0..=1.0).contains(n))
+}
+
+/// `n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0.
+fn parse_epss(s: &str) -> Option<Epss> {
+    if let Some((lo, hi)) = s.split_once("..") {
+        // A reversed range is valid and matches nothing.
+        return Some(Epss::Range(epss_number(lo)?, epss_number(hi)?));
+    }
+    for op in [">=", "<=", ">", "<"] {
+        if let Some(n) = s.strip_prefix(op) {
+            return Some(Epss::Cmp(op, epss_number(n)?));
+        }
+    }
+    Some(Epss::Cmp("=", epss_number(s)?))
+}
+
+/// Sort and direction of a list.
+fn order(ctx: &Ctx) -> ApiResult<(Sort, bool)> {
+    let sort = match ctx.query.get("sort") {
+        None | Some("created") => Sort::Created,
+        Some("updated") => Sort::Updated,
+        Some("epss_percentage") => Sort::Epss,
+        Some(other) => return Err(unprocessable(format!("sort {other:?} is not one of created, updated, epss_percentage"))),
+    };
+    let desc = match ctx.query.get("direction") {
+        None | Some("desc") => true,
+        Some("asc") => false,
+        Some(other) => return Err(unprocessable(format!("direction {other:?} is not one of asc, desc"))),
+    };
+    Ok((sort, desc))
+}
+
+/// The filters of api-facts §5.1 (and `manifest` on repository lists); `None` when they can
+/// match no alert.
+async fn filter(ctx: &Ctx) -> ApiResult<Option<Filter>> {
+    let mut f = Filter {
+        states: list_param(ctx, "state", Some(&STATES))?,
+        severities: list_param(ctx, "severity", Some(&SEVERITIES))?,
+        ecosystems: list_param(ctx, "ecosystem", Some(&ECOSYSTEMS))?,
+        classifications: list_param(ctx, "classification", Some(&CLASSIFICATIONS))?,
+        packages: list_param(ctx, "package", None)?,
+        relationships: list_param(ctx, "relationship", None)?,
+        ..Filter::default()
+    };
+    if ctx.op.id == LIST_FOR_REPO.id {
+        f.manifests = list_param(ctx, "manifest", None)?;
+    }
+    f.scope = match ctx.query.get("scope") {
+        None | Some("") => None,
+        Some(s) if DEP_SCOPES.contains(&s) => Some(s.to_string()),
+        Some(s) => return Err(unprocessable(format!("scope {s:?} is not one of development, runtime"))),
+    };
+    f.epss = match ctx.query.get("epss_percentage") {
+        None | Some("") => None,
+        Some(s) => Some(parse_epss(s).ok_or_else(|| {
+            unprocessable(format!("epss_percentage {s:?} must be n, >n, <n, >=n, <=n or n..n with n between 0.0 and 1.0"))
+        })?),
+    };
+    // `has` is a string or a repeated array; an alert must have every value (only `patch` exists).
+    for (k, v) in &ctx.query.pairs {
+        if k == "has" || k == "has[]" {
+            for value in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if value != "patch" {
+                    return Err(unprocessable(format!("has {value:?} is not one of patch")));
+                }
+                f.has_patch = true;
+            }
+        }
+    }
+    if let Some(raw) = ctx.query.get("assignee").filter(|r| r.split(',').any(|v| !v.trim().is_empty())) {
+        let mut a = Assignee::default();
+        let mut logins = Vec::new();
+        for v in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match v {
+                "*" => a.any = true,
+                "none" => a.none = true,
+                login => logins.push(login.to_string()),
+            }
+        }
+        // Unknown logins match nothing.
+        a.user_ids = ctx
+            .app
+            .store
+            .read(move |c| -> Result<Vec<i64>, DbError> {
+                let mut ids = Vec::new();
+                for l in &logins {
+                    if let Some(u) = accounts::by_login(c, l)? {
+                        ids.push(u.id);
+                    }
+                }
+                Ok(ids)
+            })
+            .await?;
+        f.assignee = Some(a);
+    }
+    if ctx.op.id == LIST_FOR_ORG.id {
+        list_param(ctx, "runtime_risk", Some(&["critical-resource", "internet-exposed", "sensitive-data", "lateral-movement"]))?;
+        // No alert has runtime-risk or artifact-registry data: these filters match nothing.
+        if ["runtime_risk", "artifact_registry_url", "artifact_registry"].iter().any(|p| ctx.query.get(p).is_some_and(|v| !v.is_empty())) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(f))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursor pagination.
+
+const CURSOR_VERSION: &str = "v1";
+
+fn encode_cursor(sort: Sort, a: &Alert) -> String {
+    let key = match sort.key(a) {
+        SqlValue::Float(f) => format!("f{f}"),
+        SqlValue::Int(i) => format!("i{i}"),
+        _ => String::new(),
+    };
+    let raw = format!("{CURSOR_VERSION}:{}:{key}:{}", sort_name(sort), a.id);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn sort_name(s: Sort) -> &'static str {
+    match s {
+        Sort::Created => "created",
+        Sort::Updated => "updated",
+        Sort::Epss => "epss_percentage",
+    }
+}
+
+/// Decodes a cursor of the same sort; anything else is `None`.
+fn decode_cursor(sort: Sort, text: &str) -> Option<(SqlValue, i64)> {
+    let raw = String::from_utf8(base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?).ok()?;
+    let mut it = raw.split(':');
+    if it.next()? != CURSOR_VERSION || it.next()? != sort_name(sort) {
+        return None;
+    }
+    let key = it.next()?;
+    let id = it.next()?.parse::<i64>().ok()?;
+    let key = match (sort, key.split_at_checked(1)?) {
+        (Sort::Epss, ("f", f)) => SqlValue::Float(f.parse::<f64>().ok().filter(|f| f.is_finite())?),
+        (Sort::Created | Sort::Updated, ("i", i)) => SqlValue::Int(i.parse().ok()?),
+        _ => return None,
+    };
+    Some((key, id))
+}
+
+/// `before`/`after` of the request; `page` is refused (these lists have no pages, and a client
+/// paging by number would loop on the first page forever).
+fn position(ctx: &Ctx, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Option<Position>> {
+    if ctx.query.get("page").is_some() {
+        return Err(bad("Pagination with `page` is not supported here: follow the `before`/`after` cursors of the Link header.".into()));
+    }
+    let before = ctx.query.get("before").filter(|s| !s.is_empty());
+    let after = ctx.query.get("after").filter(|s| !s.is_empty());
+    let (text, is_before) = match (before, after) {
+        (Some(_), Some(_)) => return Err(bad("Send either `before` or `after`, not both.".into())),
+        (Some(b), None) => (b, true),
+        (None, Some(a)) => (a, false),
+        (None, None) => return Ok(None),
+    };
+    let (key, id) = decode_cursor(sort, text).ok_or_else(|| bad(format!("Invalid cursor {text:?}: use the cursors of the Link header (with the same sort).")))?;
+    Ok(Some(Position { key, id, before: is_before }))
+}
+
+/// One page of alerts and its `Link` header: `next` when more follow, `prev` when alerts come
+/// before, `first` once paging started. No `last`: cursors cannot compute it.
+async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<(Vec<Alert>, Option<String>)> {
+    let (sort, desc) = order(ctx)?;
+    let at = position(ctx, sort, bad)?;
+    let Some(f) = filter(ctx).await? else { return Ok((Vec::new(), None)) };
+    let per_page = ctx.page(30, 100)?.per_page;
+    let from = at.clone();
+    let mut rows = ctx.app.store.read(move |c| depbot::list(c, &within, &f, sort, desc, from.as_ref(), per_page + 1)).await?;
+    let more = rows.len() as i64 > per_page;
+    let backwards = at.as_ref().is_some_and(|p| p.before);
+    if more {
+        // The extra row is past the page's far end: the last one, or (backwards) the first.
+        if backwards {
+            rows.remove(0);
+        } else {
+            rows.pop();
+        }
+    }
+    let url = |k: Option<(&str, String)>| {
+        let mut q: Vec<(String, String)> = ctx.query.pairs.iter().filter(|(k, _)| k != "before" && k != "after").cloned().collect();
+        if let Some((name, c)) = k {
+            q.push((name.to_string(), c));
+        }
+        let qs: Vec<String> = q.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
+        if qs.is_empty() { format!("{}{}", ctx.app.urls.api, ctx.path) } else { format!("{}{}?{}", ctx.app.urls.api, ctx.path, qs.join("&")) }
+    };
+    let mut links = Vec::new();
+    let (has_prev, has_next) = match &at {
+        None => (false, more),
+        Some(p) if p.before => (more, true),
+        Some(_) => (true, more),
+    };
+    if let (true, Some(first)) = (has_prev, rows.first()) {
+        links.push(format!("<{}>; rel=\"prev\"", url(Some(("before", encode_cursor(sort, first))))));
+    }
+    if let (true, Some(last)) = (has_next, rows.last()) {
+        links.push(format!("<{}>; rel=\"next\"", url(Some(("after", encode_cursor(sort, last))))));
+    }
+    if at.is_some() {
+        links.push(format!("<{}>; rel=\"first\"", url(None)));
+    }
+    Ok((rows, (!links.is_empty()).then(|| links.join(", "))))
+}
+
+/// Alerts with their repositories (each loaded once).
+async fn with_repos(ctx: &Ctx, rows: Vec<Alert>) -> ApiResult<Value> {
+    let mut ids: Vec<i64> = rows.iter().map(|a| a.repo_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let loaded = ctx
+        .app
+        .store
+        .read(move |c| -> Result<Vec<Repo>, DbError> { Ok(ids.iter().filter_map(|id| repos::by_id(c, *id).transpose()).collect::<Result<_, _>>()?) })
+        .await?;
+    let out = rows
+        .iter()
+        .filter_map(|a| loaded.iter().find(|r| r.id == a.repo_id).map(|r| alert_json(&ctx.app.urls, ctx.version, r, a, true)))
+        .collect();
+    Ok(Value::Array(out))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers.
+
+async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
+    let t = match &ctx.principal {
+        Principal::Token(t) => t.clone(),
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+    };
+    // Scope tokens only (classic, and OAuth tokens of users); every other kind is refused.
+    let kind = t.token.kind;
+    if !kind.uses_scopes() {
+        return Err(not_accessible(kind));
+    }
+    if !has_scope(&t.token.scopes, ctx.op.access.scopes) {
+        return Err(not_accessible(kind));
+    }
+    let slug = ctx.param("enterprise").to_string();
+    let user_id = t.user.as_ref().map(|u| u.id).unwrap_or(0);
+    let orgs = ctx
+        .app
+        .store
+        .read(move |c| -> Result<Option<Vec<i64>>, DbError> {
+            let Some(e) = accounts::enterprise_by_slug(c, &slug)? else { return Ok(None) };
+            let member = c
+                .query_opt("SELECT 1 FROM enterprise_members WHERE enterprise_id = ? AND user_id = ?", platform_store::params![e.id, user_id])?
+                .is_some();
+            Ok(if member { Some(security_managers::managed_orgs(c, e.id, user_id)?) } else { None })
+        })
+        .await?;
+    // Unknown enterprises and enterprises the caller is no member of look the same.
+    let orgs = orgs.ok_or_else(ApiError::not_found)?;
+    ctx.cached(async {
+        let (rows, link) = page(&ctx, Within::Orgs(orgs), |m| unprocessable(m)).await?;
+        Ok(Reply::ok(with_repos(&ctx, rows).await?).opt_header("link", link))
+    })
+    .await
+}
+
+async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner_or_security_manager().await?;
+    ctx.cached(async {
+        let (rows, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?;
+        Ok(Reply::ok(with_repos(&ctx, rows).await?).opt_header("link", link))
+    })
+    .await
+}
+
+async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    ctx.cached(async {
+        let (rows, link) = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
+        let body: Vec<Value> = rows.iter().map(|a| alert_json(&ctx.app.urls, ctx.version, &repo, a, false)).collect();
+        Ok(Reply::ok(Value::Array(body)).opt_header("link", link))
+    })
+    .await
+}
+
+/// The path's alert of an authorized repository; 404 when there is none.
+async fn load(ctx: &Ctx) -> ApiResult<(Repo, Alert)> {
+    let repo = ctx.repo().await?;
+    let number = ctx.param("alert_number").parse::<i64>().map_err(|_| ApiError::not_found())?;
+    let id = repo.id;
+    let alert = ctx.app.store.read(move |c| depbot::get(c, id, number)).await?.ok_or_else(ApiError::not_found)?;
+    Ok((repo, alert))
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, alert) = load(&ctx).await?;
+    Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &alert, false)))
+}
+
+/// Validates an update body (api-facts §1.10): `state` or `assignees` required, no other keys
+/// than the five, the dismissal rules. Every refusal is a 422 with string `errors`.
+fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
+    const KEYS: [&str; 5] = ["state", "dismissed_reason", "dismissed_comment", "assignees", "agent_assignment"];
+    if let Some(k) = body.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(unprocessable(format!("{k:?} is not a permitted key: send state, dismissed_reason, dismissed_comment, assignees or agent_assignment")));
+    }
+    if !body.contains_key("state") && !body.contains_key("assignees") {
+        return Err(unprocessable("The body must contain state or assignees."));
+    }
+    let string = |k: &str| -> ApiResult<Option<&str>> {
+        match body.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(unprocessable(format!("{k} must be a string, not {other}"))),
+        }
+    };
+    let state = string("state")?;
+    if let Some(s) = state {
+        if s != "dismissed" && s != "open" {
+            return Err(unprocessable(format!("state {s:?} is not one of dismissed, open")));
+        }
+    }
+    match string("dismissed_reason")? {
+        Some(r) if !DISMISSED_REASONS.contains(&r) => {
+            return Err(unprocessable(format!("dismissed_reason {r:?} is not one of {}", DISMISSED_REASONS.join(", "))))
+        }
+        Some(_) if state != Some("dismissed") => return Err(unprocessable("dismissed_reason is only allowed when state is dismissed.")),
+        None if state == Some("dismissed") => return Err(unprocessable("dismissed_reason is required when state is dismissed.")),
+        _ => {}
+    }
+    match string("dismissed_comment")? {
+        Some(c) if c.chars().count() > 280 => return Err(unprocessable("dismissed_comment is too long (maximum is 280 characters).")),
+        Some(_) if state != Some("dismissed") => return Err(unprocessable("dismissed_comment is only allowed when state is dismissed.")),
+        _ => {}
+    }
+    if let Some(a) = body.get("assignees") {
+        if !a.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
+            return Err(unprocessable("assignees must be an array of logins."));
+        }
+    }
+    if let Some(a) = body.get("agent_assignment") {
+        let Some(obj) = a.as_object() else { return Err(unprocessable("agent_assignment must be an object.")) };
+        for (k, v) in obj {
+            if !["custom_instructions", "custom_agent", "model"].contains(&k.as_str()) {
+                return Err(unprocessable(format!("agent_assignment has an unknown key {k:?}: use custom_instructions, custom_agent, model")));
+            }
+            if !v.is_string() {
+                return Err(unprocessable(format!("agent_assignment.{k} must be a string")));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, alert) = load(&ctx).await?;
+    let obj = body.as_object().cloned().unwrap_or_default();
+    check_update(&obj)?;
+    // A withdrawn advisory's alert is gone for good; only open and dismissed alerts change state.
+    if alert.advisory_withdrawn_at.is_some() {
+        return Err(ApiError::new(axum::http::StatusCode::GONE, "This alert's advisory was withdrawn; the alert can no longer be changed."));
+    }
+    let state = obj.get("state").and_then(Value::as_str).map(str::to_string);
+    if state.is_some() && (alert.state == "fixed" || alert.state == "auto_dismissed") {
+        return Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            format!("The alert is {}: only open and dismissed alerts can be dismissed or reopened.", alert.state),
+        ));
+    }
+    let reason = obj.get("dismissed_reason").and_then(Value::as_str).map(str::to_string);
+    let comment = obj.get("dismissed_comment").and_then(Value::as_str).map(str::to_string);
+    let logins: Option<Vec<String>> =
+        obj.get("assignees").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect());
+    let agent = obj.get("agent_assignment").cloned();
+    let by = ctx.principal.user().map(|u| u.id);
+    let (repo_id, number, now) = (repo.id, alert.number, ctx.app.clock.now());
+    let updated = ctx
+        .app
+        .store
+        .write(move |c| -> ApiResult<Alert> {
+            let alert = depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?;
+            let users = match &logins {
+                Some(logins) => {
+                    let mut ids = Vec::new();
+                    for l in logins {
+                        let u = accounts::by_login(c, l)?.filter(|u| !u.is_org());
+                        match u {
+                            Some(u) if depbot::may_see(c, repo_id, u.id)? => ids.push(u.id),
+                            _ => return Err(unprocessable(format!("{l:?} cannot be assigned: not a user with access to this repository's alerts."))),
+                        }
+                    }
+                    Some(ids)
+                }
+                None => None,
+            };
+            let ch = Change {
+                state: state.as_deref().map(|s| (s, reason.as_deref(), comment.as_deref())),
+                assignees: users.as_deref(),
+                agent_assignment: agent.as_ref(),
+            };
+            depbot::update(c, &alert, by, &ch, now)?;
+            Ok(depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?)
+        })
+        .await?;
+    Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &updated, false)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epss_syntax() {
+        assert_eq!(parse_epss("0.5"), Some(Epss::Cmp("=", 0.5)));
+        assert_eq!(parse_epss(">=0.25"), Some(Epss::Cmp(">=", 0.25)));
+        assert_eq!(parse_epss("<1"), Some(Epss::Cmp("<", 1.0)));
+        assert_eq!(parse_epss("0.1..0.9"), Some(Epss::Range(0.1, 0.9)));
+        for bad in ["", ">", "1.5", "-0.1", "0.1..", "..0.2", "=>0.1", "abc", "0.1..0.2..0.3"] {
+            assert_eq!(parse_epss(bad), None, "{bad}");
+        }
+    }
+
+    fn alert(created: i64, epss: f64) -> Alert {
+        Alert {
+            id: 42,
+            repo_id: 1,
+            number: 1,
+            state: "open".into(),
+            ecosystem: "npm".into(),
+            package: "p".into(),
+            manifest_path: "m".into(),
+            scope: None,
+            relationship: None,
+            epss_percentage: epss,
+            vulnerability: Value::Null,
+            advisory: Value::Null,
+            advisory_withdrawn_at: None,
+            created_at: created,
+            updated_at: created,
+            dismissed_at: None,
+            dismissed_by: None,
+            dismissed_reason: None,
+            dismissed_comment: None,
+            fixed_at: None,
+            auto_dismissed_at: None,
+            assignees: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cursors_round_trip_per_sort() {
+        let a = alert(1_700_000_000, 0.123456789);
+        let c = encode_cursor(Sort::Created, &a);
+        assert_eq!(decode_cursor(Sort::Created, &c), Some((SqlValue::Int(1_700_000_000), 42)));
+        assert_eq!(decode_cursor(Sort::Updated, &c), None, "a cursor belongs to its sort");
+        let e = encode_cursor(Sort::Epss, &a);
+        assert_eq!(decode_cursor(Sort::Epss, &e), Some((SqlValue::Float(0.123456789), 42)), "float keys are exact");
+        for bad in ["", "x", "djE6", "!!!"] {
+            assert_eq!(decode_cursor(Sort::Created, bad), None);
+        }
+    }
+}

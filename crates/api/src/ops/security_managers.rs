@@ -1,0 +1,100 @@
+//! Security managers (document 2, closing down): the organization's teams holding the security
+//! manager role. Organization owners (and, for the list, security managers); `admin:org` (`read:org` for the list) for scope
+//! tokens, the organization Administration permission otherwise. Responses carry `Deprecation`
+//! and `Sunset` (see [`crate::operation::ClosingDown`]).
+use axum::http::{Method, StatusCode};
+use platform_store::domain::security_managers;
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Resp};
+use crate::reply::Reply;
+use crate::request::Ctx;
+use crate::router::Api;
+use crate::shapes;
+
+const PERMISSION: &str = "organization_administration";
+const CD_HEADERS: &[&str] = &["Deprecation", "Sunset"];
+
+const fn access(scopes: &'static [&'static str], level: Level) -> Access {
+    Access { auth: AuthKind::Token, public: false, scopes, permission: Some((PERMISSION, level)), role: level }
+}
+
+pub static LIST: Operation = Operation {
+    id: "security-managers/list-teams",
+    method: Method::GET,
+    path: "/orgs/{org}/security-managers",
+    summary: "List security manager teams",
+    docs: "https://docs.service.example/rest/orgs/security-managers#list-security-manager-teams",
+    access: access(&["read:org"], Level::Read),
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The organization's security manager teams (closing down).", "TeamSimple[]").with_headers(CD_HEADERS)],
+};
+
+pub static ADD: Operation = Operation {
+    id: "security-managers/add-team",
+    method: Method::PUT,
+    path: "/orgs/{org}/security-managers/teams/{team_slug}",
+    summary: "Add a security manager team",
+    docs: "https://docs.service.example/rest/orgs/security-managers#add-a-security-manager-team",
+    access: access(&["admin:org"], Level::Write),
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The team holds the security manager role (closing down).").with_headers(CD_HEADERS)],
+};
+
+pub static REMOVE: Operation = Operation {
+    id: "security-managers/remove-team",
+    method: Method::DELETE,
+    path: "/orgs/{org}/security-managers/teams/{team_slug}",
+    summary: "Remove a security manager team",
+    docs: "https://docs.service.example/rest/orgs/security-managers#remove-a-security-manager-team",
+    access: access(&["admin:org"], Level::Write),
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The team no longer holds the role (closing down).").with_headers(CD_HEADERS)],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST, list).op(&ADD, add).op(&REMOVE, remove)
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner_or_security_manager().await?;
+    let org_id = caller.org.id;
+    let teams = ctx.app.store.read(move |c| security_managers::list(c, org_id)).await?;
+    let body: Vec<Value> = teams.iter().map(|t| shapes::team_simple(&ctx.app.urls, &caller.org, t)).collect();
+    Ok(Reply::ok(Value::Array(body)))
+}
+
+/// Grants (`true`) or revokes the role of the path's team; an unknown team is 404.
+async fn set(ctx: Ctx, grant: bool) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let (org_id, slug, now) = (caller.org.id, ctx.param("team_slug").to_string(), ctx.app.clock.now());
+    let found = ctx
+        .app
+        .store
+        .write(move |c| -> Result<bool, platform_store::DbError> {
+            let Some(team) = security_managers::team_by_slug(c, org_id, &slug)? else { return Ok(false) };
+            if grant {
+                security_managers::add(c, org_id, team.id, now)?;
+            } else {
+                security_managers::remove(c, org_id, team.id)?;
+            }
+            Ok(true)
+        })
+        .await?;
+    if !found {
+        return Err(ApiError::not_found());
+    }
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+async fn add(ctx: Ctx) -> ApiResult<Reply> {
+    set(ctx, true).await
+}
+
+async fn remove(ctx: Ctx) -> ApiResult<Reply> {
+    set(ctx, false).await
+}
