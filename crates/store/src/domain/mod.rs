@@ -2,7 +2,12 @@
 pub mod accounts;
 pub mod activity;
 pub mod apps;
+pub mod box_keys;
+pub mod content_exclusions;
+pub mod devenv_secrets;
+pub mod enterprise_teams;
 pub mod notifications;
+pub mod private_registries;
 pub mod feeds;
 pub mod hooks;
 pub mod repos;
