@@ -369,7 +369,6 @@ async fn remove(ctx: Ctx) -> ApiResult<Reply> {
 // Control plane: `POST /_admin/enterprises/{enterprise}/teams` and seed `[[enterprise_teams]]`.
 
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct EnterpriseTeamIn {
     pub name: String,
     pub description: Option<String>,
@@ -393,6 +392,16 @@ pub fn create_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now
         teams::add_member(c, team.id, u.id, now)?;
     }
     Ok((ent, team))
+}
+
+/// A seed's team: created unless the enterprise has one of that slug already.
+pub fn seed_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now: i64) -> ApiResult<()> {
+    if let Some(ent) = accounts::enterprise_by_slug(c, enterprise)? {
+        if teams::find(c, ent.id, &teams::slug_of(&t.name))?.is_some() {
+            return Ok(());
+        }
+    }
+    create_team(c, enterprise, t, now).map(|_| ())
 }
 
 /// `POST /_admin/enterprises/{enterprise}/teams` → 201 EnterpriseTeam.
