@@ -188,7 +188,8 @@ both!(permissions, |s| {
     let (st, h, b) = call(&s, Method::GET, BASE, Some(&fg_read), None).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
     // The public key is not for app tokens.
-    s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
+    let app = s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
+    s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
     let inst = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"devenv_secrets": "write"}})).await;
     let (st, h, b) = call(&s, Method::GET, &format!("{BASE}/public-key"), Some(&inst), None).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by integration");

@@ -184,7 +184,8 @@ both!(scopes_and_permissions, |s| {
     let fg_other = s.token(json!({"kind": "fine_grained", "login": "dave", "permissions": {"statuses": "write"}})).await;
     assert_eq!(call(&s, Method::GET, TEAM, Some(&fg_other), None).await.0, 403);
     // App tokens are not accepted.
-    s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
+    let app = s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
+    s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
     let inst = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"enterprise_teams": "write"}})).await;
     let (st, h, b) = call(&s, Method::GET, TEAM, Some(&inst), None).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by integration");

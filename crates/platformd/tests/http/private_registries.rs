@@ -365,7 +365,8 @@ both!(permissions, |s| {
     let fg_write = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"organization_private_registries": "write"}})).await;
     assert_eq!(call(&s, Method::DELETE, &format!("{BASE}/MAVEN_REPOSITORY_SECRET"), Some(&fg_write), None).await.0, 204);
     // Installation tokens act for their organization with the permission.
-    s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
+    let app = s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
+    s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
     let inst = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"organization_private_registries": "read"}})).await;
     assert_eq!(call(&s, Method::GET, BASE, Some(&inst), None).await.0, 200);
     let (st, h, b) = call(&s, Method::POST, BASE, Some(&inst), Some(w.token_body())).await;
