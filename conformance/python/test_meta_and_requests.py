@@ -61,4 +61,4 @@ def test_conditional_request_304(owner):
 def test_oauth_scopes_header(owner):
     owner.get_rate_limit()
     # PyGithub splits X-OAuth-Scopes on ", "
-    assert sorted(owner.oauth_scopes) == sorted(["repo", "read:org", "notifications", "admin:org", "admin:org_hook"])
+    assert sorted(owner.oauth_scopes) == sorted(["repo", "read:org", "notifications", "admin:org", "admin:org_hook", "admin:enterprise", "assistant"])

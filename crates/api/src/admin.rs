@@ -25,6 +25,8 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/orgs", post(create_org))
         .route("/orgs/{org}/teams", post(create_team))
         .route("/enterprises", post(create_enterprise))
+        .route("/enterprises/{enterprise}/teams", post(crate::ops::enterprise_teams::admin_create))
+        .route("/repos/{owner}/{repo}/devenvs/secrets/{name}/verify", post(crate::ops::devenv_secrets::admin_verify))
         .route("/repos", post(create_repo))
         .route("/repos/{owner}/{repo}/refs", post(push_ref))
         .route("/repos/{owner}/{repo}/rename", post(rename_repo))

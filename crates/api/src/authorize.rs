@@ -139,6 +139,11 @@ impl Ctx {
     /// Resolves `{owner}/{repo}` of the path (case-insensitive, `.git` accepted) and authorizes
     /// the operation on it. A renamed repository answers 301 to its new name.
     pub async fn repo(&self) -> ApiResult<Repo> {
+        Ok(self.repo_with_role().await?.0)
+    }
+
+    /// Like [`Ctx::repo`], with the caller's role (for operations that need an admin).
+    pub async fn repo_with_role(&self) -> ApiResult<(Repo, Role)> {
         let owner = self.param("owner").to_lowercase();
         let name = self.param("repo");
         let name = name.strip_suffix(".git").unwrap_or(name).to_lowercase();
@@ -177,7 +182,7 @@ impl Ctx {
             }
             Lookup::Found(r) => {
                 check_repo(&self.principal, &self.op.access, &r, role)?;
-                Ok(r)
+                Ok((r, role))
             }
         }
     }

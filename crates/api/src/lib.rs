@@ -26,6 +26,7 @@ pub mod reply;
 pub mod request;
 pub mod router;
 pub mod schemas;
+pub mod secrets;
 pub mod seed;
 pub mod shapes;
 pub mod sharded;

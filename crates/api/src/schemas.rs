@@ -438,6 +438,63 @@ fn depbot_alert(with_repository: bool) -> Value {
         req.push(("repository", r("MinimalRepository")));
     }
     object(&req, &[("auto_dismissed_at", nullable(timestamp())), ("assignees", json!({"type": "array", "items": r("SimpleUser")}))])
+fn enterprise_team() -> Value {
+    let s = |n: &'static str| (n, string());
+    object(
+        &[
+            ("id", json!({"type": "integer"})),
+            s("name"),
+            s("slug"),
+            ("url", uri()),
+            ("html_url", uri()),
+            s("members_url"),
+            ("group_id", nullable(string())),
+            ("created_at", timestamp()),
+            ("updated_at", timestamp()),
+        ],
+        &[
+            ("description", nullable(string())),
+            s("sync_to_organizations"),
+            s("organization_selection_type"),
+            ("group_name", nullable(string())),
+            ("notification_setting", json!({"type": "string", "enum": ["notifications_enabled", "notifications_disabled"]})),
+        ],
+    )
+}
+
+fn devenv_secret() -> Value {
+    object(&[("name", string()), ("created_at", timestamp()), ("updated_at", timestamp())], &[("visibility", string())])
+}
+
+fn registry_config() -> Value {
+    let mut optional: Vec<(&str, Value)> = vec![
+        ("auth_type", string()),
+        ("url", uri()),
+        ("username", nullable(string())),
+        ("replaces_base", json!({"type": "boolean"})),
+        ("selected_repository_ids", json!({"type": "array", "items": {"type": "integer"}})),
+    ];
+    for k in [
+        "tenant_id", "client_id", "cloud_b_region", "account_id", "role_name", "domain", "domain_owner", "audience",
+        "artifact_a_oidc_provider_name", "identity_mapping_name", "namespace", "service_slug", "api_host",
+        "workload_identity_provider", "service_account",
+    ] {
+        optional.push((k, string()));
+    }
+    object(
+        &[
+            ("name", string()),
+            ("registry_type", string()),
+            ("visibility", json!({"type": "string", "enum": ["all", "private", "selected"]})),
+            ("created_at", timestamp()),
+            ("updated_at", timestamp()),
+        ],
+        &optional,
+    )
+}
+
+fn wrapped(key: &str, item: &str) -> Value {
+    object(&[("total_count", json!({"type": "integer"})), (key, json!({"type": "array", "items": r(item)}))], &[])
 }
 
 /// `components.schemas`.
@@ -475,5 +532,13 @@ pub fn components() -> Value {
         "DepbotAlert": depbot_alert(false),
         "DepbotAlertWithRepository": depbot_alert(true),
         "Empty": json!({"type": "object"}),
+        "EnterpriseTeam": enterprise_team(),
+        "PublicKey": object(&[("key_id", string()), ("key", string())], &[]),
+        "DevenvSecret": devenv_secret(),
+        "DevenvSecretList": wrapped("secrets", "DevenvSecret"),
+        "RegistryConfig": registry_config(),
+        "RegistryConfigList": wrapped("configurations", "RegistryConfig"),
+        "ContentExclusionRules": json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}),
+        "ContentExclusionSet": object(&[("message", string())], &[]),
     })
 }

@@ -22,6 +22,8 @@ pub struct Seed {
     #[serde(default)]
     pub teams: Vec<SeedTeam>,
     #[serde(default)]
+    pub enterprise_teams: Vec<SeedEnterpriseTeam>,
+    #[serde(default)]
     pub repos: Vec<RepoIn>,
     #[serde(default)]
     pub refs: Vec<SeedRef>,
@@ -50,6 +52,14 @@ pub struct SeedTeam {
     pub org: String,
     #[serde(flatten)]
     pub team: TeamIn,
+}
+
+#[derive(Deserialize)]
+pub struct SeedEnterpriseTeam {
+    /// Enterprise slug.
+    pub enterprise: String,
+    #[serde(flatten)]
+    pub team: crate::ops::enterprise_teams::EnterpriseTeamIn,
 }
 
 #[derive(Deserialize)]
@@ -118,6 +128,9 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
         if !exists {
             control::create_team(c, &t.org, &t.team, now)?;
         }
+    }
+    for t in &s.enterprise_teams {
+        crate::ops::enterprise_teams::seed_team(c, &t.enterprise, &t.team, now)?;
     }
     for r in &s.repos {
         if matches!(repos::lookup(c, &r.owner, &r.name)?, repos::Lookup::Missing) {

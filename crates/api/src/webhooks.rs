@@ -15,10 +15,10 @@ use platform_store::domain::hooks::{self, Attempt, Delivery, Hook, NewDelivery};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::{Backend, Conn, DbError};
 use serde_json::{json, Map, Value};
-use sha2::Sha256;
 
 use crate::error::ApiError;
 use crate::outbox::Consumer;
+use crate::secrets;
 use crate::shapes::{self, Urls};
 use crate::state::Shared;
 
@@ -184,60 +184,10 @@ impl reqwest::dns::Resolve for GuardResolver {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Secrets at rest, signatures.
-
-type HmacSha256 = Hmac<Sha256>;
-
-fn hmac256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    let mut m = HmacSha256::new_from_slice(key).expect("hmac key");
-    for p in parts {
-        m.update(p);
-    }
-    m.finalize().into_bytes().into()
-}
-
-/// The server key (generated once per database, stored in `webhook_keys`).
-pub fn server_key(c: &mut dyn Conn) -> Result<Vec<u8>, DbError> {
-    let k = hooks::key(c, "secret-encryption", || platform_core::ids::random_hex(32))?;
-    Ok(hex::decode(k).unwrap_or_default())
-}
-
-/// Encrypts a secret: HMAC-SHA256 in counter mode as the keystream, then HMAC-SHA256 over nonce
-/// and ciphertext (encrypt-then-MAC), keys derived from the server key.
-pub fn encrypt_secret(key: &[u8], plain: &str) -> String {
-    let nonce: [u8; 16] = rand::random();
-    let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
-    let ct = keystream_xor(&ke, &nonce, plain.as_bytes());
-    let tag = hmac256(&km, &[&nonce, &ct]);
-    format!("v1:{}:{}:{}", hex::encode(nonce), hex::encode(&ct), hex::encode(tag))
-}
-
-pub fn decrypt_secret(key: &[u8], text: &str) -> Option<String> {
-    let mut it = text.split(':');
-    if it.next()? != "v1" {
-        return None;
-    }
-    let nonce = hex::decode(it.next()?).ok()?;
-    let ct = hex::decode(it.next()?).ok()?;
-    let tag = hex::decode(it.next()?).ok()?;
-    let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
-    if !crate::principal::constant_time_eq(&hmac256(&km, &[&nonce, &ct]), &tag) {
-        return None;
-    }
-    String::from_utf8(keystream_xor(&ke, &nonce, &ct)).ok()
-}
-
-fn keystream_xor(key: &[u8], nonce: &[u8], data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len());
-    for (i, chunk) in data.chunks(32).enumerate() {
-        let block = hmac256(key, &[nonce, &(i as u64).to_be_bytes()]);
-        out.extend(chunk.iter().zip(block.iter()).map(|(a, b)| a ^ b));
-    }
-    out
-}
+// Signatures (secrets at rest are `crate::secrets`).
 
 pub fn sign_sha256(secret: &str, body: &[u8]) -> String {
-    format!("sha256={}", hex::encode(hmac256(secret.as_bytes(), &[body])))
+    format!("sha256={}", hex::encode(secrets::hmac256(secret.as_bytes(), &[body])))
 }
 
 pub fn sign_sha1(secret: &str, body: &[u8]) -> String {
@@ -487,7 +437,7 @@ pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
                     if single {
                         hooks::release_claims(c)?;
                     }
-                    server_key(c)
+                    secrets::server_key(c)
                 })
                 .await;
             match r {
@@ -571,7 +521,7 @@ impl Outcome {
 
 impl Sender {
     async fn attempt(&self, d: Delivery, hook: Hook) {
-        let secret = hook.secret_enc.as_deref().and_then(|s| decrypt_secret(&self.key, s));
+        let secret = hook.secret_enc.as_deref().and_then(|s| secrets::decrypt(&self.key, s)).and_then(|b| String::from_utf8(b).ok());
         let (body, content_type) = if hook.content_type == "json" {
             (d.payload.clone().into_bytes(), "application/json")
         } else {
@@ -746,14 +696,6 @@ mod tests {
         assert!(!lb.ip_allowed("10.2.0.1".parse().unwrap()));
         assert!(lb.host_allowed("Hooks.Internal"));
         assert!(AllowList::parse("10.0.0.0/33").is_err());
-    }
-    #[test]
-    fn secrets_round_trip() {
-        let key = [7u8; 32];
-        let e = encrypt_secret(&key, "s3cret");
-        assert!(!e.contains("s3cret"));
-        assert_eq!(decrypt_secret(&key, &e).as_deref(), Some("s3cret"));
-        assert_eq!(decrypt_secret(&[8u8; 32], &e), None);
     }
     #[test]
     fn signatures() {

@@ -14,6 +14,7 @@ use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATI
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::router::Api;
+use crate::secrets;
 use crate::validate::{Field, Schema, Ty};
 use crate::webhooks::{self, config_json, hook_json};
 
@@ -363,8 +364,8 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .app
         .store
         .write(move |c| -> Result<Hook, DbError> {
-            let key = webhooks::server_key(c)?;
-            let secret_enc = config.secret.as_deref().map(|s| webhooks::encrypt_secret(&key, s));
+            let key = secrets::server_key(c)?;
+            let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
             let f = HookFields {
                 events: &events,
                 active,
@@ -396,8 +397,8 @@ async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, activ
         .app
         .store
         .write(move |c| -> Result<Option<Hook>, DbError> {
-            let key = webhooks::server_key(c)?;
-            let secret_enc = config.secret.as_deref().map(|s| webhooks::encrypt_secret(&key, s));
+            let key = secrets::server_key(c)?;
+            let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
             let f = HookFields {
                 events: &events,
                 active,

@@ -1,11 +1,15 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
 pub mod depbot_alerts;
+pub mod content_exclusion;
+pub mod devenv_secrets;
+pub mod enterprise_teams;
 pub mod events;
 pub mod hooks;
 pub mod meta;
 pub mod notifications;
 pub mod security_managers;
+pub mod private_registries;
 pub mod statuses;
 
 use crate::router::Api;
@@ -18,5 +22,9 @@ pub fn register(api: Api) -> Api {
     let api = hooks::routes(api);
     let api = security_managers::routes(api);
     let api = depbot_alerts::routes(api);
+    let api = enterprise_teams::routes(api);
+    let api = devenv_secrets::routes(api);
+    let api = private_registries::routes(api);
+    let api = content_exclusion::routes(api);
     authorizations::routes(api)
 }

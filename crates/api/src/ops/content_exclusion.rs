@@ -1,0 +1,240 @@
+//! Assistant content exclusion (document 3): get and set an organization's rules, an object of
+//! scope keys to arrays of path strings. Set replaces the stored rules; comments (`//` and
+//! `/* */`, accepted in the body) are dropped; a duplicate key keeps its last occurrence, which
+//! takes a parser that sees duplicates. Organization owners; `assistant` (or `read:org` to
+//! read) or the Assistant content exclusion permission. Bodies over [`MAX_BODY_BYTES`] are 413.
+use std::fmt;
+
+use axum::body::Body;
+use axum::http::{Method, StatusCode};
+use platform_store::domain::content_exclusions as store;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Resp};
+use crate::reply::Reply;
+use crate::request::Ctx;
+use crate::router::Api;
+use crate::validate::Schema;
+
+/// The largest rules body accepted (neither the spec nor api-facts names one): 64 KiB, far more
+/// than path rules for many repositories need.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+const PERMISSION: &str = "assistant_content_exclusion";
+
+pub static GET: Operation = Operation {
+    id: "assistant-exclusions/get",
+    method: Method::GET,
+    path: "/orgs/{org}/assistant/content_exclusion",
+    summary: "Get assistant content exclusion rules for an organization",
+    docs: "https://docs.service.example/rest/assistant/assistant-content-exclusion-management#get-assistant-content-exclusion-rules-for-an-organization",
+    access: Access {
+        auth: AuthKind::Token,
+        public: false,
+        scopes: &["assistant", "read:org"],
+        permission: Some((PERMISSION, Level::Read)),
+        role: Level::Read,
+    },
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The rules: scope keys to arrays of path strings (`{}` when none are set).", "ContentExclusionRules")],
+};
+
+/// The body is a rules object; its keys are free, so no named fields.
+static RULES: Schema = Schema { resource: "ContentExclusion", fields: &[] };
+
+pub static SET: Operation = Operation {
+    id: "assistant-exclusions/set",
+    method: Method::PUT,
+    path: "/orgs/{org}/assistant/content_exclusion",
+    summary: "Set assistant content exclusion rules for an organization",
+    docs: "https://docs.service.example/rest/assistant/assistant-content-exclusion-management#set-assistant-content-exclusion-rules-for-an-organization",
+    access: Access {
+        auth: AuthKind::Token,
+        public: false,
+        scopes: &["assistant"],
+        permission: Some((PERMISSION, Level::Write)),
+        role: Level::Write,
+    },
+    query: &[],
+    body: Some(&RULES),
+    responses: &[Resp::json(200, "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.", "ContentExclusionSet")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&GET, get).op(&SET, set)
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let org_id = caller.org.id;
+    let stored = ctx.app.store.read(move |c| store::get(c, org_id)).await?;
+    let rules = stored.and_then(|s| serde_json::from_str::<Value>(&s).ok()).unwrap_or_else(|| Value::Object(Map::new()));
+    Ok(Reply::ok(rules))
+}
+
+async fn set(ctx: Ctx, body: Body) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let limit = MAX_BODY_BYTES.min(ctx.app.config.max_body_bytes);
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::payload_too_large())?;
+    let rules = parse_rules(&bytes)?;
+    let (org_id, now) = (caller.org.id, ctx.app.clock.now());
+    let text = Value::Object(rules).to_string();
+    ctx.app.store.write(move |c| store::set(c, org_id, &text, now)).await?;
+    Ok(Reply::ok(json!({"message": "Content exclusion rules updated."})))
+}
+
+/// Parses and validates a rules body: JSON with comments, an object whose values are arrays of
+/// non-empty path strings; duplicate keys keep their last occurrence (in its place).
+pub fn parse_rules(bytes: &[u8]) -> ApiResult<Map<String, Value>> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("Problems parsing JSON"))?;
+    let text = strip_comments(text).ok_or_else(|| ApiError::bad_request("Problems parsing JSON"))?;
+    if text.trim().is_empty() {
+        return Err(ApiError::bad_request("Body should be a JSON object"));
+    }
+    let entries = match serde_json::from_str::<Entries>(&text) {
+        Ok(Entries(Some(e))) => e,
+        Ok(Entries(None)) => return Err(ApiError::bad_request("Body should be a JSON object")),
+        Err(_) => return Err(ApiError::bad_request("Problems parsing JSON")),
+    };
+    let mut rules = Map::new();
+    let mut errors = Vec::new();
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if entries[i + 1..].iter().any(|(k, _)| k == key) {
+            continue; // a later occurrence wins
+        }
+        if key.trim().is_empty() {
+            errors.push("Keys must be non-empty strings naming a repository or scope.".to_string());
+            continue;
+        }
+        let paths = value.as_array().filter(|a| a.iter().all(|p| p.as_str().is_some_and(|s| !s.trim().is_empty())));
+        match paths {
+            Some(_) => {
+                rules.insert(key.clone(), value.clone());
+            }
+            None => errors.push(format!("The value of {key:?} must be an array of non-empty path strings.")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(rules)
+    } else {
+        Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed").with_errors(json!(errors)))
+    }
+}
+
+/// Every entry of a top-level JSON object in document order, duplicates included; `None` for
+/// JSON that is not an object.
+struct Entries(Option<Vec<(String, Value)>>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Entries;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    out.push((k, v));
+                }
+                Ok(Entries(Some(out)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Entries, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Entries(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Entries, E> {
+                Ok(Entries(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Entries, E> {
+                Ok(Entries(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Entries, E> {
+                Ok(Entries(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Entries, E> {
+                Ok(Entries(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Entries, E> {
+                Ok(Entries(None))
+            }
+            fn visit_unit<E>(self) -> Result<Entries, E> {
+                Ok(Entries(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Removes `//` line and `/* */` block comments outside strings; `None` for an unterminated
+/// block comment.
+fn strip_comments(s: &str) -> Option<String> {
+    let (mut out, mut chars) = (String::with_capacity(s.len()), s.chars().peekable());
+    let (mut in_str, mut escaped) = (false, false);
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_str = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                loop {
+                    let n = chars.next()?;
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn duplicates_keep_the_last_and_comments_go() {
+        let body = br#"{ // repos
+            "a": ["/x"], /* old */ "b": ["/y"], "a": ["/z", "/w // not a comment"] }"#;
+        let rules = parse_rules(body).unwrap();
+        assert_eq!(Value::Object(rules).to_string(), r#"{"b":["/y"],"a":["/z","/w // not a comment"]}"#);
+    }
+    #[test]
+    fn refusals() {
+        assert_eq!(parse_rules(br#"{"a": "/x"}"#).unwrap_err().status, 422);
+        assert_eq!(parse_rules(br#"{"a": [1]}"#).unwrap_err().status, 422);
+        assert_eq!(parse_rules(br#"["/x"]"#).unwrap_err().message, "Body should be a JSON object");
+        assert_eq!(parse_rules(br#"{"a": [}"#).unwrap_err().message, "Problems parsing JSON");
+        assert_eq!(parse_rules(b"{} /* open").unwrap_err().status, 400);
+        // A duplicate whose last value is valid is accepted.
+        assert!(parse_rules(br#"{"a": 5, "a": ["/ok"]}"#).is_ok());
+    }
+}

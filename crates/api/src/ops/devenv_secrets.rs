@@ -1,0 +1,212 @@
+//! Repository development-environment secrets (document 2): list, public key, get, create or
+//! update, delete. Values arrive as sealed boxes for the repository's public key and are opened
+//! on write (invalid base64, a stale `key_id` or a box that does not open are 422), then kept
+//! encrypted under the server key; they are never returned or logged. `repo` scope or the Devenv
+//! secrets permission (write for every operation); push access to read, admin to change.
+use axum::http::{Method, StatusCode};
+use platform_core::time::format_ts;
+use platform_store::domain::devenv_secrets::{self as store, Secret};
+use platform_store::DbError;
+use serde_json::{json, Map, Value};
+
+use crate::authorize::{not_accessible, Role};
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::secrets::{self, KeyScope};
+use crate::validate::{Field, Schema, Ty};
+
+const ACCESS: Access = Access {
+    auth: AuthKind::Token,
+    public: false,
+    scopes: &["repo"],
+    permission: Some(("devenv_secrets", Level::Write)),
+    role: Level::Write,
+};
+const BASE: &str = "/repos/{owner}/{repo}/devenvs/secrets";
+
+pub static LIST: Operation = Operation {
+    id: "devenv-secrets/list",
+    method: Method::GET,
+    path: BASE,
+    summary: "List repository secrets",
+    docs: "https://docs.service.example/rest/devenvs/repository-secrets#list-repository-secrets",
+    access: ACCESS,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "The repository's secrets (names and dates, never values).", "DevenvSecretList").with_headers(&["Link"])],
+};
+
+pub static GET_PUBLIC_KEY: Operation = Operation {
+    id: "devenv-secrets/get-public-key",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/devenvs/secrets/public-key",
+    summary: "Get a repository public key",
+    docs: "https://docs.service.example/rest/devenvs/repository-secrets#get-a-repository-public-key",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The repository's X25519 public key: seal values for it.", "PublicKey")],
+};
+
+pub static GET: Operation = Operation {
+    id: "devenv-secrets/get",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
+    summary: "Get a repository secret",
+    docs: "https://docs.service.example/rest/devenvs/repository-secrets#get-a-repository-secret",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The secret's metadata (never its value).", "DevenvSecret")],
+};
+
+static PUT_BODY: Schema = Schema {
+    resource: "Secret",
+    fields: &[Field::req("encrypted_value", Ty::Str), Field::req("key_id", Ty::Str)],
+};
+
+pub static PUT: Operation = Operation {
+    id: "devenv-secrets/create-or-update",
+    method: Method::PUT,
+    path: "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
+    summary: "Create or update a repository secret",
+    docs: "https://docs.service.example/rest/devenvs/repository-secrets#create-or-update-a-repository-secret",
+    access: ACCESS,
+    query: &[],
+    body: Some(&PUT_BODY),
+    responses: &[
+        Resp::json(201, "The secret was created.", "Empty"),
+        Resp::empty(204, "The secret's value was replaced."),
+    ],
+};
+
+pub static DELETE: Operation = Operation {
+    id: "devenv-secrets/delete",
+    method: Method::DELETE,
+    path: "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
+    summary: "Delete a repository secret",
+    docs: "https://docs.service.example/rest/devenvs/repository-secrets#delete-a-repository-secret",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The secret was deleted.")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST, list).op(&GET_PUBLIC_KEY, public_key).op(&GET, get).op(&PUT, put).op(&DELETE, delete)
+}
+
+/// Secret names: letters, digits and underscores, not starting with a digit; case-insensitive
+/// (kept upper case).
+pub fn secret_name(raw: &str) -> Option<String> {
+    let ok = !raw.is_empty()
+        && raw.len() <= 255
+        && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !raw.as_bytes()[0].is_ascii_digit();
+    ok.then(|| raw.to_ascii_uppercase())
+}
+
+fn secret_json(s: &Secret) -> Value {
+    json!({"name": s.name, "created_at": format_ts(s.created_at), "updated_at": format_ts(s.updated_at), "visibility": "all"})
+}
+
+/// Changing secrets needs a repository admin.
+fn require_admin(role: Role) -> ApiResult<()> {
+    if role == Role::Admin {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden("Must have admin rights to Repository."))
+    }
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    let page = ctx.page(30, 100)?;
+    let (rows, total) = ctx.app.store.read(move |c| store::list(c, repo.id, page.offset(), page.per_page)).await?;
+    let body = json!({"total_count": total, "secrets": rows.iter().map(secret_json).collect::<Vec<_>>()});
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
+}
+
+async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
+    // Not available to app tokens.
+    if let Principal::Token(t) = &ctx.principal {
+        if t.token.kind.is_integration() {
+            return Err(not_accessible(t.token.kind));
+        }
+    }
+    let repo = ctx.repo().await?;
+    let now = ctx.app.clock.now();
+    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, KeyScope::Repo(repo.id), now)).await?;
+    Ok(Reply::ok(json!({"key_id": key_id, "key": key})))
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    let name = secret_name(ctx.param("secret_name")).ok_or_else(ApiError::not_found)?;
+    let s = ctx.app.store.read(move |c| store::get(c, repo.id, &name)).await?.ok_or_else(ApiError::not_found)?;
+    Ok(Reply::ok(secret_json(&s)))
+}
+
+async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, role) = ctx.repo_with_role().await?;
+    require_admin(role)?;
+    ctx.check_body(&body)?;
+    let name = secret_name(ctx.param("secret_name")).ok_or_else(|| {
+        ApiError::invalid_field(
+            "Secret",
+            "name",
+            "invalid",
+            Some("Secret names can only contain letters, digits and underscores, and must not start with a digit.".into()),
+        )
+    })?;
+    let value = body["encrypted_value"].as_str().unwrap_or_default().to_string();
+    let key_id = body["key_id"].as_str().unwrap_or_default().to_string();
+    let now = ctx.app.clock.now();
+    let created = ctx
+        .app
+        .store
+        .write(move |c| -> ApiResult<bool> {
+            let enc = secrets::open_sealed(c, KeyScope::Repo(repo.id), &key_id, &value, now)?.map_err(|e| e.into_error("Secret"))?;
+            Ok(store::put(c, repo.id, &name, &enc, now)?)
+        })
+        .await?;
+    Ok(if created { Reply::created(Value::Object(Map::new())) } else { Reply::empty(StatusCode::NO_CONTENT) })
+}
+
+async fn delete(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, role) = ctx.repo_with_role().await?;
+    require_admin(role)?;
+    let name = secret_name(ctx.param("secret_name")).ok_or_else(ApiError::not_found)?;
+    if !ctx.app.store.write(move |c| store::delete(c, repo.id, &name)).await? {
+        return Err(ApiError::not_found());
+    }
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control plane: `POST /_admin/repos/{owner}/{repo}/devenvs/secrets/{name}/verify` `{value}` →
+// 200 `{matches}`: does the stored value equal `value`? The value itself is never returned.
+
+pub async fn admin_verify(
+    axum::extract::State(app): axum::extract::State<crate::state::Shared>,
+    axum::extract::Path((owner, repo, name)): axum::extract::Path<(String, String, String)>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Reply> {
+    let value = b.get("value").and_then(Value::as_str).ok_or_else(|| ApiError::invalid_request("\"value\" wasn't supplied."))?.to_string();
+    let name = secret_name(&name).ok_or_else(ApiError::not_found)?;
+    let matches = app
+        .store
+        .read(move |c| -> ApiResult<bool> {
+            let repo = crate::control::repo(c, &format!("{owner}/{repo}"))?;
+            let enc = store::value_enc(c, repo.id, &name)?.ok_or_else(ApiError::not_found)?;
+            let key = secrets::server_key(c)?;
+            let plain = secrets::decrypt(&key, &enc).ok_or_else(|| ApiError::from(DbError::other("secret not readable with the server key")))?;
+            Ok(crate::principal::constant_time_eq(&plain, value.as_bytes()))
+        })
+        .await?;
+    Ok(Reply::ok(json!({"matches": matches})))
+}

@@ -1,0 +1,417 @@
+//! Enterprise team memberships (document 2): list, bulk add and remove, get, add and remove one
+//! member, and the teams of an enterprise member. Classic and OAuth tokens need
+//! `read:enterprise` for GETs and `admin:enterprise` otherwise; fine-grained tokens the
+//! Enterprise teams permission; app tokens are refused. The caller must belong to the
+//! enterprise (else 404); changes need an enterprise owner (403); the teams of a user need an
+//! owner or a fine-grained token with `enterprise_teams: read`.
+use axum::http::{Method, StatusCode};
+use platform_core::time::format_ts;
+use platform_core::TokenKind;
+use platform_store::domain::accounts::{self, Account, Enterprise};
+use platform_store::domain::enterprise_teams::{self as teams, EnterpriseTeam};
+use platform_store::{Conn, DbError};
+use serde_json::{json, Value};
+
+use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::shapes::{simple_user, Urls};
+use crate::validate::{Field, Schema, Ty};
+
+const PERMISSION: &str = "enterprise_teams";
+const READ: Access = Access {
+    auth: AuthKind::Token,
+    public: false,
+    scopes: &["read:enterprise"],
+    permission: Some((PERMISSION, Level::Read)),
+    role: Level::Read,
+};
+const WRITE: Access = Access {
+    auth: AuthKind::Token,
+    public: false,
+    scopes: &["admin:enterprise"],
+    permission: Some((PERMISSION, Level::Write)),
+    role: Level::Write,
+};
+const TEAM: &str = "/enterprises/{enterprise}/teams/{enterprise-team}/memberships";
+
+pub static LIST_FOR_USER: Operation = Operation {
+    id: "enterprise-teams/list-for-user",
+    method: Method::GET,
+    path: "/enterprises/{enterprise}/members/{username}/teams",
+    summary: "List enterprise teams for a user",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams-for-a-user",
+    access: READ,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "The enterprise teams the user belongs to.", "EnterpriseTeam[]").with_headers(&["Link"])],
+};
+
+pub static LIST: Operation = Operation {
+    id: "enterprise-team-members/list",
+    method: Method::GET,
+    path: TEAM,
+    summary: "List members in an enterprise team",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#list-members-in-an-enterprise-team",
+    access: READ,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "The team's members, by login.", "SimpleUser[]").with_headers(&["Link"])],
+};
+
+static USERNAMES: Schema = Schema { resource: "EnterpriseTeamMembership", fields: &[Field::req("usernames", Ty::StrArray)] };
+
+pub static BULK_ADD: Operation = Operation {
+    id: "enterprise-team-members/bulk-add",
+    method: Method::POST,
+    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/add",
+    summary: "Bulk add team members",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-add-team-members",
+    access: WRITE,
+    query: &[],
+    body: Some(&USERNAMES),
+    responses: &[Resp::json(200, "The users named, now members (all or none are added).", "SimpleUser[]")],
+};
+
+pub static BULK_REMOVE: Operation = Operation {
+    id: "enterprise-team-members/bulk-remove",
+    method: Method::POST,
+    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/remove",
+    summary: "Bulk remove team members",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-remove-team-members",
+    access: WRITE,
+    query: &[],
+    body: Some(&USERNAMES),
+    responses: &[Resp::json(200, "The users named that were members and are removed.", "SimpleUser[]")],
+};
+
+pub static GET: Operation = Operation {
+    id: "enterprise-team-members/get",
+    method: Method::GET,
+    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
+    summary: "Get enterprise team membership",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#get-enterprise-team-membership",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The user, a member of the team (404 otherwise).", "SimpleUser")],
+};
+
+pub static ADD: Operation = Operation {
+    id: "enterprise-team-members/add",
+    method: Method::PUT,
+    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
+    summary: "Add team member",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#add-team-member",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(201, "The user, now a member.", "SimpleUser")],
+};
+
+pub static REMOVE: Operation = Operation {
+    id: "enterprise-team-members/remove",
+    method: Method::DELETE,
+    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
+    summary: "Remove team membership",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#remove-team-membership",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The user is not a member (any more).")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST_FOR_USER, list_for_user)
+        .op(&LIST, list)
+        .op(&BULK_ADD, bulk_add)
+        .op(&BULK_REMOVE, bulk_remove)
+        .op(&GET, get)
+        .op(&ADD, add)
+        .op(&REMOVE, remove)
+}
+
+/// EnterpriseTeam (api-facts §4.16).
+pub fn team_json(u: &Urls, ent: &Enterprise, t: &EnterpriseTeam) -> Value {
+    let url = format!("{}/enterprises/{}/teams/{}", u.api, ent.slug, t.slug);
+    json!({
+        "id": t.id,
+        "name": t.name,
+        "description": t.description,
+        "slug": t.slug,
+        "url": url,
+        "html_url": format!("{}/enterprises/{}/teams/{}", u.web, ent.slug, t.slug),
+        "members_url": format!("{url}/memberships{{/member}}"),
+        "sync_to_organizations": "disabled",
+        "organization_selection_type": "disabled",
+        "group_id": t.group_id,
+        "group_name": Value::Null,
+        "notification_setting": "notifications_enabled",
+        "created_at": format_ts(t.created_at),
+        "updated_at": format_ts(t.updated_at),
+    })
+}
+
+/// The authorized caller of an enterprise operation.
+struct Caller {
+    ent: Enterprise,
+    owner: bool,
+    fine_grained: bool,
+}
+
+/// Authenticates and authorizes per the operation: tokens acting for a user (classic, OAuth,
+/// fine-grained) of an enterprise member, with the scope or permission.
+async fn caller(ctx: &Ctx) -> ApiResult<Caller> {
+    let t = match &ctx.principal {
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+        Principal::Token(t) => t.clone(),
+    };
+    let kind = t.token.kind;
+    let user = match (&t.user, kind) {
+        (Some(u), TokenKind::Classic | TokenKind::Oauth | TokenKind::FineGrained) => u.clone(),
+        _ => return Err(not_accessible(kind)),
+    };
+    let slug = ctx.param("enterprise").to_string();
+    let resource_owner = t.token.resource_owner_id;
+    let (ent, role, reach) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(ent) = accounts::enterprise_by_slug(c, &slug)? else { return Ok((None, None, false)) };
+            let role = teams::enterprise_role(c, ent.id, user.id)?;
+            // A fine-grained token reaches the enterprise through its user or one of its organizations.
+            let reach = match resource_owner {
+                None => true,
+                Some(o) => o == user.id || teams::owns_org(c, ent.id, o)?,
+            };
+            Ok((Some(ent), role, reach))
+        })
+        .await?;
+    let (Some(ent), Some(role)) = (ent, role) else { return Err(ApiError::not_found()) };
+    let access = &ctx.op.access;
+    let granted = if kind.uses_scopes() {
+        has_scope(&t.token.scopes, access.scopes)
+    } else {
+        reach && access.permission.is_none_or(|p| has_permission(&t, p))
+    };
+    if !granted {
+        return Err(not_accessible(kind));
+    }
+    Ok(Caller { ent, owner: role == "owner", fine_grained: kind == TokenKind::FineGrained })
+}
+
+/// Only enterprise owners change memberships.
+fn require_owner(c: &Caller) -> ApiResult<()> {
+    if c.owner {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden("Must be an enterprise owner to change enterprise team memberships."))
+    }
+}
+
+async fn team(ctx: &Ctx, caller: &Caller) -> ApiResult<EnterpriseTeam> {
+    let (ent_id, key) = (caller.ent.id, ctx.param("enterprise-team").to_string());
+    ctx.app.store.read(move |c| teams::find(c, ent_id, &key)).await?.ok_or_else(ApiError::not_found)
+}
+
+/// A user of the path: unknown users are 404.
+async fn path_user(ctx: &Ctx) -> ApiResult<Account> {
+    let login = ctx.param("username").to_string();
+    ctx.app.store.read(move |c| accounts::by_login(c, &login)).await?.filter(|a| !a.is_org()).ok_or_else(ApiError::not_found)
+}
+
+async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    if !caller.owner && !caller.fine_grained {
+        return Err(ApiError::forbidden("Must be an enterprise owner, or use a token with the enterprise_teams read permission."));
+    }
+    let page = ctx.page(30, 100)?;
+    let user = path_user(&ctx).await?;
+    let ent_id = caller.ent.id;
+    let (rows, total) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            if teams::enterprise_role(c, ent_id, user.id)?.is_none() {
+                return Ok(None);
+            }
+            teams::teams_of(c, ent_id, user.id, page.offset(), page.per_page).map(Some)
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let body: Vec<Value> = rows.iter().map(|t| team_json(&ctx.app.urls, &caller.ent, t)).collect();
+    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    let page = ctx.page(30, 100)?;
+    let team = team(&ctx, &caller).await?;
+    let (rows, total) = ctx.app.store.read(move |c| teams::members(c, team.id, page.offset(), page.per_page)).await?;
+    let body: Vec<Value> = rows.iter().map(|a| simple_user(&ctx.app.urls, a)).collect();
+    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+}
+
+/// The named users, once each in request order; unknown logins and users outside the
+/// enterprise are a 422 naming them.
+fn enterprise_users(c: &mut dyn Conn, ent_id: i64, logins: &[String]) -> ApiResult<Vec<Account>> {
+    let mut users: Vec<Account> = Vec::new();
+    let (mut unknown, mut outside) = (Vec::new(), Vec::new());
+    for login in logins {
+        match accounts::by_login(c, login)?.filter(|a| !a.is_org()) {
+            None => unknown.push(login.clone()),
+            Some(u) if teams::enterprise_role(c, ent_id, u.id)?.is_none() => outside.push(login.clone()),
+            Some(u) if users.iter().any(|x| x.id == u.id) => {}
+            Some(u) => users.push(u),
+        }
+    }
+    let mut errors = Vec::new();
+    if !unknown.is_empty() {
+        errors.push(json!({"resource": "EnterpriseTeamMembership", "field": "usernames", "code": "missing",
+                           "message": format!("No such user: {}", unknown.join(", "))}));
+    }
+    if !outside.is_empty() {
+        errors.push(json!({"resource": "EnterpriseTeamMembership", "field": "usernames", "code": "invalid",
+                           "message": format!("Not a member of the enterprise: {}", outside.join(", "))}));
+    }
+    if errors.is_empty() {
+        Ok(users)
+    } else {
+        Err(ApiError::validation(errors))
+    }
+}
+
+fn usernames(ctx: &Ctx, body: &Value) -> ApiResult<Vec<String>> {
+    ctx.check_body(body)?;
+    Ok(body["usernames"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default())
+}
+
+async fn bulk(ctx: Ctx, body: Value, adding: bool) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    let team = team(&ctx, &caller).await?;
+    require_owner(&caller)?;
+    let logins = usernames(&ctx, &body)?;
+    let (ent_id, now) = (caller.ent.id, ctx.app.clock.now());
+    let changed = ctx
+        .app
+        .store
+        .write(move |c| -> ApiResult<Vec<Account>> {
+            let users = enterprise_users(c, ent_id, &logins)?;
+            let mut out = Vec::new();
+            for u in users {
+                if adding {
+                    teams::add_member(c, team.id, u.id, now)?;
+                    out.push(u);
+                } else if teams::remove_member(c, team.id, u.id, now)? {
+                    out.push(u);
+                }
+            }
+            Ok(out)
+        })
+        .await?;
+    Ok(Reply::ok(Value::Array(changed.iter().map(|a| simple_user(&ctx.app.urls, a)).collect())))
+}
+
+async fn bulk_add(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    bulk(ctx, body, true).await
+}
+
+async fn bulk_remove(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    bulk(ctx, body, false).await
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    let team = team(&ctx, &caller).await?;
+    let user = path_user(&ctx).await?;
+    let uid = user.id;
+    if !ctx.app.store.read(move |c| teams::is_member(c, team.id, uid)).await? {
+        return Err(ApiError::not_found());
+    }
+    Ok(Reply::ok(simple_user(&ctx.app.urls, &user)))
+}
+
+async fn add(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    let team = team(&ctx, &caller).await?;
+    require_owner(&caller)?;
+    let user = path_user(&ctx).await?;
+    let (ent_id, login, now) = (caller.ent.id, user.login.clone(), ctx.app.clock.now());
+    ctx.app
+        .store
+        .write(move |c| -> ApiResult<()> {
+            let users = enterprise_users(c, ent_id, &[login])?;
+            for u in users {
+                teams::add_member(c, team.id, u.id, now)?;
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(Reply::created(simple_user(&ctx.app.urls, &user)))
+}
+
+async fn remove(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    let team = team(&ctx, &caller).await?;
+    require_owner(&caller)?;
+    let user = path_user(&ctx).await?;
+    let (uid, now) = (user.id, ctx.app.clock.now());
+    ctx.app.store.write(move |c| teams::remove_member(c, team.id, uid, now)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control plane: `POST /_admin/enterprises/{enterprise}/teams` and seed `[[enterprise_teams]]`.
+
+#[derive(serde::Deserialize)]
+pub struct EnterpriseTeamIn {
+    pub name: String,
+    pub description: Option<String>,
+    /// Logins of enterprise members.
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+/// Creates an enterprise team with its members (they must belong to the enterprise).
+pub fn create_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now: i64) -> ApiResult<(Enterprise, EnterpriseTeam)> {
+    let ent = accounts::enterprise_by_slug(c, enterprise)?.ok_or_else(|| {
+        ApiError::invalid_field("Enterprise", "enterprise", "missing", Some(format!("Enterprise '{enterprise}' does not exist")))
+    })?;
+    if accounts::slugify(&t.name).is_empty() {
+        return Err(ApiError::invalid_field("EnterpriseTeam", "name", "invalid", None));
+    }
+    let team = teams::create(c, ent.id, &t.name, t.description.as_deref(), now).map_err(|e| {
+        if e.is_unique() { ApiError::invalid_field("EnterpriseTeam", "name", "already_exists", None) } else { e.into() }
+    })?;
+    for u in enterprise_users(c, ent.id, &t.members)? {
+        teams::add_member(c, team.id, u.id, now)?;
+    }
+    Ok((ent, team))
+}
+
+/// A seed's team: created unless the enterprise has one of that slug already.
+pub fn seed_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now: i64) -> ApiResult<()> {
+    if let Some(ent) = accounts::enterprise_by_slug(c, enterprise)? {
+        if teams::find(c, ent.id, &teams::slug_of(&t.name))?.is_some() {
+            return Ok(());
+        }
+    }
+    create_team(c, enterprise, t, now).map(|_| ())
+}
+
+/// `POST /_admin/enterprises/{enterprise}/teams` → 201 EnterpriseTeam.
+pub async fn admin_create(
+    axum::extract::State(app): axum::extract::State<crate::state::Shared>,
+    axum::extract::Path(enterprise): axum::extract::Path<String>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Reply> {
+    let t: EnterpriseTeamIn = serde_json::from_value(b).map_err(ApiError::invalid_request)?;
+    let now = app.clock.now();
+    let (ent, team) = app.store.write(move |c| create_team(c, &enterprise, &t, now)).await?;
+    Ok(Reply::created(team_json(&app.urls, &ent, &team)))
+}

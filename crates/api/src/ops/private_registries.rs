@@ -1,0 +1,403 @@
+//! Organization private registries (document 2): list, create, public key, get, update, delete.
+//! Organization owners; `admin:org` or the Organization private registries permission. Create
+//! and update validate every rule of document 2 and api-facts §5.6/5.7: required fields per
+//! `auth_type`, a sealed `encrypted_value` with the current `key_id` for the token kinds and none
+//! for the OIDC kinds, `selected_repository_ids` only with visibility `selected` (and naming the
+//! organization's repositories), and an `auth_type` that never changes.
+use axum::http::{Method, StatusCode};
+use platform_core::time::format_ts;
+use platform_store::domain::private_registries::{self as store, Registry};
+use platform_store::domain::repos;
+use platform_store::{Conn, DbError};
+use serde_json::{json, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::secrets::{self, KeyScope};
+use crate::validate::{Field, Schema, Ty};
+
+const fn access(level: Level) -> Access {
+    Access {
+        auth: AuthKind::Token,
+        public: false,
+        scopes: &["admin:org"],
+        permission: Some(("organization_private_registries", level)),
+        role: level,
+    }
+}
+const RESOURCE: &str = "PrivateRegistryConfiguration";
+
+pub const REGISTRY_TYPES: &[&str] = &[
+    "maven_repository", "nuget_feed", "goproxy_server", "npm_registry", "rubygems_server", "cargo_registry",
+    "composer_repository", "docker_registry", "git_source", "helm_registry", "hex_organization", "hex_repository",
+    "pub_repository", "python_index", "terraform_registry",
+];
+pub const AUTH_TYPES: &[&str] = &["token", "username_password", "oidc_cloud_a", "oidc_cloud_b", "oidc_artifact_a", "oidc_artifact_b", "oidc_cloud_c"];
+const VISIBILITIES: &[&str] = &["all", "private", "selected"];
+
+/// The OIDC fields each auth type requires and allows (api-facts §5.7).
+fn oidc_fields(auth_type: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match auth_type {
+        "oidc_cloud_a" => (&["tenant_id", "client_id"], &[]),
+        "oidc_cloud_b" => (&["cloud_b_region", "account_id", "role_name", "domain", "domain_owner"], &["audience"]),
+        "oidc_artifact_a" => (&["artifact_a_oidc_provider_name"], &["audience", "identity_mapping_name"]),
+        "oidc_artifact_b" => (&["namespace", "service_slug", "audience"], &["api_host"]),
+        "oidc_cloud_c" => (&["workload_identity_provider"], &["service_account", "audience"]),
+        _ => (&[], &[]),
+    }
+}
+const OIDC_FIELDS: [&str; 15] = [
+    "tenant_id", "client_id", "cloud_b_region", "account_id", "role_name", "domain", "domain_owner", "audience",
+    "artifact_a_oidc_provider_name", "identity_mapping_name", "namespace", "service_slug", "api_host",
+    "workload_identity_provider", "service_account",
+];
+
+macro_rules! registry_fields {
+    ($req:ident) => {
+        [
+            Field::$req("registry_type", Ty::Enum(REGISTRY_TYPES)),
+            Field::$req("url", Ty::Str),
+            Field::$req("visibility", Ty::Enum(VISIBILITIES)),
+            Field::nullable("username", Ty::Str),
+            Field::opt("replaces_base", Ty::Bool),
+            Field::opt("encrypted_value", Ty::Str),
+            Field::opt("key_id", Ty::Str),
+            Field::opt("selected_repository_ids", Ty::IntArray),
+            Field::opt("auth_type", Ty::Enum(AUTH_TYPES)),
+            Field::opt("tenant_id", Ty::Str),
+            Field::opt("client_id", Ty::Str),
+            Field::opt("cloud_b_region", Ty::Str),
+            Field::opt("account_id", Ty::Str),
+            Field::opt("role_name", Ty::Str),
+            Field::opt("domain", Ty::Str),
+            Field::opt("domain_owner", Ty::Str),
+            Field::opt("audience", Ty::Str),
+            Field::opt("artifact_a_oidc_provider_name", Ty::Str),
+            Field::opt("identity_mapping_name", Ty::Str),
+            Field::opt("namespace", Ty::Str),
+            Field::opt("service_slug", Ty::Str),
+            Field::opt("api_host", Ty::Str),
+            Field::opt("workload_identity_provider", Ty::Str),
+            Field::opt("service_account", Ty::Str),
+        ]
+    };
+}
+static CREATE_FIELDS: [Field; 24] = registry_fields!(req);
+static UPDATE_FIELDS: [Field; 24] = registry_fields!(opt);
+static CREATE_BODY: Schema = Schema { resource: RESOURCE, fields: &CREATE_FIELDS };
+static UPDATE_BODY: Schema = Schema { resource: RESOURCE, fields: &UPDATE_FIELDS };
+
+pub static LIST: Operation = Operation {
+    id: "private-registries/list",
+    method: Method::GET,
+    path: "/orgs/{org}/private-registries",
+    summary: "List private registries for an organization",
+    docs: "https://docs.service.example/rest/private-registries/organization-configurations#list-private-registries-for-an-organization",
+    access: access(Level::Read),
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "The organization's configurations (never their secret values).", "RegistryConfigList").with_headers(&["Link"])],
+};
+
+pub static CREATE: Operation = Operation {
+    id: "private-registries/create",
+    method: Method::POST,
+    path: "/orgs/{org}/private-registries",
+    summary: "Create a private registry for an organization",
+    docs: "https://docs.service.example/rest/private-registries/organization-configurations#create-a-private-registry-for-an-organization",
+    access: access(Level::Write),
+    query: &[],
+    body: Some(&CREATE_BODY),
+    responses: &[Resp::json(201, "The configuration, with `selected_repository_ids`.", "RegistryConfig")],
+};
+
+pub static GET_PUBLIC_KEY: Operation = Operation {
+    id: "private-registries/get-public-key",
+    method: Method::GET,
+    path: "/orgs/{org}/private-registries/public-key",
+    summary: "Get private registries public key for an organization",
+    docs: "https://docs.service.example/rest/private-registries/organization-configurations#get-private-registries-public-key-for-an-organization",
+    access: access(Level::Read),
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The organization's X25519 public key: seal `encrypted_value` for it.", "PublicKey")],
+};
+
+pub static GET: Operation = Operation {
+    id: "private-registries/get",
+    method: Method::GET,
+    path: "/orgs/{org}/private-registries/{secret_name}",
+    summary: "Get a private registry for an organization",
+    docs: "https://docs.service.example/rest/private-registries/organization-configurations#get-a-private-registry-for-an-organization",
+    access: access(Level::Read),
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The configuration.", "RegistryConfig")],
+};
+
+pub static UPDATE: Operation = Operation {
+    id: "private-registries/update",
+    method: Method::PATCH,
+    path: "/orgs/{org}/private-registries/{secret_name}",
+    summary: "Update a private registry for an organization",
+    docs: "https://docs.service.example/rest/private-registries/organization-configurations#update-a-private-registry-for-an-organization",
+    access: access(Level::Write),
+    query: &[],
+    body: Some(&UPDATE_BODY),
+    responses: &[Resp::empty(204, "The configuration was updated.")],
+};
+
+pub static DELETE: Operation = Operation {
+    id: "private-registries/delete",
+    method: Method::DELETE,
+    path: "/orgs/{org}/private-registries/{secret_name}",
+    summary: "Delete a private registry for an organization",
+    docs: "https://docs.service.example/rest/private-registries/organization-configurations#delete-a-private-registry-for-an-organization",
+    access: access(Level::Write),
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The configuration was deleted.")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST, list).op(&CREATE, create).op(&GET_PUBLIC_KEY, public_key).op(&GET, get).op(&UPDATE, update).op(&DELETE, delete)
+}
+
+/// RegistryConfig (api-facts §4.16). The create response always carries
+/// `selected_repository_ids` and leaves out an absent `username` (not nullable there).
+fn registry_json(r: &Registry, created: bool) -> Value {
+    let mut v = json!({
+        "name": r.name,
+        "registry_type": r.registry_type,
+        "auth_type": r.auth_type,
+        "url": r.url,
+        "username": r.username,
+        "replaces_base": r.replaces_base,
+        "visibility": r.visibility,
+    });
+    if created && r.username.is_none() {
+        v.as_object_mut().map(|o| o.remove("username"));
+    }
+    if created || r.visibility == "selected" {
+        v["selected_repository_ids"] = json!(r.selected_repository_ids);
+    }
+    for (k, val) in &r.oidc {
+        v[k] = val.clone();
+    }
+    v["created_at"] = json!(format_ts(r.created_at));
+    v["updated_at"] = json!(format_ts(r.updated_at));
+    v
+}
+
+fn invalid(field: &str, code: &str, message: impl Into<String>) -> ApiError {
+    ApiError::invalid_field(RESOURCE, field, code, Some(message.into()))
+}
+
+/// A non-empty string field of the body.
+fn text<'a>(body: &'a Value, name: &str) -> Option<&'a str> {
+    body.get(name).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+}
+
+/// A sealed value to open in the write transaction: `(key_id, encrypted_value)`.
+type Sealed = Option<(String, String)>;
+
+/// Applies a create (`base` none) or update body over `base` and checks every rule; the sealed
+/// value and the repository ids are checked against the database by [`save`].
+fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry, Sealed)> {
+    let mut r = base.cloned().unwrap_or_default();
+    if let Some(b) = base {
+        if let Some(a) = body.get("auth_type").and_then(Value::as_str) {
+            if a != b.auth_type {
+                return Err(invalid("auth_type", "invalid", "auth_type cannot be changed; delete the configuration and create it again."));
+            }
+        }
+    } else {
+        r.auth_type = body.get("auth_type").and_then(Value::as_str).unwrap_or("token").to_string();
+        r.created_at = now;
+    }
+    r.updated_at = now;
+    if let Some(t) = body.get("registry_type").and_then(Value::as_str) {
+        r.registry_type = t.to_string();
+    }
+    if let Some(u) = body.get("url").and_then(Value::as_str) {
+        let ok = reqwest::Url::parse(u).ok().is_some_and(|p| matches!(p.scheme(), "http" | "https") && p.host_str().is_some());
+        if !ok {
+            return Err(invalid("url", "invalid", format!("{u} is not a valid http or https URL.")));
+        }
+        r.url = u.to_string();
+    }
+    match body.get("username") {
+        Some(Value::String(s)) if !s.is_empty() => r.username = Some(s.clone()),
+        Some(_) => r.username = None,
+        None => {}
+    }
+    if let Some(b) = body.get("replaces_base").and_then(Value::as_bool) {
+        r.replaces_base = b;
+    }
+    if let Some(v) = body.get("visibility").and_then(Value::as_str) {
+        r.visibility = v.to_string();
+    }
+    match body.get("selected_repository_ids").and_then(Value::as_array) {
+        Some(_) if r.visibility != "selected" => {
+            return Err(invalid(
+                "selected_repository_ids",
+                "invalid",
+                format!("selected_repository_ids is only allowed with visibility selected (the visibility is {}).", r.visibility),
+            ))
+        }
+        Some(ids) => {
+            let mut ids: Vec<i64> = ids.iter().filter_map(Value::as_i64).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            r.selected_repository_ids = ids;
+        }
+        None if r.visibility != "selected" => r.selected_repository_ids.clear(),
+        None => {}
+    }
+
+    // The secret value: required for the token kinds (kept on update), refused for OIDC.
+    let oidc_kind = r.auth_type.starts_with("oidc_");
+    let (value, key_id) = (text(body, "encrypted_value"), text(body, "key_id"));
+    let sealed = if oidc_kind {
+        for f in ["encrypted_value", "key_id"] {
+            if body.get(f).is_some() {
+                return Err(invalid(f, "invalid", format!("{f} must be omitted with auth_type {}.", r.auth_type)));
+            }
+        }
+        None
+    } else {
+        match (value, key_id) {
+            (Some(v), Some(k)) => Some((k.to_string(), v.to_string())),
+            (None, None) if r.value_enc.is_some() => None,
+            (v, _) => {
+                let missing = if v.is_none() { "encrypted_value" } else { "key_id" };
+                return Err(invalid(missing, "missing_field", format!("encrypted_value and key_id are required with auth_type {}.", r.auth_type)));
+            }
+        }
+    };
+    if r.auth_type == "username_password" && r.username.is_none() {
+        return Err(invalid("username", "missing_field", "username is required with auth_type username_password."));
+    }
+
+    // The OIDC fields: exactly those of the auth type; its required ones present.
+    let (required, optional) = oidc_fields(&r.auth_type);
+    for f in OIDC_FIELDS {
+        let Some(v) = body.get(f) else { continue };
+        if !required.contains(&f) && !optional.contains(&f) {
+            return Err(invalid(f, "invalid", format!("{f} is not used with auth_type {}.", r.auth_type)));
+        }
+        match v.as_str().filter(|s| !s.trim().is_empty()) {
+            Some(s) => r.oidc.insert(f.to_string(), json!(s)),
+            None => r.oidc.remove(f),
+        };
+    }
+    for f in required {
+        if !r.oidc.contains_key(*f) {
+            return Err(invalid(f, "missing_field", format!("{f} is required with auth_type {}.", r.auth_type)));
+        }
+    }
+    Ok((r, sealed))
+}
+
+/// Opens the sealed value, checks the repository ids against the organization, and writes.
+fn save(c: &mut dyn Conn, org_id: i64, mut r: Registry, sealed: Sealed, create: bool, now: i64) -> ApiResult<Registry> {
+    if let Some((key_id, value)) = sealed {
+        r.value_enc = Some(secrets::open_sealed(c, KeyScope::Org(org_id), &key_id, &value, now)?.map_err(|e| e.into_error(RESOURCE))?);
+    }
+    let foreign: Vec<String> = r
+        .selected_repository_ids
+        .iter()
+        .filter_map(|id| match repos::by_id(c, *id) {
+            Ok(Some(repo)) if repo.owner.id == org_id => None,
+            _ => Some(id.to_string()),
+        })
+        .collect();
+    if !foreign.is_empty() {
+        return Err(invalid(
+            "selected_repository_ids",
+            "invalid",
+            format!("Not repositories of the organization: {}.", foreign.join(", ")),
+        ));
+    }
+    if create {
+        let stem = format!("{}_SECRET", r.registry_type.to_ascii_uppercase());
+        r.name = stem.clone();
+        let mut n = 1;
+        while store::exists(c, org_id, &r.name)? {
+            n += 1;
+            r.name = format!("{stem}_{n}");
+        }
+        store::create(c, org_id, &r)?;
+    } else {
+        store::update(c, org_id, &r)?;
+    }
+    Ok(r)
+}
+
+/// `{secret_name}`: letters, digits and underscores (case-insensitive, kept upper case).
+fn name_of(ctx: &Ctx) -> Option<String> {
+    crate::ops::devenv_secrets::secret_name(ctx.param("secret_name"))
+}
+
+async fn load(ctx: &Ctx, org_id: i64) -> ApiResult<Registry> {
+    let name = name_of(ctx).ok_or_else(ApiError::not_found)?;
+    ctx.app.store.read(move |c| store::get(c, org_id, &name)).await?.ok_or_else(ApiError::not_found)
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    // A bad page parameter is the 400 document 2 lists for this operation.
+    let page = ctx.page(30, 100).map_err(|e| ApiError::bad_request(e.message))?;
+    let org_id = caller.org.id;
+    let (rows, total) = ctx.app.store.read(move |c| store::list(c, org_id, page.offset(), page.per_page)).await?;
+    let body = json!({"total_count": total, "configurations": rows.iter().map(|r| registry_json(r, false)).collect::<Vec<_>>()});
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
+}
+
+async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    ctx.check_body(&body)?;
+    let now = ctx.app.clock.now();
+    let (r, sealed) = merge(&body, None, now)?;
+    let org_id = caller.org.id;
+    let r = ctx.app.store.write(move |c| save(c, org_id, r, sealed, true, now)).await?;
+    Ok(Reply::created(registry_json(&r, true)))
+}
+
+async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let (org_id, now) = (caller.org.id, ctx.app.clock.now());
+    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, KeyScope::Org(org_id), now)).await?;
+    Ok(Reply::ok(json!({"key_id": key_id, "key": key})))
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let r = load(&ctx, caller.org.id).await?;
+    Ok(Reply::ok(registry_json(&r, false)))
+}
+
+async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    let existing = load(&ctx, caller.org.id).await?;
+    ctx.check_body(&body)?;
+    let now = ctx.app.clock.now();
+    let (r, sealed) = merge(&body, Some(&existing), now)?;
+    let org_id = caller.org.id;
+    ctx.app.store.write(move |c| save(c, org_id, r, sealed, false, now)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+async fn delete(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = ctx.org_owner().await?;
+    // A name no configuration could have is the 400 document 2 lists for this operation.
+    let name = name_of(&ctx).ok_or_else(|| ApiError::bad_request("Bad Request"))?;
+    let org_id = caller.org.id;
+    if !ctx.app.store.write(move |c| -> Result<bool, DbError> { store::delete(c, org_id, &name) }).await? {
+        return Err(ApiError::not_found());
+    }
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}

@@ -1,0 +1,178 @@
+//! Secrets, in one place: encryption at rest under the server key (webhook secrets, secret
+//! values, sealed-box secret keys), and the sealed boxes clients send (libsodium
+//! `crypto_box_seal`: X25519, XSalsa20-Poly1305), opened on write so that garbage is refused.
+use base64::Engine;
+use crypto_box::{PublicKey, SecretKey};
+use hmac::{Hmac, Mac};
+use platform_store::domain::{box_keys, hooks};
+use platform_store::{Conn, DbError};
+use sha2::Sha256;
+
+use crate::error::ApiError;
+
+type HmacSha256 = Hmac<Sha256>;
+
+pub fn hmac256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut m = HmacSha256::new_from_slice(key).expect("hmac key");
+    for p in parts {
+        m.update(p);
+    }
+    m.finalize().into_bytes().into()
+}
+
+/// The server key (generated once per database).
+pub fn server_key(c: &mut dyn Conn) -> Result<Vec<u8>, DbError> {
+    let k = hooks::key(c, "secret-encryption", || platform_core::ids::random_hex(32))?;
+    Ok(hex::decode(k).unwrap_or_default())
+}
+
+/// Encrypts a value at rest: HMAC-SHA256 in counter mode as the keystream, then HMAC-SHA256 over
+/// nonce and ciphertext (encrypt-then-MAC), keys derived from the server key.
+pub fn encrypt(key: &[u8], plain: &[u8]) -> String {
+    let nonce: [u8; 16] = rand::random();
+    let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
+    let ct = keystream_xor(&ke, &nonce, plain);
+    let tag = hmac256(&km, &[&nonce, &ct]);
+    format!("v1:{}:{}:{}", hex::encode(nonce), hex::encode(&ct), hex::encode(tag))
+}
+
+/// The value [`encrypt`] sealed; `None` when the text was not made with this key.
+pub fn decrypt(key: &[u8], text: &str) -> Option<Vec<u8>> {
+    let mut it = text.split(':');
+    if it.next()? != "v1" {
+        return None;
+    }
+    let nonce = hex::decode(it.next()?).ok()?;
+    let ct = hex::decode(it.next()?).ok()?;
+    let tag = hex::decode(it.next()?).ok()?;
+    let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
+    if !crate::principal::constant_time_eq(&hmac256(&km, &[&nonce, &ct]), &tag) {
+        return None;
+    }
+    Some(keystream_xor(&ke, &nonce, &ct))
+}
+
+fn keystream_xor(key: &[u8], nonce: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for (i, chunk) in data.chunks(32).enumerate() {
+        let block = hmac256(key, &[nonce, &(i as u64).to_be_bytes()]);
+        out.extend(chunk.iter().zip(block.iter()).map(|(a, b)| a ^ b));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sealed boxes.
+
+/// Who a key pair belongs to.
+#[derive(Clone, Copy, Debug)]
+pub enum KeyScope {
+    /// A repository (development-environment secrets).
+    Repo(i64),
+    /// An organization (private registries).
+    Org(i64),
+}
+
+impl KeyScope {
+    fn parts(self) -> (&'static str, i64) {
+        match self {
+            KeyScope::Repo(id) => ("repo", id),
+            KeyScope::Org(id) => ("org", id),
+        }
+    }
+}
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+/// The owner's public key `(key_id, base64 key)`, made on first use.
+pub fn public_key(c: &mut dyn Conn, scope: KeyScope, now: i64) -> Result<(String, String), DbError> {
+    let k = key_pair(c, scope, now)?;
+    Ok((k.key_id, k.public_key))
+}
+
+fn key_pair(c: &mut dyn Conn, scope: KeyScope, now: i64) -> Result<box_keys::BoxKey, DbError> {
+    let server = server_key(c)?;
+    let (name, owner) = scope.parts();
+    box_keys::get_or_create(c, name, owner, now, || {
+        let secret = SecretKey::from(rand::random::<[u8; 32]>());
+        // A decimal id, as the platform's key ids look.
+        let key_id = format!("{:018}", rand::random::<u64>() % 1_000_000_000_000_000_000);
+        box_keys::BoxKey {
+            key_id,
+            public_key: B64.encode(secret.public_key().as_bytes()),
+            secret_key_enc: encrypt(&server, &secret.to_bytes()),
+        }
+    })
+}
+
+/// Why a sealed value was refused; each is a 422 with its own message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SealError {
+    Base64,
+    StaleKey,
+    DoesNotOpen,
+}
+
+impl SealError {
+    pub fn message(&self) -> &'static str {
+        match self {
+            SealError::Base64 => "encrypted_value is not valid base64.",
+            SealError::StaleKey => "key_id does not name the current public key; fetch the public key and encrypt again.",
+            SealError::DoesNotOpen => {
+                "encrypted_value could not be decrypted: it must be a sealed box (crypto_box_seal) made with the current public key."
+            }
+        }
+    }
+
+    /// The 422 on `resource.field`.
+    pub fn into_error(self, resource: &str) -> ApiError {
+        let field = if self == SealError::StaleKey { "key_id" } else { "encrypted_value" };
+        ApiError::invalid_field(resource, field, "invalid", Some(self.message().into()))
+    }
+}
+
+/// Opens a sealed box sent with `key_id` and returns its plaintext encrypted at rest.
+pub fn open_sealed(c: &mut dyn Conn, scope: KeyScope, key_id: &str, encrypted_value: &str, now: i64) -> Result<Result<String, SealError>, DbError> {
+    let k = key_pair(c, scope, now)?;
+    let server = server_key(c)?;
+    let Ok(boxed) = B64.decode(encrypted_value.trim()) else { return Ok(Err(SealError::Base64)) };
+    if key_id != k.key_id {
+        return Ok(Err(SealError::StaleKey));
+    }
+    let secret: [u8; 32] = match decrypt(&server, &k.secret_key_enc).and_then(|b| b.try_into().ok()) {
+        Some(s) => s,
+        None => return Err(DbError::other("sealed-box key cannot be decrypted with the server key")),
+    };
+    match SecretKey::from(secret).unseal(&boxed) {
+        Ok(plain) => Ok(Ok(encrypt(&server, &plain))),
+        Err(_) => Ok(Err(SealError::DoesNotOpen)),
+    }
+}
+
+/// Seals `plain` for a base64 public key (tests and the control plane's round-trip check).
+pub fn seal_for(public_key_b64: &str, plain: &[u8]) -> Option<String> {
+    let pk: [u8; 32] = B64.decode(public_key_b64).ok()?.try_into().ok()?;
+    let sealed = PublicKey::from(pk).seal(&mut crypto_box::aead::OsRng, plain).ok()?;
+    Some(B64.encode(sealed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn at_rest_round_trip() {
+        let key = [7u8; 32];
+        let e = encrypt(&key, b"s3cret");
+        assert!(!e.contains("s3cret"));
+        assert_eq!(decrypt(&key, &e).as_deref(), Some(&b"s3cret"[..]));
+        assert_eq!(decrypt(&[8u8; 32], &e), None);
+    }
+    #[test]
+    fn sealed_round_trip() {
+        let secret = SecretKey::from([3u8; 32]);
+        let public = B64.encode(secret.public_key().as_bytes());
+        let sealed = B64.decode(seal_for(&public, b"hello").unwrap()).unwrap();
+        assert_eq!(secret.unseal(&sealed).unwrap(), b"hello");
+        assert!(SecretKey::from([4u8; 32]).unseal(&sealed).is_err());
+    }
+}
