@@ -349,6 +349,63 @@ fn hook_delivery() -> Value {
     object(&req, &[("throttled_at", nullable(timestamp())), ("url", string())])
 }
 
+fn ruleset_summary_fields() -> Vec<(&'static str, Value)> {
+    let link = object(&[("href", uri())], &[]);
+    vec![
+        ("id", json!({"type": "integer"})),
+        ("name", string()),
+        ("source_type", json!({"type": "string", "enum": ["Repository", "Organization"]})),
+        ("source", string()),
+        ("enforcement", json!({"type": "string", "enum": ["disabled", "active", "evaluate"]})),
+        ("node_id", string()),
+        ("_links", object(&[("self", link.clone()), ("html", link)], &[])),
+        ("created_at", timestamp()),
+        ("updated_at", timestamp()),
+    ]
+}
+
+/// The full ruleset (api-facts §4.14); rules as `crate::ops::rulesets::body` declares them.
+fn ruleset() -> Value {
+    use crate::ops::rulesets::body;
+    let mut req = ruleset_summary_fields();
+    req.push(("target", json!({"type": "string", "enum": ["branch", "tag", "push", "repository"]})));
+    req.push(("conditions", json!({"type": ["object", "null"]})));
+    req.push(("rules", body::rules_schema()));
+    object(
+        &req,
+        &[
+            ("bypass_actors", body::bypass_actors_schema()),
+            ("current_user_can_bypass", json!({"type": "string", "enum": ["always", "pull_requests_only", "never", "exempt"]})),
+        ],
+    )
+}
+
+fn branch_rule() -> Value {
+    let mut rule = crate::ops::rulesets::body::rule_schema();
+    rule["type"] = json!("object");
+    rule["properties"] = json!({
+        "ruleset_source_type": {"type": "string", "enum": ["Repository", "Organization"]},
+        "ruleset_source": {"type": "string"},
+        "ruleset_id": {"type": "integer"},
+    });
+    rule["required"] = json!(["type", "ruleset_source_type", "ruleset_source", "ruleset_id"]);
+    rule
+}
+
+fn ruleset_version_fields() -> Vec<(&'static str, Value)> {
+    vec![
+        ("version_id", json!({"type": "integer"})),
+        ("actor", object(&[("id", json!({"type": "integer"})), ("type", string())], &[])),
+        ("updated_at", timestamp()),
+    ]
+}
+
+fn ruleset_version_with_state() -> Value {
+    let mut f = ruleset_version_fields();
+    f.push(("state", r("Ruleset")));
+    object(&f, &[])
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -380,6 +437,11 @@ pub fn components() -> Value {
         "WebhookConfig": webhook_config(),
         "HookDeliveryItem": hook_delivery_item(),
         "HookDelivery": hook_delivery(),
+        "RulesetSummary": object(&ruleset_summary_fields(), &[]),
+        "Ruleset": ruleset(),
+        "BranchRule": branch_rule(),
+        "RulesetVersion": object(&ruleset_version_fields(), &[]),
+        "RulesetVersionWithState": ruleset_version_with_state(),
         "Empty": json!({"type": "object"}),
     })
 }

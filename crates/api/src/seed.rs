@@ -31,6 +31,18 @@ pub struct Seed {
     pub installations: Vec<SeedInstallation>,
     #[serde(default)]
     pub tokens: Vec<SeedToken>,
+    #[serde(default)]
+    pub rulesets: Vec<SeedRuleset>,
+}
+
+/// A ruleset of an organization (`org`) or a repository (`repo = "owner/name"`); the rest of the
+/// table is the ruleset body. Created when no ruleset of that name exists there.
+#[derive(Deserialize)]
+pub struct SeedRuleset {
+    pub org: Option<String>,
+    pub repo: Option<String>,
+    #[serde(flatten)]
+    pub body: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +145,9 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
         if apps::installation_for(c, app.id, org.id)?.is_none() {
             control::create_installation(c, &app, &i.org, now)?;
         }
+    }
+    for r in &s.rulesets {
+        crate::ops::rulesets::control::seed(c, r, now)?;
     }
     for t in &s.tokens {
         let (tok, text) = control::create_token(c, &t.token, now)?;

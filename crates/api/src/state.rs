@@ -69,11 +69,13 @@ pub struct Caches {
     /// (path and query, version, caller) → a whole GET response, with the span of the platform
     /// clock in which it is exact (see `Ctx::cached_until`).
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
+    /// Repository id → its active branch rulesets, compiled.
+    pub rulesets: GenCache<i64, Arc<crate::ops::rulesets::BranchRulesets>>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), rulesets: GenCache::new(4_096) }
     }
 }
 
@@ -82,6 +84,7 @@ impl Caches {
         self.tokens.clear();
         self.repos.clear();
         self.responses.clear();
+        self.rulesets.clear();
     }
 }
 

@@ -4,6 +4,7 @@ pub mod events;
 pub mod hooks;
 pub mod meta;
 pub mod notifications;
+pub mod rulesets;
 pub mod statuses;
 
 use crate::router::Api;
@@ -14,5 +15,6 @@ pub fn register(api: Api) -> Api {
     let api = notifications::routes(api);
     let api = events::routes(api);
     let api = hooks::routes(api);
+    let api = rulesets::routes(api);
     authorizations::routes(api)
 }

@@ -6,5 +6,6 @@ pub mod notifications;
 pub mod feeds;
 pub mod hooks;
 pub mod repos;
+pub mod rulesets;
 pub mod statuses;
 pub mod tokens;
