@@ -13,5 +13,6 @@ mod meta;
 mod notifications;
 mod persistence;
 mod rate_limits;
+mod rulesets;
 mod smoke;
 mod statuses;
