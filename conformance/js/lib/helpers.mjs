@@ -160,6 +160,14 @@ export const OPERATIONS = [
   "org-hooks/get-delivery",
   "org-hooks/redeliver",
   "org-hooks/ping",
+  "rules/list-for-branch",
+  "rulesets/list",
+  "rulesets/create",
+  "rulesets/get",
+  "rulesets/update",
+  "rulesets/delete",
+  "rulesets/list-history",
+  "rulesets/get-version",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
+enum Tok {
     Lit(char),
     /// `?`: one character but `/`.
     One,
@@ -24,7 +24,27 @@ pub enum Tok {
 pub enum Pattern {
     All,
     DefaultBranch,
-    Glob(Vec<Vec<Tok>>),
+    Glob(Vec<Glob>),
+}
+
+/// One alternative: its literal prefix (checked first: most patterns fail there) and the rest.
+#[derive(Clone, Debug)]
+pub struct Glob {
+    prefix: Vec<char>,
+    rest: Vec<Tok>,
+}
+
+impl Glob {
+    fn new(p: &str) -> Glob {
+        let toks = tokens(p);
+        let n = toks.iter().take_while(|t| matches!(t, Tok::Lit(_))).count();
+        let prefix = toks[..n].iter().map(|t| if let Tok::Lit(c) = t { *c } else { unreachable!() }).collect();
+        Glob { prefix, rest: toks[n..].to_vec() }
+    }
+
+    fn matches(&self, s: &[char]) -> bool {
+        s.starts_with(&self.prefix) && matches(&self.rest, &s[self.prefix.len()..])
+    }
 }
 
 /// Alternatives one pattern may expand to; beyond that the braces are taken literally.
@@ -163,21 +183,23 @@ impl Pattern {
                 let mut budget = MAX_ALTERNATIVES + 1;
                 let alts = expand(p, &mut budget);
                 let alts = if budget == 0 { vec![p.to_string()] } else { alts };
-                Pattern::Glob(alts.iter().map(|x| tokens(x)).collect())
+                Pattern::Glob(alts.iter().map(|x| Glob::new(x)).collect())
             }
         }
     }
 
-    /// Does the pattern match `name`? (`default` is the ref or name `~DEFAULT_BRANCH` stands for.)
-    pub fn matches(&self, name: &str, default: Option<&str>) -> bool {
+    /// Does the pattern match `name` (given as its characters too)? `default` is the ref or name
+    /// `~DEFAULT_BRANCH` stands for.
+    fn matches_chars(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
         match self {
             Pattern::All => true,
             Pattern::DefaultBranch => default == Some(name),
-            Pattern::Glob(alts) => {
-                let s: Vec<char> = name.chars().collect();
-                alts.iter().any(|t| matches(t, &s))
-            }
+            Pattern::Glob(alts) => alts.iter().any(|g| g.matches(chars)),
         }
+    }
+
+    pub fn matches(&self, name: &str, default: Option<&str>) -> bool {
+        self.matches_chars(name, &name.chars().collect::<Vec<_>>(), default)
     }
 }
 
@@ -198,7 +220,9 @@ impl Condition {
     }
 
     pub fn holds(&self, name: &str, default: Option<&str>) -> bool {
-        self.include.iter().any(|p| p.matches(name, default)) && !self.exclude.iter().any(|p| p.matches(name, default))
+        let chars: Vec<char> = name.chars().collect();
+        let hit = |p: &Pattern| p.matches_chars(name, &chars, default);
+        self.include.iter().any(hit) && !self.exclude.iter().any(hit)
     }
 }
 
