@@ -188,6 +188,14 @@ export const OPERATIONS = [
   "private-registries/delete",
   "assistant-exclusions/get",
   "assistant-exclusions/set",
+  "rules/list-for-branch",
+  "rulesets/list",
+  "rulesets/create",
+  "rulesets/get",
+  "rulesets/update",
+  "rulesets/delete",
+  "rulesets/list-history",
+  "rulesets/get-version",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

@@ -3,7 +3,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use platform_core::time::{format_ts, parse_ts};
 use platform_store::DbError;
@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, TeamIn, TokenIn, UserIn};
 use crate::error::{ApiError, ApiResult};
 use crate::faults::FaultIn;
+use crate::ops::rulesets::control as rulesets;
 use crate::principal::constant_time_eq;
 use crate::reply::Reply;
 use crate::request::JsonBody;
@@ -34,6 +35,9 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/notifications", post(create_notification))
         .route("/repos/{owner}/{repo}/stars", post(star))
         .route("/repos/{owner}/{repo}/depbot/alerts", post(crate::depbot::admin_create))
+        .route("/orgs/{org}/rulesets", post(rulesets::create_org))
+        .route("/orgs/{org}/rulesets/{id}", put(rulesets::update_org).delete(rulesets::delete_org))
+        .route("/repos/{owner}/{repo}/rulesets", post(rulesets::create_repo))
         .route("/apps", post(create_app))
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))

@@ -139,11 +139,21 @@ impl Ctx {
     /// Resolves `{owner}/{repo}` of the path (case-insensitive, `.git` accepted) and authorizes
     /// the operation on it. A renamed repository answers 301 to its new name.
     pub async fn repo(&self) -> ApiResult<Repo> {
-        Ok(self.repo_with_role().await?.0)
+        Ok(self.repo_role().await?.0)
     }
 
-    /// Like [`Ctx::repo`], with the caller's role (for operations that need an admin).
-    pub async fn repo_with_role(&self) -> ApiResult<(Repo, Role)> {
+    /// Like [`Ctx::repo`], for operations that need repository admin (Administration): others
+    /// who may see the repository get 403.
+    pub async fn repo_admin(&self) -> ApiResult<(Repo, Role)> {
+        let (repo, role) = self.repo_role().await?;
+        if role < Role::Admin {
+            return Err(ApiError::forbidden("Must have admin rights to Repository."));
+        }
+        Ok((repo, role))
+    }
+
+    /// [`Ctx::repo`] with the caller's role on the repository.
+    pub async fn repo_role(&self) -> ApiResult<(Repo, Role)> {
         let owner = self.param("owner").to_lowercase();
         let name = self.param("repo");
         let name = name.strip_suffix(".git").unwrap_or(name).to_lowercase();

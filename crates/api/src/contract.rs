@@ -47,6 +47,10 @@ fn normalize_path(path: &str) -> Option<String> {
             return Some(format!("/repos/{}/{}/commits/{r}/{last}", segs[2], segs[3]));
         }
     }
+    // ["", "repos", owner, repo, "rules", "branches", branch..]
+    if segs.len() > 7 && segs[1] == "repos" && segs[4] == "rules" && segs[5] == "branches" {
+        return Some(format!("/repos/{}/{}/rules/branches/{}", segs[2], segs[3], segs[6..].join("%2F")));
+    }
     None
 }
 
@@ -356,5 +360,6 @@ mod tests {
             Some("/repos/o/r/commits/heads%2Ffeature%2Fx/status")
         );
         assert_eq!(super::normalize_path("/repos/o/r/commits/main/status"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/feature/x").as_deref(), Some("/repos/o/r/rules/branches/feature%2Fx"));
     }
 }

@@ -458,6 +458,33 @@ fn enterprise_team() -> Value {
             s("organization_selection_type"),
             ("group_name", nullable(string())),
             ("notification_setting", json!({"type": "string", "enum": ["notifications_enabled", "notifications_disabled"]})),
+fn ruleset_summary_fields() -> Vec<(&'static str, Value)> {
+    let link = object(&[("href", uri())], &[]);
+    vec![
+        ("id", json!({"type": "integer"})),
+        ("name", string()),
+        ("source_type", json!({"type": "string", "enum": ["Repository", "Organization"]})),
+        ("source", string()),
+        ("enforcement", json!({"type": "string", "enum": ["disabled", "active", "evaluate"]})),
+        ("node_id", string()),
+        ("_links", object(&[("self", link.clone()), ("html", link)], &[])),
+        ("created_at", timestamp()),
+        ("updated_at", timestamp()),
+    ]
+}
+
+/// The full ruleset (api-facts §4.14); rules as `crate::ops::rulesets::body` declares them.
+fn ruleset() -> Value {
+    use crate::ops::rulesets::body;
+    let mut req = ruleset_summary_fields();
+    req.push(("target", json!({"type": "string", "enum": ["branch", "tag", "push", "repository"]})));
+    req.push(("conditions", json!({"type": ["object", "null"]})));
+    req.push(("rules", body::rules_schema()));
+    object(
+        &req,
+        &[
+            ("bypass_actors", body::bypass_actors_schema()),
+            ("current_user_can_bypass", json!({"type": "string", "enum": ["always", "pull_requests_only", "never", "exempt"]})),
         ],
     )
 }
@@ -495,6 +522,30 @@ fn registry_config() -> Value {
 
 fn wrapped(key: &str, item: &str) -> Value {
     object(&[("total_count", json!({"type": "integer"})), (key, json!({"type": "array", "items": r(item)}))], &[])
+fn branch_rule() -> Value {
+    let mut rule = crate::ops::rulesets::body::rule_schema();
+    rule["type"] = json!("object");
+    rule["properties"] = json!({
+        "ruleset_source_type": {"type": "string", "enum": ["Repository", "Organization"]},
+        "ruleset_source": {"type": "string"},
+        "ruleset_id": {"type": "integer"},
+    });
+    rule["required"] = json!(["type", "ruleset_source_type", "ruleset_source", "ruleset_id"]);
+    rule
+}
+
+fn ruleset_version_fields() -> Vec<(&'static str, Value)> {
+    vec![
+        ("version_id", json!({"type": "integer"})),
+        ("actor", object(&[("id", json!({"type": "integer"})), ("type", string())], &[])),
+        ("updated_at", timestamp()),
+    ]
+}
+
+fn ruleset_version_with_state() -> Value {
+    let mut f = ruleset_version_fields();
+    f.push(("state", r("Ruleset")));
+    object(&f, &[])
 }
 
 /// `components.schemas`.
@@ -531,6 +582,11 @@ pub fn components() -> Value {
         "TeamSimple": team_simple(),
         "DepbotAlert": depbot_alert(false),
         "DepbotAlertWithRepository": depbot_alert(true),
+        "RulesetSummary": object(&ruleset_summary_fields(), &[]),
+        "Ruleset": ruleset(),
+        "BranchRule": branch_rule(),
+        "RulesetVersion": object(&ruleset_version_fields(), &[]),
+        "RulesetVersionWithState": ruleset_version_with_state(),
         "Empty": json!({"type": "object"}),
         "EnterpriseTeam": enterprise_team(),
         "PublicKey": object(&[("key_id", string()), ("key", string())], &[]),

@@ -37,6 +37,8 @@ pub struct Seed {
     pub depbot_alerts: Vec<SeedAlert>,
     #[serde(default)]
     pub depbot_bulk: Vec<crate::depbot::BulkIn>,
+    #[serde(default)]
+    pub rulesets: Vec<SeedRuleset>,
 }
 
 #[derive(Deserialize)]
@@ -45,6 +47,16 @@ pub struct SeedAlert {
     pub repo: String,
     #[serde(flatten)]
     pub alert: crate::depbot::AlertIn,
+}
+
+/// A ruleset of an organization (`org`) or a repository (`repo = "owner/name"`); the rest of the
+/// table is the ruleset body. Created when no ruleset of that name exists there.
+#[derive(Deserialize)]
+pub struct SeedRuleset {
+    pub org: Option<String>,
+    pub repo: Option<String>,
+    #[serde(flatten)]
+    pub body: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -165,6 +177,9 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     }
     for b in &s.depbot_bulk {
         crate::depbot::create_bulk(c, b, now)?;
+    }
+    for r in &s.rulesets {
+        crate::ops::rulesets::control::seed(c, r, now)?;
     }
     for t in &s.tokens {
         let (tok, text) = control::create_token(c, &t.token, now)?;

@@ -71,11 +71,13 @@ pub struct Caches {
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
     /// Validators of cached GETs, for 304s answered before routing (`not_modified`).
     pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,
+    /// Repository id → its active branch rulesets, compiled.
+    pub rulesets: GenCache<i64, Arc<crate::ops::rulesets::BranchRulesets>>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), validated: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), validated: GenCache::new(4_096), rulesets: GenCache::new(4_096) }
     }
 }
 
@@ -85,6 +87,7 @@ impl Caches {
         self.repos.clear();
         self.responses.clear();
         self.validated.clear();
+        self.rulesets.clear();
     }
 }
 

@@ -152,7 +152,7 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_with_role().await?;
+    let (repo, role) = ctx.repo_role().await?;
     require_admin(role)?;
     ctx.check_body(&body)?;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(|| {
@@ -178,7 +178,7 @@ async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_with_role().await?;
+    let (repo, role) = ctx.repo_role().await?;
     require_admin(role)?;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(ApiError::not_found)?;
     if !ctx.app.store.write(move |c| store::delete(c, repo.id, &name)).await? {

@@ -10,6 +10,7 @@ pub mod meta;
 pub mod notifications;
 pub mod security_managers;
 pub mod private_registries;
+pub mod rulesets;
 pub mod statuses;
 
 use crate::router::Api;
@@ -26,5 +27,6 @@ pub fn register(api: Api) -> Api {
     let api = devenv_secrets::routes(api);
     let api = private_registries::routes(api);
     let api = content_exclusion::routes(api);
+    let api = rulesets::routes(api);
     authorizations::routes(api)
 }

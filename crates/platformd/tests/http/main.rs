@@ -19,5 +19,6 @@ mod persistence;
 mod private_registries;
 mod rate_limits;
 mod security_managers;
+mod rulesets;
 mod smoke;
 mod statuses;

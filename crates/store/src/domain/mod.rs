@@ -13,5 +13,6 @@ pub mod feeds;
 pub mod hooks;
 pub mod repos;
 pub mod security_managers;
+pub mod rulesets;
 pub mod statuses;
 pub mod tokens;

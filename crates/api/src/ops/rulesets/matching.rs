@@ -1,0 +1,289 @@
+//! Which rulesets apply where: fnmatch patterns over ref and repository names, compiled once.
+//! Patterns follow the platform's fnmatch rules: `*` and `?` stop at `/`, `**` crosses it (`**/`
+//! also matches no directory at all), `[...]` is a class (`[!...]`/`[^...]` negated), `{a,b}`
+//! alternatives; `~ALL` matches everything and `~DEFAULT_BRANCH` the repository's default branch.
+//! A condition holds when an include pattern matches and no exclude pattern does.
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Lit(char),
+    /// `?`: one character but `/`.
+    One,
+    /// `*`: any run of characters without `/`.
+    Star,
+    /// `**/`: zero or more whole directories.
+    Dirs,
+    /// `**` elsewhere: anything.
+    Any,
+    Class(Vec<(char, char)>, bool),
+}
+
+/// One compiled pattern (its brace alternatives expanded).
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    All,
+    DefaultBranch,
+    Glob(Vec<Glob>),
+}
+
+/// One alternative: its literal prefix (checked first: most patterns fail there) and the rest.
+#[derive(Clone, Debug)]
+pub struct Glob {
+    prefix: Vec<char>,
+    rest: Vec<Tok>,
+}
+
+impl Glob {
+    fn new(p: &str) -> Glob {
+        let toks = tokens(p);
+        let n = toks.iter().take_while(|t| matches!(t, Tok::Lit(_))).count();
+        let prefix = toks[..n].iter().map(|t| if let Tok::Lit(c) = t { *c } else { unreachable!() }).collect();
+        Glob { prefix, rest: toks[n..].to_vec() }
+    }
+
+    fn matches(&self, s: &[char]) -> bool {
+        s.starts_with(&self.prefix) && matches(&self.rest, &s[self.prefix.len()..])
+    }
+}
+
+/// Alternatives one pattern may expand to; beyond that the braces are taken literally.
+const MAX_ALTERNATIVES: usize = 256;
+
+/// Expands `{a,b}` alternatives (nested ones too) into plain patterns, within `budget`.
+fn expand(p: &str, budget: &mut usize) -> Vec<String> {
+    let chars: Vec<char> = p.chars().collect();
+    let Some(open) = chars.iter().position(|c| *c == '{') else {
+        *budget = budget.saturating_sub(1);
+        return vec![p.to_string()];
+    };
+    let (mut depth, mut close, mut commas) = (0, None, vec![]);
+    for (i, c) in chars.iter().enumerate().skip(open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            ',' if depth == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let Some(close) = close else { return vec![p.to_string()] };
+    let s = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+    let (head, tail) = (s(0, open), s(close + 1, chars.len()));
+    let mut bounds = vec![open];
+    bounds.extend(&commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for w in bounds.windows(2) {
+        if *budget == 0 {
+            break;
+        }
+        out.extend(expand(&format!("{head}{}{tail}", s(w[0] + 1, w[1])), budget));
+    }
+    out
+}
+
+fn tokens(p: &str) -> Vec<Tok> {
+    let c: Vec<char> = p.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '*' if c.get(i + 1) == Some(&'*') => {
+                if c.get(i + 2) == Some(&'/') {
+                    out.push(Tok::Dirs);
+                    i += 3;
+                } else {
+                    out.push(Tok::Any);
+                    i += 2;
+                }
+                continue;
+            }
+            '*' => out.push(Tok::Star),
+            '?' => out.push(Tok::One),
+            '[' => {
+                let mut j = i + 1;
+                let negated = matches!(c.get(j), Some('!') | Some('^'));
+                if negated {
+                    j += 1;
+                }
+                let start = j;
+                let mut ranges = Vec::new();
+                while j < c.len() && (c[j] != ']' || j == start) {
+                    if c.get(j + 1) == Some(&'-') && c.get(j + 2).is_some_and(|e| *e != ']') {
+                        ranges.push((c[j], c[j + 2]));
+                        j += 3;
+                    } else {
+                        ranges.push((c[j], c[j]));
+                        j += 1;
+                    }
+                }
+                if j < c.len() {
+                    out.push(Tok::Class(ranges, negated));
+                    i = j + 1;
+                    continue;
+                }
+                out.push(Tok::Lit('[')); // unclosed: literal
+            }
+            '\\' if i + 1 < c.len() => {
+                out.push(Tok::Lit(c[i + 1]));
+                i += 2;
+                continue;
+            }
+            ch => out.push(Tok::Lit(ch)),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Dynamic programming over (token, position): linear in both lengths, so no pattern can make
+/// matching slow however many stars it has.
+fn matches(p: &[Tok], s: &[char]) -> bool {
+    let n = s.len();
+    // `next[j]`: tokens after the current one match `s[j..]`.
+    let mut next = vec![false; n + 1];
+    next[n] = true;
+    let mut cur = vec![false; n + 1];
+    for tok in p.iter().rev() {
+        let one = |c: char| match tok {
+            Tok::Lit(l) => c == *l,
+            Tok::One => c != '/',
+            Tok::Class(ranges, negated) => c != '/' && ranges.iter().any(|(a, b)| *a <= c && c <= *b) != *negated,
+            _ => false,
+        };
+        let mut dirs = false; // `**/`: some `/` at or after j ends a skipped prefix
+        for j in (0..=n).rev() {
+            cur[j] = match tok {
+                Tok::Star => next[j] || (j < n && s[j] != '/' && cur[j + 1]),
+                Tok::Any => next[j] || (j < n && cur[j + 1]),
+                Tok::Dirs => {
+                    dirs |= j < n && s[j] == '/' && next[j + 1];
+                    next[j] || dirs
+                }
+                _ => j < n && one(s[j]) && next[j + 1],
+            };
+        }
+        std::mem::swap(&mut next, &mut cur);
+    }
+    next[0]
+}
+
+impl Pattern {
+    pub fn compile(p: &str) -> Pattern {
+        match p {
+            "~ALL" => Pattern::All,
+            "~DEFAULT_BRANCH" => Pattern::DefaultBranch,
+            _ => {
+                let mut budget = MAX_ALTERNATIVES + 1;
+                let alts = expand(p, &mut budget);
+                let alts = if budget == 0 { vec![p.to_string()] } else { alts };
+                Pattern::Glob(alts.iter().map(|x| Glob::new(x)).collect())
+            }
+        }
+    }
+
+    /// Does the pattern match `name` (given as its characters too)? `default` is the ref or name
+    /// `~DEFAULT_BRANCH` stands for.
+    fn matches_chars(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
+        match self {
+            Pattern::All => true,
+            Pattern::DefaultBranch => default == Some(name),
+            Pattern::Glob(alts) => alts.iter().any(|g| g.matches(chars)),
+        }
+    }
+
+    pub fn matches(&self, name: &str, default: Option<&str>) -> bool {
+        self.matches_chars(name, &name.chars().collect::<Vec<_>>(), default)
+    }
+}
+
+/// An include/exclude condition, compiled.
+#[derive(Clone, Debug, Default)]
+pub struct Condition {
+    include: Vec<Pattern>,
+    exclude: Vec<Pattern>,
+}
+
+impl Condition {
+    /// From `{include: [...], exclude: [...]}`; absent lists are empty (nothing included).
+    pub fn compile(v: &Value) -> Condition {
+        let list = |k: &str| -> Vec<Pattern> {
+            v.get(k).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(Pattern::compile).collect()).unwrap_or_default()
+        };
+        Condition { include: list("include"), exclude: list("exclude") }
+    }
+
+    pub fn holds(&self, name: &str, default: Option<&str>) -> bool {
+        let chars: Vec<char> = name.chars().collect();
+        let hit = |p: &Pattern| p.matches_chars(name, &chars, default);
+        self.include.iter().any(hit) && !self.exclude.iter().any(hit)
+    }
+}
+
+/// The repository condition of an organization ruleset.
+#[derive(Clone, Debug)]
+pub enum RepoCondition {
+    Name(Condition),
+    Ids(Vec<i64>),
+}
+
+impl RepoCondition {
+    /// From an organization ruleset's normalized `conditions`.
+    pub fn compile(conditions: &Value) -> Option<RepoCondition> {
+        if let Some(n) = conditions.get("repository_name") {
+            return Some(RepoCondition::Name(Condition::compile(n)));
+        }
+        let ids = conditions.get("repository_id")?.get("repository_ids")?.as_array()?;
+        Some(RepoCondition::Ids(ids.iter().filter_map(Value::as_i64).collect()))
+    }
+
+    pub fn applies(&self, repo_id: i64, repo_name: &str) -> bool {
+        match self {
+            RepoCondition::Name(c) => c.holds(repo_name, None),
+            RepoCondition::Ids(ids) => ids.contains(&repo_id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &str, s: &str) -> bool {
+        Pattern::compile(p).matches(s, Some("refs/heads/main"))
+    }
+
+    #[test]
+    fn fnmatch() {
+        assert!(m("refs/heads/main", "refs/heads/main"));
+        assert!(!m("refs/heads/main", "refs/heads/main2"));
+        assert!(m("refs/heads/dev*", "refs/heads/develop"));
+        assert!(!m("refs/heads/dev*", "refs/heads/dev/x"));
+        assert!(m("refs/heads/**", "refs/heads/dev/x/y"));
+        assert!(m("refs/heads/releases/**/*", "refs/heads/releases/v1"));
+        assert!(m("refs/heads/releases/**/*", "refs/heads/releases/a/b/v1"));
+        assert!(m("refs/heads/v?", "refs/heads/v1"));
+        assert!(!m("refs/heads/v?", "refs/heads/v12"));
+        assert!(m("refs/heads/[a-c]x", "refs/heads/bx"));
+        assert!(!m("refs/heads/[!a-c]x", "refs/heads/bx"));
+        assert!(m("refs/heads/{main,master}", "refs/heads/master"));
+        assert!(m("refs/heads/[x", "refs/heads/[x"));
+        assert!(m("~ALL", "refs/heads/anything"));
+        assert!(m("~DEFAULT_BRANCH", "refs/heads/main"));
+        assert!(!m("~DEFAULT_BRANCH", "refs/heads/other"));
+    }
+
+    #[test]
+    fn exclusions_win() {
+        let c = Condition::compile(&serde_json::json!({"include": ["~ALL"], "exclude": ["refs/heads/tmp*"]}));
+        assert!(c.holds("refs/heads/main", None));
+        assert!(!c.holds("refs/heads/tmp1", None));
+        assert!(!Condition::compile(&serde_json::json!({})).holds("refs/heads/main", None));
+    }
+}

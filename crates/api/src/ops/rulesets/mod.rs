@@ -1,0 +1,632 @@
+//! Repository rules and rulesets (document 2; api-facts §1.7, §2, §4.14–4.15): the rules that
+//! apply to a branch, and the rulesets of a repository with their history. Organization rulesets
+//! (the parents) are made through the control plane (`control`). Reads need Metadata (public
+//! repositories without credentials); writes Administration and repository admin.
+pub mod body;
+pub mod control;
+pub mod matching;
+
+use std::sync::Arc;
+
+use axum::http::{Method, StatusCode};
+use platform_core::ids::node_id;
+use platform_core::time::format_ts;
+use platform_store::domain::repos::Repo;
+use platform_store::domain::rulesets::{self, Actor, Fields, Ruleset};
+use platform_store::DbError;
+use serde_json::{json, Map, Value};
+
+use crate::authorize::Role;
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, Operation, Param, Resp, PAGINATION};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::shapes::Urls;
+use crate::validate::{Field, Schema, Ty};
+use body::Source;
+use matching::{Condition, RepoCondition};
+
+const SCOPES: &[&str] = &["repo"];
+const READ: Access = Access::read(SCOPES, "metadata");
+const WRITE: Access = Access::write(SCOPES, "administration");
+
+const INCLUDES_PARENTS: Param =
+    Param { name: "includes_parents", ty: Ty::Bool, description: "Include rulesets of the organization that apply to the repository (default true)." };
+
+static LIST_QUERY: [Param; 4] = [
+    PAGINATION[0],
+    PAGINATION[1],
+    INCLUDES_PARENTS,
+    Param {
+        name: "targets",
+        ty: Ty::Json(r#"{"type": "string", "pattern": "^(branch|tag|push)(,(branch|tag|push))*$"}"#),
+        description: "Comma-separated targets to list (branch, tag, push).",
+    },
+];
+
+pub static BRANCH_RULES: Operation = Operation {
+    id: "rules/list-for-branch",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/rules/branches/{branch}",
+    summary: "Get rules for a branch",
+    docs: "https://docs.service.example/rest/repos/rules#get-rules-for-a-branch",
+    access: READ,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).", "BranchRule[]").with_headers(&["Link"])],
+};
+
+pub static LIST: Operation = Operation {
+    id: "rulesets/list",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/rulesets",
+    summary: "Get all repository rulesets",
+    docs: "https://docs.service.example/rest/repos/rules#get-all-repository-rulesets",
+    access: READ,
+    query: &LIST_QUERY,
+    body: None,
+    responses: &[Resp::json(200, "The rulesets (summaries), repository first, then organization.", "RulesetSummary[]").with_headers(&["Link"])],
+};
+
+pub static CREATE: Operation = Operation {
+    id: "rulesets/create",
+    method: Method::POST,
+    path: "/repos/{owner}/{repo}/rulesets",
+    summary: "Create a repository ruleset",
+    docs: "https://docs.service.example/rest/repos/rules#create-a-repository-ruleset",
+    access: WRITE,
+    query: &[],
+    body: Some(&CREATE_BODY),
+    responses: &[Resp::json(201, "The ruleset was created.", "Ruleset")],
+};
+
+pub static GET: Operation = Operation {
+    id: "rulesets/get",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
+    summary: "Get a repository ruleset",
+    docs: "https://docs.service.example/rest/repos/rules#get-a-repository-ruleset",
+    access: READ,
+    query: &[INCLUDES_PARENTS],
+    body: None,
+    responses: &[Resp::json(200, "The ruleset.", "Ruleset")],
+};
+
+pub static UPDATE: Operation = Operation {
+    id: "rulesets/update",
+    method: Method::PUT,
+    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
+    summary: "Update a repository ruleset",
+    docs: "https://docs.service.example/rest/repos/rules#update-a-repository-ruleset",
+    access: WRITE,
+    query: &[],
+    body: Some(&UPDATE_BODY),
+    responses: &[Resp::json(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.", "Ruleset")],
+};
+
+pub static DELETE: Operation = Operation {
+    id: "rulesets/delete",
+    method: Method::DELETE,
+    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
+    summary: "Delete a repository ruleset",
+    docs: "https://docs.service.example/rest/repos/rules#delete-a-repository-ruleset",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The ruleset and its history were deleted.")],
+};
+
+pub static HISTORY: Operation = Operation {
+    id: "rulesets/list-history",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history",
+    summary: "Get repository ruleset history",
+    docs: "https://docs.service.example/rest/repos/rules#get-repository-ruleset-history",
+    access: READ,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::json(200, "Versions of the ruleset, newest first.", "RulesetVersion[]").with_headers(&["Link"])],
+};
+
+pub static VERSION: Operation = Operation {
+    id: "rulesets/get-version",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history/{version_id}",
+    summary: "Get repository ruleset version",
+    docs: "https://docs.service.example/rest/repos/rules#get-repository-ruleset-version",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The version with the ruleset as it was (`state`).", "RulesetVersionWithState")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&BRANCH_RULES, branch_rules)
+        .op(&LIST, list)
+        .op(&CREATE, create)
+        .op(&GET, get)
+        .op(&UPDATE, update)
+        .op(&DELETE, delete)
+        .op(&HISTORY, history)
+        .op(&VERSION, version)
+}
+
+/// The body schemas publish the exact rules `body::definition` enforces (one declaration).
+macro_rules! body_fields {
+    ($name:expr, $enforcement:expr) => {
+        &[
+            $name,
+            Field::opt("target", Ty::Enum(&body::TARGETS)),
+            $enforcement,
+            Field::opt("bypass_actors", Ty::Json(BYPASS_SCHEMA)),
+            Field::opt("conditions", Ty::Json(CONDITIONS_SCHEMA)),
+            Field::opt("rules", Ty::Json(RULES_SCHEMA)),
+        ]
+    };
+}
+
+static CREATE_BODY: Schema = Schema {
+    resource: "Ruleset",
+    fields: body_fields!(Field::req("name", Ty::Json(NAME_SCHEMA)), Field::req("enforcement", Ty::Enum(&body::ENFORCEMENTS))),
+};
+
+static UPDATE_BODY: Schema = Schema {
+    resource: "Ruleset",
+    fields: body_fields!(Field::opt("name", Ty::Json(NAME_SCHEMA)), Field::opt("enforcement", Ty::Enum(&body::ENFORCEMENTS))),
+};
+
+// The JSON Schema texts, generated from `body`'s declaration; a test keeps them in step.
+const NAME_SCHEMA: &str = include_str!("schemas/name.json");
+const BYPASS_SCHEMA: &str = include_str!("schemas/bypass_actors.json");
+const CONDITIONS_SCHEMA: &str = include_str!("schemas/conditions.json");
+const RULES_SCHEMA: &str = include_str!("schemas/rules.json");
+
+// ------------------------------------------------------------------ shapes
+
+/// Where a ruleset comes from, as responses name it.
+struct Origin {
+    kind: &'static str,
+    source: String,
+    self_url: String,
+    html_url: String,
+}
+
+/// `org` is the organization's login for organization rulesets; `repo` the repository otherwise.
+fn origin(u: &Urls, rs: &Ruleset, owner_login: &str, repo_name: Option<&str>) -> Origin {
+    match (rs.repo_id, repo_name) {
+        (Some(_), Some(name)) => Origin {
+            kind: "Repository",
+            source: format!("{owner_login}/{name}"),
+            self_url: format!("{}/repos/{owner_login}/{name}/rulesets/{}", u.api, rs.id),
+            html_url: format!("{}/{owner_login}/{name}/rules/{}", u.web, rs.id),
+        },
+        _ => Origin {
+            kind: "Organization",
+            source: owner_login.to_string(),
+            self_url: format!("{}/orgs/{owner_login}/rulesets/{}", u.api, rs.id),
+            html_url: format!("{}/organizations/{owner_login}/settings/rules/{}", u.web, rs.id),
+        },
+    }
+}
+
+fn repo_origin(u: &Urls, rs: &Ruleset, repo: &Repo) -> Origin {
+    origin(u, rs, &repo.owner.login, Some(&repo.name))
+}
+
+/// The list element: api-facts §4.14's summary fields.
+fn summary(o: &Origin, rs: &Ruleset) -> Value {
+    json!({
+        "id": rs.id,
+        "name": rs.name,
+        "source_type": o.kind,
+        "source": o.source,
+        "enforcement": rs.enforcement,
+        "node_id": node_id("RepositoryRuleset", rs.id),
+        "_links": {"self": {"href": o.self_url}, "html": {"href": o.html_url}},
+        "created_at": format_ts(rs.created_at),
+        "updated_at": format_ts(rs.updated_at),
+    })
+}
+
+fn definition_of(rs: &Ruleset) -> Value {
+    serde_json::from_str(&rs.definition).unwrap_or(Value::Null)
+}
+
+/// The full ruleset object. `viewer`: the caller at repository level (bypass actors are shown
+/// to repository admins only; `current_user_can_bypass` is for the caller).
+fn full(o: &Origin, rs: &Ruleset, def: &Value, viewer: Option<&Viewer>) -> Value {
+    let mut v = summary(o, rs);
+    let m = v.as_object_mut().expect("summary is an object");
+    m.insert("target".into(), def["target"].clone());
+    let shows_bypass = viewer.is_none_or(|w| w.role == Role::Admin);
+    if shows_bypass {
+        m.insert("bypass_actors".into(), def["bypass_actors"].clone());
+    }
+    if let Some(w) = viewer {
+        m.insert("current_user_can_bypass".into(), json!(w.can_bypass(&def["bypass_actors"])));
+    }
+    m.insert("conditions".into(), def["conditions"].clone());
+    m.insert("rules".into(), def["rules"].clone());
+    v
+}
+
+/// Who is asking, for bypass decisions.
+struct Viewer {
+    role: Role,
+    user_id: Option<i64>,
+    /// The GitHub-App-style application acting (installation and user-to-server tokens).
+    app_id: Option<i64>,
+    org_owner: bool,
+    teams: Vec<i64>,
+}
+
+/// Repository role ids of `RepositoryRole` bypass actors: write 4, admin 5.
+fn role_id(role: Role) -> Option<i64> {
+    match role {
+        Role::Admin => Some(5),
+        Role::Write => Some(4),
+        _ => None,
+    }
+}
+
+impl Viewer {
+    async fn of(ctx: &Ctx, repo: &Repo, role: Role, defs: &[&Value]) -> ApiResult<Viewer> {
+        let user_id = ctx.principal.user().map(|u| u.id);
+        let app_id = match &ctx.principal {
+            Principal::Token(t) => t.app.as_ref().filter(|a| a.kind == "app").map(|a| a.id),
+            _ => None,
+        };
+        let has_team_actor = defs.iter().any(|d| d["bypass_actors"].as_array().is_some_and(|a| a.iter().any(|x| x["actor_type"] == "Team")));
+        let teams = match user_id {
+            Some(u) if has_team_actor => ctx.app.store.read(move |c| rulesets::team_ids_of(c, u)).await?,
+            _ => Vec::new(),
+        };
+        let org_owner = user_id.is_some() && repo.owner.is_org() && role == Role::Admin;
+        Ok(Viewer { role, user_id, app_id, org_owner, teams })
+    }
+
+    /// `always`, `pull_requests_only`, `exempt` or `never`: the most the caller's matching actors allow.
+    fn can_bypass(&self, actors: &Value) -> &'static str {
+        let mut best = 0;
+        for a in actors.as_array().into_iter().flatten() {
+            let id = a["actor_id"].as_i64();
+            let matched = match a["actor_type"].as_str().unwrap_or_default() {
+                "User" => self.user_id.is_some() && id == self.user_id,
+                "Team" => id.is_some_and(|i| self.teams.contains(&i)),
+                "Integration" => self.app_id.is_some() && id == self.app_id,
+                "RepositoryRole" => id.is_some() && id == role_id(self.role),
+                "OrganizationAdmin" => self.org_owner,
+                _ => false, // DeployKey: never a caller of the API
+            };
+            if matched {
+                best = best.max(match a["bypass_mode"].as_str() {
+                    Some("exempt") => 3,
+                    Some("pull_request") => 1,
+                    _ => 2,
+                });
+            }
+        }
+        ["never", "pull_requests_only", "always", "exempt"][best]
+    }
+}
+
+// ------------------------------------------------------------------ what applies where
+
+/// The rulesets of a repository's owner organization whose repository condition takes it.
+fn org_rulesets_for(c: &mut dyn platform_store::Conn, repo: &Repo) -> Result<Vec<Ruleset>, DbError> {
+    if !repo.owner.is_org() {
+        return Ok(Vec::new());
+    }
+    let all = rulesets::for_org(c, repo.owner.id)?;
+    Ok(all
+        .into_iter()
+        .filter(|rs| RepoCondition::compile(&definition_of(rs)["conditions"]).is_some_and(|cond| cond.applies(repo.id, &repo.name)))
+        .collect())
+}
+
+/// The repository's rulesets, then (with `parents`) the organization's that apply to it.
+async fn visible(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Vec<Ruleset>> {
+    let r = repo.clone();
+    Ok(ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let mut all = rulesets::for_repo(c, r.id)?;
+            if parents {
+                all.extend(org_rulesets_for(c, &r)?);
+            }
+            Ok(all)
+        })
+        .await?)
+}
+
+/// The active branch rulesets of a repository, compiled: each condition with its rules (already
+/// shaped as BranchRule values). Cached per repository for as long as nothing is written.
+pub struct BranchRulesets {
+    entries: Vec<(Condition, Vec<Value>)>,
+}
+
+impl BranchRulesets {
+    fn compile(u: &Urls, repo: &Repo, all: &[Ruleset]) -> BranchRulesets {
+        let entries = all
+            .iter()
+            .filter(|rs| rs.target == "branch" && rs.enforcement == "active")
+            .map(|rs| {
+                let def = definition_of(rs);
+                let o = repo_origin(u, rs, repo);
+                let rules = def["rules"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        let mut m = Map::new();
+                        m.insert("type".into(), r["type"].clone());
+                        m.insert("ruleset_source_type".into(), json!(o.kind));
+                        m.insert("ruleset_source".into(), json!(o.source));
+                        m.insert("ruleset_id".into(), json!(rs.id));
+                        if let Some(p) = r.get("parameters") {
+                            m.insert("parameters".into(), p.clone());
+                        }
+                        Value::Object(m)
+                    })
+                    .collect();
+                (Condition::compile(&def["conditions"]["ref_name"]), rules)
+            })
+            .collect();
+        BranchRulesets { entries }
+    }
+
+    fn for_branch(&self, branch: &str, default_branch: &str) -> Vec<&Value> {
+        let (r, d) = (format!("refs/heads/{branch}"), format!("refs/heads/{default_branch}"));
+        self.entries.iter().filter(|(cond, _)| cond.holds(&r, Some(&d))).flat_map(|(_, rules)| rules).collect()
+    }
+}
+
+async fn branch_rulesets(ctx: &Ctx, repo: &Repo) -> ApiResult<Arc<BranchRulesets>> {
+    let generation = ctx.app.generation();
+    if let Some(hit) = generation.and_then(|g| ctx.app.caches.rulesets.get(&repo.id, g)) {
+        return Ok(hit);
+    }
+    let all = visible(ctx, repo, true).await?;
+    let compiled = Arc::new(BranchRulesets::compile(&ctx.app.urls, repo, &all));
+    if let Some(g) = generation {
+        ctx.app.caches.rulesets.put(repo.id, g, compiled.clone());
+    }
+    Ok(compiled)
+}
+
+// ------------------------------------------------------------------ handlers
+
+/// A boolean query parameter: `true` or `false`.
+fn flag(ctx: &Ctx, name: &str, default: bool) -> ApiResult<bool> {
+    match ctx.query.get(name).map(str::to_ascii_lowercase).as_deref() {
+        None => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(v) => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
+    }
+}
+
+/// A numeric id of the path; anything else names nothing (404).
+fn path_id(ctx: &Ctx, name: &str) -> ApiResult<i64> {
+    ctx.param(name).parse::<i64>().map_err(|_| ApiError::not_found())
+}
+
+async fn branch_rules(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    ctx.cached(async {
+        let page = ctx.page(30, 100)?;
+        let compiled = branch_rulesets(&ctx, &repo).await?;
+        let rules = compiled.for_branch(ctx.param("branch"), &repo.default_branch);
+        let total = rules.len() as i64;
+        let items: Vec<&Value> = rules.into_iter().skip(page.offset() as usize).take(page.per_page as usize).collect();
+        Ok(Reply::ok(json!(items)).opt_header("link", ctx.link(page, total)))
+    })
+    .await
+}
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    ctx.cached(async {
+        let page = ctx.page(30, 100)?;
+        let parents = flag(&ctx, "includes_parents", true)?;
+        let targets: Option<Vec<&str>> = match ctx.query.get("targets") {
+            None => None,
+            Some(t) => {
+                let list: Vec<&str> = t.split(',').map(str::trim).collect();
+                if let Some(bad) = list.iter().find(|x| !body::TARGETS.contains(x)) {
+                    return Err(ApiError::invalid_request(format!("For 'targets', {bad:?} is not one of branch, tag, push.")));
+                }
+                Some(list)
+            }
+        };
+        let all: Vec<Ruleset> = visible(&ctx, &repo, parents)
+            .await?
+            .into_iter()
+            .filter(|rs| targets.as_ref().is_none_or(|t| t.contains(&rs.target.as_str())))
+            .collect();
+        let total = all.len() as i64;
+        let items: Vec<Value> = all
+            .iter()
+            .skip(page.offset() as usize)
+            .take(page.per_page as usize)
+            .map(|rs| summary(&repo_origin(&ctx.app.urls, rs, &repo), rs))
+            .collect();
+        Ok(Reply::ok(Value::Array(items)).opt_header("link", ctx.link(page, total)))
+    })
+    .await
+}
+
+fn source_of(repo: &Repo) -> Source {
+    if repo.owner.is_org() { Source::OrgRepository } else { Source::UserRepository }
+}
+
+/// Who made a change, for the history.
+fn actor(p: &Principal) -> (Option<i64>, Option<&'static str>) {
+    match p {
+        Principal::Token(t) => match &t.user {
+            Some(u) => (Some(u.id), Some("User")),
+            None => (t.app.as_ref().map(|a| a.id), Some("Integration")),
+        },
+        _ => (None, None),
+    }
+}
+
+fn fields(def: &Value) -> (String, String, String, String) {
+    let s = |k: &str| def[k].as_str().unwrap_or_default().to_string();
+    (s("name"), s("target"), s("enforcement"), def.to_string())
+}
+
+/// The full object answered to a repository-level caller.
+async fn respond(ctx: &Ctx, repo: &Repo, role: Role, rs: &Ruleset, status: StatusCode) -> ApiResult<Reply> {
+    let def = definition_of(rs);
+    let viewer = Viewer::of(ctx, repo, role, &[&def]).await?;
+    Ok(Reply::json(status, full(&repo_origin(&ctx.app.urls, rs, repo), rs, &def, Some(&viewer))))
+}
+
+async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, role) = ctx.repo_admin().await?;
+    ctx.check_body(&body)?;
+    let def = body::definition(&body, None, source_of(&repo))?;
+    let (name, target, enforcement, definition) = fields(&def);
+    let (actor_id, actor_kind) = actor(&ctx.principal);
+    let (owner_id, repo_id, now) = (repo.owner.id, repo.id, ctx.app.clock.now());
+    let rs = ctx
+        .app
+        .store
+        .write(move |c| {
+            let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
+            rulesets::create(c, owner_id, Some(repo_id), &f, Actor { id: actor_id, kind: actor_kind }, now)
+        })
+        .await?;
+    respond(&ctx, &repo, role, &rs, StatusCode::CREATED).await
+}
+
+/// A ruleset the repository path reaches: its own, or (with `parents`) an organization ruleset
+/// that applies to it; anything else is 404.
+async fn load(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Ruleset> {
+    let id = path_id(ctx, "ruleset_id")?;
+    let r = repo.clone();
+    let found = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(rs) = rulesets::get(c, id)? else { return Ok(None) };
+            if rs.repo_id == Some(r.id) {
+                return Ok(Some(rs));
+            }
+            if parents && rs.repo_id.is_none() && rs.owner_id == r.owner.id {
+                return Ok(org_rulesets_for(c, &r)?.into_iter().find(|x| x.id == id));
+            }
+            Ok(None)
+        })
+        .await?;
+    found.ok_or_else(ApiError::not_found)
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, role) = ctx.repo_role().await?;
+    ctx.cached(async {
+        let parents = flag(&ctx, "includes_parents", true)?;
+        let rs = load(&ctx, &repo, parents).await?;
+        respond(&ctx, &repo, role, &rs, StatusCode::OK).await
+    })
+    .await
+}
+
+async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, role) = ctx.repo_admin().await?;
+    let current = load(&ctx, &repo, false).await?;
+    ctx.check_body(&body)?;
+    let def = body::definition(&body, Some(&definition_of(&current)), source_of(&repo))?;
+    let (name, target, enforcement, definition) = fields(&def);
+    let (actor_id, actor_kind) = actor(&ctx.principal);
+    let (id, now) = (current.id, ctx.app.clock.now());
+    let rs = ctx
+        .app
+        .store
+        .write(move |c| {
+            let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
+            rulesets::update(c, id, &f, Actor { id: actor_id, kind: actor_kind }, now)
+        })
+        .await?;
+    respond(&ctx, &repo, role, &rs, StatusCode::OK).await
+}
+
+async fn delete(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, _) = ctx.repo_admin().await?;
+    let rs = load(&ctx, &repo, false).await?;
+    ctx.app.store.write(move |c| rulesets::delete(c, rs.id)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+fn version_json(v: &rulesets::Version) -> Value {
+    json!({
+        "version_id": v.id,
+        "actor": {"id": v.actor_id, "type": v.actor_type},
+        "updated_at": format_ts(v.created_at),
+    })
+}
+
+async fn history(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    ctx.cached(async {
+        let page = ctx.page(30, 100)?;
+        let rs = load(&ctx, &repo, false).await?;
+        let (versions, total) = ctx.app.store.read(move |c| rulesets::history(c, rs.id, page.offset(), page.per_page)).await?;
+        let items: Vec<Value> = versions.iter().map(version_json).collect();
+        Ok(Reply::ok(Value::Array(items)).opt_header("link", ctx.link(page, total)))
+    })
+    .await
+}
+
+async fn version(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, role) = ctx.repo_role().await?;
+    ctx.cached(async {
+        let rs = load(&ctx, &repo, false).await?;
+        let vid = path_id(&ctx, "version_id")?;
+        let id = rs.id;
+        let v = ctx.app.store.read(move |c| rulesets::version(c, id, vid)).await?.ok_or_else(ApiError::not_found)?;
+        // The state is the ruleset as this version left it.
+        let state_def: Value = serde_json::from_str(&v.definition).unwrap_or(Value::Null);
+        let then = Ruleset {
+            name: state_def["name"].as_str().unwrap_or_default().to_string(),
+            target: state_def["target"].as_str().unwrap_or_default().to_string(),
+            enforcement: state_def["enforcement"].as_str().unwrap_or_default().to_string(),
+            updated_at: v.created_at,
+            ..rs.clone()
+        };
+        let viewer = Viewer::of(&ctx, &repo, role, &[&state_def]).await?;
+        let mut out = version_json(&v);
+        out["state"] = full(&repo_origin(&ctx.app.urls, &then, &repo), &then, &state_def, Some(&viewer));
+        Ok(Reply::ok(out))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The published schema files are what `body` generates (regenerate with
+    /// `PLATFORM_WRITE_SCHEMAS=1 cargo test -p platform-api rulesets`).
+    #[test]
+    fn published_schemas_are_generated() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/rulesets/schemas");
+        for (file, value) in [
+            ("name.json", body::name_schema()),
+            ("bypass_actors.json", body::bypass_actors_schema()),
+            ("conditions.json", body::conditions_schema()),
+            ("rules.json", body::rules_schema()),
+        ] {
+            let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+            let path = dir.join(file);
+            if std::env::var("PLATFORM_WRITE_SCHEMAS").is_ok() {
+                std::fs::write(&path, &text).unwrap();
+            }
+            assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), text, "{file} is stale");
+        }
+    }
+}
