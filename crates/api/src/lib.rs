@@ -21,6 +21,7 @@ pub mod ratelimit;
 pub mod reply;
 pub mod request;
 pub mod router;
+pub mod runs;
 pub mod schemas;
 pub mod seed;
 pub mod shapes;

@@ -166,6 +166,8 @@ fn header_components() -> Value {
         "Location": string("URL of the created or moved resource."),
         "Last-Modified": string("When the resource last changed (HTTP-date); send it back in `If-Modified-Since` for a 304 that is not charged."),
         "X-Poll-Interval": int("Minimum seconds between polls; it may increase under load."),
+        "Deprecation": string("The operation is closing down: when it was deprecated (HTTP-date)."),
+        "Sunset": string("When the operation stops working (HTTP-date)."),
     })
 }
 

@@ -31,6 +31,18 @@ pub struct Seed {
     pub installations: Vec<SeedInstallation>,
     #[serde(default)]
     pub tokens: Vec<SeedToken>,
+    #[serde(default)]
+    pub runs: Vec<SeedRun>,
+    #[serde(default)]
+    pub run_batches: Vec<crate::runs::plan::BatchIn>,
+}
+
+#[derive(Deserialize)]
+pub struct SeedRun {
+    /// `owner/name`
+    pub repo: String,
+    #[serde(flatten)]
+    pub plan: crate::runs::plan::PlanIn,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +145,13 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
         if apps::installation_for(c, app.id, org.id)?.is_none() {
             control::create_installation(c, &app, &i.org, now)?;
         }
+    }
+    for r in &s.runs {
+        let repo = control::repo(c, &r.repo)?;
+        crate::runs::plan::create(c, &repo, &r.plan, now)?;
+    }
+    for b in &s.run_batches {
+        crate::runs::plan::batch(c, b, now)?;
     }
     for t in &s.tokens {
         let (tok, text) = control::create_token(c, &t.token, now)?;

@@ -5,6 +5,7 @@ pub mod hooks;
 pub mod meta;
 pub mod notifications;
 pub mod statuses;
+pub mod workflow_runs;
 
 use crate::router::Api;
 
@@ -14,5 +15,6 @@ pub fn register(api: Api) -> Api {
     let api = notifications::routes(api);
     let api = events::routes(api);
     let api = hooks::routes(api);
+    let api = workflow_runs::routes(api);
     authorizations::routes(api)
 }

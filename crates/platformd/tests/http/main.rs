@@ -15,3 +15,4 @@ mod persistence;
 mod rate_limits;
 mod smoke;
 mod statuses;
+mod workflow_runs;

@@ -8,3 +8,4 @@ pub mod hooks;
 pub mod repos;
 pub mod statuses;
 pub mod tokens;
+pub mod workflow_runs;
