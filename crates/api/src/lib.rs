@@ -25,6 +25,7 @@ pub mod ratelimit;
 pub mod reply;
 pub mod request;
 pub mod router;
+pub mod runs;
 pub mod schemas;
 pub mod secrets;
 pub mod seed;

@@ -485,6 +485,62 @@ fn ruleset() -> Value {
         &[
             ("bypass_actors", body::bypass_actors_schema()),
             ("current_user_can_bypass", json!({"type": "string", "enum": ["always", "pull_requests_only", "never", "exempt"]})),
+fn int() -> Value {
+    json!({"type": "integer"})
+}
+
+fn boolean() -> Value {
+    json!({"type": "boolean"})
+}
+
+fn array(items: Value) -> Value {
+    json!({"type": "array", "items": items})
+}
+
+fn workflow_run() -> Value {
+    let person = nullable(object(&[("name", string()), ("email", nullable(string()))], &[]));
+    let pr_ref = object(&[("ref", string()), ("sha", string()), ("repo", object(&[("id", int()), ("url", uri()), ("name", string())], &[]))], &[]);
+    let pull_request = object(&[("id", int()), ("number", int()), ("url", uri()), ("head", pr_ref.clone()), ("base", pr_ref)], &[]);
+    let head_commit = nullable(object(
+        &[("id", string()), ("tree_id", string()), ("message", string()), ("timestamp", timestamp()), ("author", person.clone()), ("committer", person)],
+        &[],
+    ));
+    let mut req: Vec<(&str, Value)> = vec![
+        ("id", int()),
+        ("name", nullable(string())),
+        ("node_id", string()),
+        ("head_branch", nullable(string())),
+        ("head_sha", string()),
+        ("path", string()),
+        ("run_number", int()),
+        ("event", string()),
+        ("display_title", string()),
+        ("status", nullable(string())),
+        ("conclusion", nullable(string())),
+        ("workflow_id", int()),
+        ("pull_requests", nullable(array(pull_request))),
+        ("created_at", timestamp()),
+        ("updated_at", timestamp()),
+        ("head_commit", head_commit),
+        ("repository", r("MinimalRepository")),
+        ("head_repository", r("MinimalRepository")),
+    ];
+    for k in ["url", "html_url", "jobs_url", "logs_url", "check_suite_url", "artifacts_url", "cancel_url", "rerun_url", "workflow_url"] {
+        req.push((k, uri()));
+    }
+    let refs = nullable(array(object(&[("path", string()), ("sha", string())], &[("ref", string())])));
+    object(
+        &req,
+        &[
+            ("check_suite_id", int()),
+            ("check_suite_node_id", string()),
+            ("run_attempt", int()),
+            ("referenced_workflows", refs),
+            ("previous_attempt_url", nullable(uri())),
+            ("run_started_at", timestamp()),
+            ("actor", r("SimpleUser")),
+            ("triggering_actor", r("SimpleUser")),
+            ("head_repository_id", int()),
         ],
     )
 }
@@ -546,6 +602,110 @@ fn ruleset_version_with_state() -> Value {
     let mut f = ruleset_version_fields();
     f.push(("state", r("Ruleset")));
     object(&f, &[])
+fn job() -> Value {
+    let step = object(
+        &[("name", string()), ("status", string()), ("conclusion", nullable(string())), ("number", int())],
+        &[("started_at", nullable(timestamp())), ("completed_at", nullable(timestamp()))],
+    );
+    object(
+        &[
+            ("id", int()),
+            ("run_id", int()),
+            ("run_url", uri()),
+            ("node_id", string()),
+            ("head_sha", string()),
+            ("url", uri()),
+            ("html_url", nullable(uri())),
+            ("status", string()),
+            ("conclusion", nullable(string())),
+            ("created_at", timestamp()),
+            ("started_at", timestamp()),
+            ("completed_at", nullable(timestamp())),
+            ("name", string()),
+            ("check_run_url", uri()),
+            ("labels", array(string())),
+            ("runner_id", nullable(int())),
+            ("runner_name", nullable(string())),
+            ("runner_group_id", nullable(int())),
+            ("runner_group_name", nullable(string())),
+            ("workflow_name", nullable(string())),
+            ("head_branch", nullable(string())),
+        ],
+        &[("run_attempt", int()), ("steps", array(step))],
+    )
+}
+
+fn environment_ref(timestamps: bool) -> Value {
+    let mut opt: Vec<(&str, Value)> = vec![("id", int()), ("node_id", string()), ("name", string()), ("url", uri()), ("html_url", uri())];
+    if timestamps {
+        opt.push(("created_at", timestamp()));
+        opt.push(("updated_at", timestamp()));
+    }
+    object(&[], &opt)
+}
+
+fn deployment_team() -> Value {
+    let mut req: Vec<(&str, Value)> = vec![("id", int()), ("node_id", string()), ("url", uri()), ("html_url", uri()), ("name", string()), ("slug", string())];
+    req.push(("description", nullable(string())));
+    req.push(("permission", string()));
+    req.push(("members_url", string()));
+    req.push(("repositories_url", uri()));
+    req.push(("parent", json!({})));
+    object(&req, &[("privacy", string()), ("notification_setting", string()), ("type", string())])
+}
+
+fn pending_deployment() -> Value {
+    let reviewer = object(&[], &[("type", json!({"type": "string", "enum": ["User", "Team"]})), ("reviewer", json!({"anyOf": [r("SimpleUser"), r("DeploymentTeam")]}))]);
+    object(
+        &[
+            ("environment", environment_ref(false)),
+            ("wait_timer", int()),
+            ("wait_timer_started_at", nullable(timestamp())),
+            ("current_user_can_approve", boolean()),
+            ("reviewers", array(reviewer)),
+        ],
+        &[],
+    )
+}
+
+fn deployment() -> Value {
+    object(
+        &[
+            ("url", uri()),
+            ("id", int()),
+            ("node_id", string()),
+            ("sha", string()),
+            ("ref", string()),
+            ("task", string()),
+            ("payload", json!({"anyOf": [{"type": "object"}, {"type": "string"}]})),
+            ("environment", string()),
+            ("description", nullable(string())),
+            ("creator", nullable(r("SimpleUser"))),
+            ("created_at", timestamp()),
+            ("updated_at", timestamp()),
+            ("statuses_url", uri()),
+            ("repository_url", uri()),
+        ],
+        &[("original_environment", string()), ("transient_environment", boolean()), ("production_environment", boolean())],
+    )
+}
+
+fn environment_approval() -> Value {
+    object(
+        &[
+            ("environments", array(environment_ref(true))),
+            ("state", json!({"type": "string", "enum": ["approved", "rejected", "pending"]})),
+            ("user", r("SimpleUser")),
+            ("comment", string()),
+        ],
+        &[],
+    )
+}
+
+fn workflow_run_usage() -> Value {
+    let os = object(&[("total_ms", int()), ("jobs", int())], &[("job_runs", array(object(&[("job_id", int()), ("duration_ms", int())], &[])))]);
+    let billable = object(&[], &[("UBUNTU", os.clone()), ("MACOS", os.clone()), ("WINDOWS", os)]);
+    object(&[("billable", billable)], &[("run_duration_ms", int())])
 }
 
 /// `components.schemas`.
@@ -596,5 +756,14 @@ pub fn components() -> Value {
         "RegistryConfigList": wrapped("configurations", "RegistryConfig"),
         "ContentExclusionRules": json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}),
         "ContentExclusionSet": object(&[("message", string())], &[]),
+        "WorkflowRun": workflow_run(),
+        "WorkflowRunList": object(&[("total_count", int()), ("workflow_runs", array(r("WorkflowRun")))], &[]),
+        "Job": job(),
+        "JobList": object(&[("total_count", int()), ("jobs", array(r("Job")))], &[]),
+        "DeploymentTeam": deployment_team(),
+        "PendingDeployment": pending_deployment(),
+        "Deployment": deployment(),
+        "EnvironmentApproval": environment_approval(),
+        "WorkflowRunUsage": workflow_run_usage(),
     })
 }

@@ -39,6 +39,10 @@ pub struct Seed {
     pub depbot_bulk: Vec<crate::depbot::BulkIn>,
     #[serde(default)]
     pub rulesets: Vec<SeedRuleset>,
+    #[serde(default)]
+    pub runs: Vec<SeedRun>,
+    #[serde(default)]
+    pub run_batches: Vec<crate::runs::plan::BatchIn>,
 }
 
 #[derive(Deserialize)]
@@ -57,6 +61,14 @@ pub struct SeedRuleset {
     pub repo: Option<String>,
     #[serde(flatten)]
     pub body: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+pub struct SeedRun {
+    /// `owner/name`
+    pub repo: String,
+    #[serde(flatten)]
+    pub plan: crate::runs::plan::PlanIn,
 }
 
 #[derive(Deserialize)]
@@ -180,6 +192,13 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     }
     for r in &s.rulesets {
         crate::ops::rulesets::control::seed(c, r, now)?;
+    }
+    for r in &s.runs {
+        let repo = control::repo(c, &r.repo)?;
+        crate::runs::plan::create(c, &repo, &r.plan, now)?;
+    }
+    for b in &s.run_batches {
+        crate::runs::plan::batch(c, b, now)?;
     }
     for t in &s.tokens {
         let (tok, text) = control::create_token(c, &t.token, now)?;

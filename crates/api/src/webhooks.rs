@@ -307,6 +307,7 @@ fn event_name(kind: &str) -> Option<&'static str> {
         "WatchEvent" => "watch",
         "StatusEvent" => "status",
         "DeleteEvent" => "delete",
+        "WorkflowRunEvent" => "workflow_run",
         _ => return None,
     })
 }
@@ -351,6 +352,10 @@ impl WebhookConsumer {
             "watch" => {
                 action = Some("started");
                 json!({"action": "started"})
+            }
+            "workflow_run" => {
+                action = Some("completed");
+                p.clone()
             }
             _ => p.clone(),
         };

@@ -1,5 +1,6 @@
 //! Pure domain rules of the platform: no I/O, no storage, no HTTP.
 pub mod clock;
+pub mod daterange;
 pub mod ids;
 pub mod pagination;
 pub mod status;

@@ -1,17 +1,18 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
-pub mod depbot_alerts;
 pub mod content_exclusion;
+pub mod depbot_alerts;
 pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod events;
 pub mod hooks;
 pub mod meta;
 pub mod notifications;
-pub mod security_managers;
 pub mod private_registries;
 pub mod rulesets;
+pub mod security_managers;
 pub mod statuses;
+pub mod workflow_runs;
 
 use crate::router::Api;
 
@@ -28,5 +29,6 @@ pub fn register(api: Api) -> Api {
     let api = private_registries::routes(api);
     let api = content_exclusion::routes(api);
     let api = rulesets::routes(api);
+    let api = workflow_runs::routes(api);
     authorizations::routes(api)
 }

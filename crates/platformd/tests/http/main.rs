@@ -22,3 +22,4 @@ mod security_managers;
 mod rulesets;
 mod smoke;
 mod statuses;
+mod workflow_runs;

@@ -16,3 +16,4 @@ pub mod security_managers;
 pub mod rulesets;
 pub mod statuses;
 pub mod tokens;
+pub mod workflow_runs;

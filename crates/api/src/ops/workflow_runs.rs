@@ -1,0 +1,565 @@
+//! Workflow runs and deployment review (document 3; the related operations of api-facts §2).
+//! Every operation first settles the repository's runs on the platform clock (`runs::engine`).
+use axum::http::{Method, StatusCode};
+use platform_core::{daterange, TokenKind};
+use platform_store::domain::accounts::Account;
+use platform_store::domain::repos::Repo;
+use platform_store::domain::workflow_runs::{self as runs, Filter, Refusal, Rerun, Run, CONCLUSIONS, STATUSES};
+use platform_store::DbError;
+use serde_json::{json, Value};
+
+use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATION};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody, Sharing};
+use crate::router::Api;
+use crate::runs::{engine, logs, shapes};
+use crate::validate::{Field, Schema, Ty};
+
+const SCOPES: &[&str] = &["repo"];
+const READ: Access = Access::read(SCOPES, "actions");
+const WRITE: Access = Access::write(SCOPES, "actions");
+/// Reviewers need read access to the repository and Deployments write on their token.
+const REVIEW: Access = Access {
+    auth: AuthKind::Token,
+    public: false,
+    scopes: SCOPES,
+    permission: Some(("deployments", Level::Write)),
+    role: Level::Read,
+};
+const RUNS_DOCS: &str = "https://docs.service.example/rest/actions/workflow-runs";
+
+/// A date or date-time of the `created` grammar, as JSON-escaped regex text (days every month
+/// has, so every string the pattern admits names a real time).
+macro_rules! date_re {
+    () => {
+        r"(19|20)\\d\\d-(0[1-9]|1[0-2])-(0[1-9]|1\\d|2[0-8])(T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?(Z|[+-](0\\d|1[0-3]):[0-5]\\d)?)?"
+    };
+}
+/// The `created` grammar as a pattern, published so clients and fuzzers know it.
+const CREATED_SCHEMA: &str = concat!(
+    r#"{"type": "string", "pattern": "^((>=|<=|>|<)?"#, date_re!(), r"|", date_re!(), r"\\.\\.(", date_re!(), r"|\\*)|\\*\\.\\.", date_re!(), r#")$"}"#
+);
+const EXCLUDE_PRS: Param =
+    Param { name: "exclude_pull_requests", ty: Ty::Bool, description: "If true, pull_requests is empty in the response." };
+const LIST_QUERY: [Param; 10] = [
+    Param { name: "actor", ty: Ty::Str, description: "Runs of this user (the one who pushed or opened the trigger)." },
+    Param { name: "branch", ty: Ty::Str, description: "Runs of this branch." },
+    Param { name: "event", ty: Ty::Str, description: "Runs triggered by this event." },
+    Param {
+        name: "status",
+        ty: Ty::Enum(&[
+            "completed", "action_required", "cancelled", "failure", "neutral", "skipped", "stale", "success", "timed_out",
+            "in_progress", "queued", "requested", "waiting", "pending",
+        ]),
+        description: "A status or a conclusion.",
+    },
+    PAGINATION[0],
+    PAGINATION[1],
+    Param {
+        name: "created",
+        ty: Ty::Json(CREATED_SCHEMA),
+        description: "Creation time in search syntax: >=D, <=D, >D, <D, D..D, D..*, *..D or D; dates or date-times.",
+    },
+    EXCLUDE_PRS,
+    Param { name: "check_suite_id", ty: Ty::Int, description: "Runs of this check suite." },
+    Param { name: "head_sha", ty: Ty::Str, description: "Runs of this head commit." },
+];
+
+macro_rules! op {
+    ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr) => {
+        pub static $name: Operation = Operation {
+            id: $id,
+            method: Method::$method,
+            path: $path,
+            summary: $summary,
+            docs: concat!("https://docs.service.example/rest/actions/workflow-runs#", $slug),
+            access: $access,
+            query: $query,
+            body: $body,
+            responses: $resp,
+        };
+    };
+}
+
+op!(LIST, "runs/list", GET, "/repos/{owner}/{repo}/actions/runs", "List workflow runs for a repository",
+    "list-workflow-runs-for-a-repository", READ, &LIST_QUERY, None,
+    &[Resp::json(200, "Runs, newest first (at most 1,000 when filtered).", "WorkflowRunList").with_headers(&["Link"])]);
+op!(LIST_FOR_WORKFLOW, "runs/list-for-workflow", GET, "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
+    "List workflow runs for a workflow", "list-workflow-runs-for-a-workflow", READ, &LIST_QUERY, None,
+    &[Resp::json(200, "Runs of the workflow (its id or file name), newest first.", "WorkflowRunList").with_headers(&["Link"])]);
+op!(GET, "runs/get", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}", "Get a workflow run", "get-a-workflow-run",
+    READ, &[EXCLUDE_PRS], None, &[Resp::json(200, "The run (its latest attempt).", "WorkflowRun")]);
+op!(DELETE, "runs/delete", DELETE, "/repos/{owner}/{repo}/actions/runs/{run_id}", "Delete a workflow run",
+    "delete-a-workflow-run", WRITE, &[], None, &[Resp::empty(204, "The run was deleted.")]);
+op!(CANCEL, "runs/cancel", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "Cancel a workflow run",
+    "cancel-a-workflow-run", WRITE, &[], None, &[Resp::json(202, "The run is cancelled.", "Empty")]);
+op!(FORCE_CANCEL, "runs/force-cancel", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/force-cancel",
+    "Force cancel a workflow run", "force-cancel-a-workflow-run", WRITE, &[], None,
+    &[Resp::json(202, "The run is cancelled, bypassing conditions that would keep jobs running.", "Empty"),
+      Resp::json(409, "The run has completed.", "BasicError")]);
+op!(DOWNLOAD_LOGS, "runs/download-logs", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
+    "Download workflow run logs", "download-workflow-run-logs", READ, &[], None,
+    &[Resp::empty(302, "Redirect to a zip archive of the latest attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])]);
+op!(DELETE_LOGS, "runs/delete-logs", DELETE, "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
+    "Delete workflow run logs", "delete-workflow-run-logs", WRITE, &[], None, &[Resp::empty(204, "The logs were deleted.")]);
+op!(LIST_PENDING, "runs/list-pending-deployments", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
+    "Get pending deployments for a workflow run", "get-pending-deployments-for-a-workflow-run", READ, &[], None,
+    &[Resp::json(200, "Environments the run waits for.", "PendingDeployment[]")]);
+op!(REVIEW_PENDING, "runs/review-pending-deployments", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
+    "Review pending deployments for a workflow run", "review-pending-deployments-for-a-workflow-run", REVIEW, &[],
+    Some(&REVIEW_BODY), &[Resp::json(200, "The deployments the approval created (none on rejection).", "Deployment[]")]);
+op!(RERUN, "runs/rerun", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun", "Re-run a workflow",
+    "re-run-a-workflow", WRITE, &[], Some(&RERUN_BODY), &[Resp::json(201, "A new attempt is queued.", "Empty")]);
+op!(RERUN_FAILED, "runs/rerun-failed-jobs", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
+    "Re-run failed jobs from a workflow run", "re-run-failed-jobs-from-a-workflow-run", WRITE, &[], Some(&RERUN_BODY),
+    &[Resp::json(201, "A new attempt re-runs the failed jobs and the jobs that need them.", "Empty")]);
+op!(GET_USAGE, "runs/get-usage", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/timing", "Get workflow run usage",
+    "get-workflow-run-usage", READ, &[], None,
+    &[Resp::json(200, "Billable time per runner OS and the run's duration (closing down).", "WorkflowRunUsage")
+        .with_headers(&["Deprecation", "Sunset"])]);
+op!(RERUN_JOB, "runs/rerun-job", POST, "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
+    "Re-run a job from a workflow run", "re-run-a-job-from-a-workflow-run", WRITE, &[], Some(&RERUN_JOB_BODY),
+    &[Resp::json(201, "A new attempt re-runs the job and the jobs that need it.", "Empty")]);
+op!(GET_ATTEMPT, "runs/get-attempt", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}",
+    "Get a workflow run attempt", "get-a-workflow-run-attempt", READ, &[EXCLUDE_PRS], None,
+    &[Resp::json(200, "The run as of that attempt.", "WorkflowRun")]);
+op!(DOWNLOAD_ATTEMPT_LOGS, "runs/download-attempt-logs", GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/logs", "Download workflow run attempt logs",
+    "download-workflow-run-attempt-logs", READ, &[], None,
+    &[Resp::empty(302, "Redirect to a zip archive of the attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])]);
+op!(LIST_ATTEMPT_JOBS, "runs/list-attempt-jobs", GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs", "List jobs for a workflow run attempt",
+    "list-jobs-for-a-workflow-run-attempt", READ, &PAGINATION, None,
+    &[Resp::json(200, "The attempt's jobs in plan order.", "JobList").with_headers(&["Link"])]);
+op!(APPROVE, "runs/approve-fork-run", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/approve",
+    "Approve a workflow run for a fork pull request", "approve-a-workflow-run-for-a-fork-pull-request", WRITE, &[], None,
+    &[Resp::json(201, "The run is queued.", "Empty")]);
+op!(LIST_REVIEWS, "runs/list-reviews", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/approvals",
+    "Get the review history for a workflow run", "get-the-review-history-for-a-workflow-run", READ, &[], None,
+    &[Resp::json(200, "Reviews of the run's deployments, oldest first.", "EnvironmentApproval[]")]);
+
+static REVIEW_BODY: Schema = Schema {
+    resource: "DeploymentReview",
+    fields: &[
+        Field::req("environment_ids", Ty::IntArray),
+        Field::req("state", Ty::Enum(&["approved", "rejected"])),
+        Field::req("comment", Ty::Str),
+    ],
+};
+static RERUN_BODY: Schema = Schema { resource: "WorkflowRun", fields: &[Field::opt("enable_debug_logging", Ty::Bool)] };
+static RERUN_JOB_BODY: Schema = Schema {
+    resource: "WorkflowJob",
+    fields: &[Field::opt("enable_debug_logging", Ty::Bool), Field::opt("enable_debugger", Ty::Bool)],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&LIST, list)
+        .op(&LIST_FOR_WORKFLOW, list)
+        .op(&GET, get)
+        .op(&DELETE, delete)
+        .op(&CANCEL, cancel)
+        .op(&FORCE_CANCEL, cancel)
+        .op(&DOWNLOAD_LOGS, download_logs)
+        .op(&DELETE_LOGS, delete_logs)
+        .op(&LIST_PENDING, list_pending)
+        .op(&REVIEW_PENDING, review)
+        .op(&RERUN, rerun)
+        .op(&RERUN_FAILED, rerun)
+        .op(&GET_USAGE, usage)
+        .op(&RERUN_JOB, rerun_job)
+        .op(&GET_ATTEMPT, get_attempt)
+        .op(&DOWNLOAD_ATTEMPT_LOGS, download_logs)
+        .op(&LIST_ATTEMPT_JOBS, list_attempt_jobs)
+        .op(&APPROVE, approve)
+        .op(&LIST_REVIEWS, list_reviews)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+/// A numeric path parameter; anything else names nothing (404).
+fn id_param(ctx: &Ctx, name: &str) -> ApiResult<i64> {
+    ctx.param(name).parse::<i64>().ok().filter(|i| *i > 0).ok_or_else(ApiError::not_found)
+}
+
+/// `noapp` operations refuse app installation and app user tokens.
+fn refuse_apps(ctx: &Ctx) -> ApiResult<()> {
+    match &ctx.principal {
+        Principal::Token(t) if matches!(t.token.kind, TokenKind::Installation | TokenKind::UserToServer) => {
+            Err(ApiError::forbidden("Resource not accessible by integration"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The repository (authorized), settled, and the run of the path.
+async fn load(ctx: &Ctx) -> ApiResult<(Repo, Run)> {
+    let repo = ctx.repo().await?;
+    let id = id_param(ctx, "run_id")?;
+    engine::settle_repo(&ctx.app, repo.id).await?;
+    let repo_id = repo.id;
+    let run = ctx.app.store.read(move |c| runs::get(c, repo_id, id)).await?.ok_or_else(ApiError::not_found)?;
+    Ok((repo, run))
+}
+
+/// A boolean query parameter: `true`/`false` (default false); anything else is a 422.
+fn bool_query(ctx: &Ctx, name: &str) -> ApiResult<bool> {
+    match ctx.query.get(name) {
+        None | Some("") | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(v) => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
+    }
+}
+
+/// The list filters of the query; malformed values are 422.
+fn filter(ctx: &Ctx) -> ApiResult<Filter> {
+    let text = |n: &str| ctx.query.get(n).filter(|v| !v.is_empty()).map(str::to_string);
+    let mut f = Filter { actor: text("actor"), branch: text("branch"), event: text("event"), head_sha: text("head_sha"), ..Filter::default() };
+    if let Some(s) = text("status") {
+        if !STATUSES.contains(&s.as_str()) && !CONCLUSIONS.contains(&s.as_str()) {
+            return Err(ApiError::invalid_field(
+                "WorkflowRun",
+                "status",
+                "invalid",
+                Some(format!("status must be one of {}, {}", STATUSES.join(", "), CONCLUSIONS.join(", "))),
+            ));
+        }
+        f.status = Some(s);
+    }
+    if let Some(c) = text("created") {
+        let range = daterange::parse(&c).ok_or_else(|| {
+            ApiError::invalid_field(
+                "WorkflowRun",
+                "created",
+                "invalid",
+                Some(format!("{c:?} is not a date range: use >=D, <=D, >D, <D, D..D, D..*, *..D or D with YYYY-MM-DD dates or ISO 8601 date-times")),
+            )
+        })?;
+        f.created = Some(range);
+    }
+    if let Some(v) = text("check_suite_id") {
+        f.check_suite_id = Some(v.parse().map_err(|_| ApiError::invalid_request(format!("For 'check_suite_id', {v:?} is not an integer.")))?);
+    }
+    Ok(f)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers.
+
+async fn list(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    // Everyone allowed to list sees the same runs: the page is shared among them until the next
+    // write or the next scheduled transition.
+    ctx.cached_until(Sharing::View(format!("runs:{}", repo.id)), list_page(&ctx, repo)).await
+}
+
+async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<(Reply, i64)> {
+    let mut f = filter(ctx)?;
+    let exclude_prs = bool_query(ctx, "exclude_pull_requests")?;
+    let page = ctx.page(30, 100)?;
+    let next = engine::settle_repo(&ctx.app, repo.id).await?;
+    let repo_id = repo.id;
+    if ctx.op.id == LIST_FOR_WORKFLOW.id {
+        let given = ctx.param("workflow_id").to_string();
+        f.workflow_id = Some(ctx.app.store.read(move |c| runs::workflow_id(c, repo_id, &given)).await?.ok_or_else(ApiError::not_found)?);
+    }
+    let (list, total) = ctx.app.store.read(move |c| runs::list(c, repo_id, &f, page.offset(), page.per_page)).await?;
+    let u = &ctx.app.urls;
+    let body = json!({
+        "total_count": total,
+        "workflow_runs": list.iter().map(|r| shapes::run(u, ctx.version, &repo, r, exclude_prs)).collect::<Vec<_>>(),
+    });
+    Ok((Reply::ok(body).opt_header("link", ctx.link(page, total)), next.unwrap_or(i64::MAX)))
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let exclude_prs = bool_query(&ctx, "exclude_pull_requests")?;
+    let (repo, run) = load(&ctx).await?;
+    Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, &repo, &run, exclude_prs)))
+}
+
+async fn get_attempt(ctx: Ctx) -> ApiResult<Reply> {
+    let exclude_prs = bool_query(&ctx, "exclude_pull_requests")?;
+    let (repo, run) = load(&ctx).await?;
+    let n = id_param(&ctx, "attempt_number")?;
+    let found = ctx.app.store.read(move |c| runs::attempt(c, &run, n)).await?.ok_or_else(ApiError::not_found)?;
+    Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, &repo, &found, exclude_prs)))
+}
+
+async fn list_attempt_jobs(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, run) = load(&ctx).await?;
+    let n = id_param(&ctx, "attempt_number")?;
+    let page = ctx.page(30, 100)?;
+    let (attempt, jobs) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(a) = runs::attempt(c, &run, n)? else { return Ok(None) };
+            let jobs = runs::jobs(c, a.id, n)?;
+            Ok(Some((a, jobs)))
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let total = jobs.len() as i64;
+    let shown: Vec<Value> = jobs
+        .iter()
+        .skip(page.offset() as usize)
+        .take(page.per_page as usize)
+        .map(|j| shapes::job(&ctx.app.urls, &repo, &attempt, j))
+        .collect();
+    Ok(Reply::ok(json!({"total_count": total, "jobs": shown})).opt_header("link", ctx.link(page, total)))
+}
+
+async fn delete(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, run) = load(&ctx).await?;
+    ctx.app.store.write(move |c| runs::delete(c, run.id)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+fn refusal(r: Refusal) -> ApiError {
+    match r {
+        Refusal::Completed => ApiError::new(StatusCode::CONFLICT, "Cannot cancel a workflow run that is completed."),
+        Refusal::NotCompleted => ApiError::forbidden("This workflow run is not completed: it cannot be re-run until it completes."),
+        Refusal::NothingFailed => ApiError::forbidden("This workflow run has no failed jobs to re-run."),
+        Refusal::NoApprovalNeeded => ApiError::forbidden("This workflow run is not waiting for approval."),
+        Refusal::NothingScheduled => ApiError::new(StatusCode::CONFLICT, "This workflow run has nothing scheduled."),
+    }
+}
+
+/// Runs a change of one run in a write transaction, settling it (and recording its completion)
+/// in the same transaction.
+async fn change<F>(ctx: &Ctx, run_id: i64, f: F) -> ApiResult<()>
+where
+    F: FnOnce(&mut dyn platform_store::Conn, i64) -> Result<Result<(), Refusal>, DbError> + Send + 'static,
+{
+    let (now, u) = (ctx.app.clock.now(), ctx.app.urls.clone());
+    let out = ctx
+        .app
+        .store
+        .write(move |c| -> Result<_, DbError> {
+            let out = f(c, now)?;
+            if out.is_ok() {
+                engine::settle_one(c, &u, run_id, now)?;
+            }
+            Ok(out)
+        })
+        .await?;
+    out.map_err(refusal)
+}
+
+async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, run) = load(&ctx).await?;
+    change(&ctx, run.id, move |c, now| {
+        let out = runs::cancel(c, run.id, now)?;
+        Ok(out)
+    })
+    .await?;
+    Ok(Reply::json(StatusCode::ACCEPTED, json!({})))
+}
+
+fn caller(ctx: &Ctx) -> ApiResult<Account> {
+    match &ctx.principal {
+        Principal::Token(t) => match &t.user {
+            Some(u) => Ok(u.clone()),
+            // Installation and workflow tokens act as the platform's bot; runs need a person.
+            None => Err(not_accessible(t.token.kind)),
+        },
+        _ => Err(ApiError::requires_authentication()),
+    }
+}
+
+fn debug_flag(body: &Value) -> bool {
+    body.get("enable_debug_logging").and_then(Value::as_bool).unwrap_or(false)
+}
+
+async fn rerun(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (_, run) = load(&ctx).await?;
+    ctx.check_body(&body)?;
+    let by = caller(&ctx)?;
+    let what = if ctx.op.id == RERUN_FAILED.id { Rerun::Failed } else { Rerun::All };
+    let debug = debug_flag(&body);
+    change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &what, &by, debug, now)).await?;
+    Ok(Reply::created(json!({})))
+}
+
+async fn rerun_job(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let repo = ctx.repo().await?;
+    let job_id = id_param(&ctx, "job_id")?;
+    ctx.check_body(&body)?;
+    engine::settle_repo(&ctx.app, repo.id).await?;
+    let repo_id = repo.id;
+    let (job, run) = ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)?;
+    let by = caller(&ctx)?;
+    let debug = debug_flag(&body);
+    change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &Rerun::Job(job.name), &by, debug, now)).await?;
+    Ok(Reply::created(json!({})))
+}
+
+async fn approve(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, run) = load(&ctx).await?;
+    change(&ctx, run.id, move |c, now| runs::approve(c, run.id, now)).await?;
+    Ok(Reply::created(json!({})))
+}
+
+async fn download_logs(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, run) = load(&ctx).await?;
+    let attempt = match ctx.op.id == DOWNLOAD_ATTEMPT_LOGS.id {
+        true => {
+            let n = id_param(&ctx, "attempt_number")?;
+            let r = run.clone();
+            ctx.app.store.read(move |c| runs::attempt(c, &r, n)).await?.ok_or_else(ApiError::not_found)?.run_attempt
+        }
+        false => run.run_attempt,
+    };
+    if run.logs_deleted {
+        return Err(ApiError::not_found());
+    }
+    let url = logs::signed_url(&ctx.app, run.id, attempt).await?;
+    Ok(Reply::empty(StatusCode::FOUND).header("location", url))
+}
+
+async fn delete_logs(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, run) = load(&ctx).await?;
+    if !run.completed() {
+        return Err(ApiError::forbidden("Cannot delete the logs of a workflow run that is not completed."));
+    }
+    let now = ctx.app.clock.now();
+    ctx.app.store.write(move |c| runs::delete_logs(c, run.id, now)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+/// Whether the caller may review: a user listed as a required reviewer, directly or by team.
+fn user_of(p: &Principal) -> Option<i64> {
+    p.user().map(|u| u.id)
+}
+
+async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, run) = load(&ctx).await?;
+    let user = user_of(&ctx.principal);
+    let u = ctx.app.urls.clone();
+    let r = repo.clone();
+    let body = ctx
+        .app
+        .store
+        .read(move |c| -> Result<Value, DbError> {
+            let mut out = Vec::new();
+            for p in runs::pending(c, &run)? {
+                let can = match user {
+                    Some(id) => runs::is_reviewer(c, &p.reviewers, id)?,
+                    None => false,
+                };
+                let mut reviewers = Vec::new();
+                for rv in &p.reviewers {
+                    let v = match rv.kind.as_str() {
+                        "User" => platform_store::domain::accounts::by_id(c, rv.id)?.map(|a| crate::shapes::simple_user(&u, &a)),
+                        _ => runs::team(c, rv.id)?.map(|(t, org)| shapes::team(&u, &t, &org)),
+                    };
+                    if let Some(v) = v {
+                        reviewers.push(json!({"type": rv.kind, "reviewer": v}));
+                    }
+                }
+                out.push(json!({
+                    "environment": shapes::environment(&u, &r, &p.environment),
+                    "wait_timer": p.environment.wait_timer,
+                    "wait_timer_started_at": platform_core::time::format_ts(p.gate.wait_timer_started_at),
+                    "current_user_can_approve": can,
+                    "reviewers": reviewers,
+                }));
+            }
+            Ok(Value::Array(out))
+        })
+        .await?;
+    Ok(Reply::ok(body))
+}
+
+#[derive(serde::Deserialize)]
+struct ReviewBody {
+    environment_ids: Vec<i64>,
+    state: String,
+    comment: String,
+}
+
+/// The grant a reviewer's token needs: Deployments write (fine-grained), `repo` (classic).
+fn check_review_grant(ctx: &Ctx) -> ApiResult<()> {
+    let Principal::Token(t) = &ctx.principal else { return Err(ApiError::requires_authentication()) };
+    let granted = if t.token.kind.uses_scopes() {
+        has_scope(&t.token.scopes, REVIEW.scopes)
+    } else {
+        REVIEW.permission.is_none_or(|p| has_permission(t, p))
+    };
+    if granted { Ok(()) } else { Err(not_accessible(t.token.kind)) }
+}
+
+async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    refuse_apps(&ctx)?;
+    let (repo, run) = load(&ctx).await?;
+    check_review_grant(&ctx)?;
+    ctx.check_body(&body)?;
+    let b: ReviewBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let user = caller(&ctx)?;
+    if b.environment_ids.is_empty() {
+        return Err(ApiError::invalid_field("DeploymentReview", "environment_ids", "missing_field", None));
+    }
+    let (now, u) = (ctx.app.clock.now(), ctx.app.urls.clone());
+    let deployments = ctx
+        .app
+        .store
+        .write(move |c| -> Result<_, ApiError> {
+            // Settled first: only environments the run waits for now can be reviewed.
+            engine::settle_one(c, &u, run.id, now)?;
+            let run = runs::get(c, run.repo_id, run.id)?.ok_or_else(ApiError::not_found)?;
+            let pending = runs::pending(c, &run)?;
+            for id in &b.environment_ids {
+                let Some(p) = pending.iter().find(|p| p.environment.id == *id) else {
+                    return Err(ApiError::invalid_field(
+                        "DeploymentReview",
+                        "environment_ids",
+                        "invalid",
+                        Some(format!("environment {id} is not waiting for a review in this run")),
+                    ));
+                };
+                if !runs::is_reviewer(c, &p.reviewers, user.id)? {
+                    return Err(ApiError::invalid_field(
+                        "DeploymentReview",
+                        "environment_ids",
+                        "custom",
+                        Some(format!("{} is not a required reviewer of environment {}", user.login, p.environment.name)),
+                    ));
+                }
+            }
+            let made = runs::review(c, &run, &user, &b.environment_ids, &b.state, &b.comment, now)?;
+            engine::settle_one(c, &u, run.id, now)?;
+            Ok(made)
+        })
+        .await?;
+    let body: Vec<Value> = deployments.iter().map(|d| shapes::deployment(&ctx.app.urls, &repo, d)).collect();
+    Ok(Reply::ok(Value::Array(body)))
+}
+
+async fn list_reviews(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, run) = load(&ctx).await?;
+    let reviews = ctx.app.store.read(move |c| runs::reviews(c, run.id)).await?;
+    let body: Vec<Value> = reviews.iter().map(|r| shapes::approval(&ctx.app.urls, &repo, r)).collect();
+    Ok(Reply::ok(Value::Array(body)))
+}
+
+/// The usage operation is closing down: announced 2025-04-15, removed after 2027-04-15.
+const USAGE_DEPRECATED: i64 = 1_744_675_200;
+const USAGE_SUNSET: i64 = 1_807_833_600;
+
+async fn usage(ctx: Ctx) -> ApiResult<Reply> {
+    refuse_apps(&ctx)?;
+    let (repo, run) = load(&ctx).await?;
+    let now = ctx.app.clock.now();
+    let (jobs, spans) = ctx.app.store.read(move |c| -> Result<_, DbError> { Ok((runs::all_jobs(c, run.id)?, runs::attempt_spans(c, run.id)?)) }).await?;
+    let current = (run.run_started_at.filter(|_| run.status != "queued"), run.completed_at.or(Some(now)));
+    let duration: i64 = spans
+        .iter()
+        .chain(std::iter::once(&current))
+        .filter_map(|(s, e)| Some((e.as_ref()? - s.as_ref()?).max(0) * 1000))
+        .sum();
+    Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)).closing_down(USAGE_DEPRECATED, USAGE_SUNSET, RUNS_DOCS))
+}

@@ -1,0 +1,97 @@
+//! Runs move on the platform clock: requests settle a repository's runs before reading them, and
+//! a background ticker settles the rest, so completion activity (the `workflow_run` webhook, the
+//! `ci_activity` notification) is recorded even when nobody looks. Settling applies each
+//! transition at its scheduled time, so whoever settles first, the outcome is the same.
+use std::time::Duration;
+
+use platform_core::ApiVersion;
+use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::repos;
+use platform_store::domain::workflow_runs::{self as runs};
+use platform_store::{Conn, DbError};
+use serde_json::json;
+
+use crate::error::ApiResult;
+use crate::shapes::Urls;
+use crate::state::Shared;
+
+/// Records the completion of runs as platform activity (`WorkflowRunEvent`, action `completed`),
+/// in the transaction that completed them.
+pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> Result<(), DbError> {
+    for &id in ids {
+        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?.map(|r| r.i64(0)) else {
+            continue;
+        };
+        let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, id)?) else { continue };
+        let payload = json!({
+            "action": "completed",
+            "workflow_run": super::shapes::run(u, ApiVersion::DEFAULT, &repo, &run, false),
+            "workflow": {"id": run.workflow_id, "name": run.workflow_name, "path": run.workflow_path},
+        });
+        let a = NewActivity {
+            kind: "WorkflowRunEvent",
+            actor_id: Some(run.triggering_actor.id),
+            repo_id: Some(repo.id),
+            org_id: repo.owner.is_org().then_some(repo.owner.id),
+            public: !repo.private,
+            payload: &payload,
+        };
+        activity::record(c, &a, now)?;
+    }
+    Ok(())
+}
+
+/// Settles one run now (after a change to it) and records its completion.
+pub fn settle_one(c: &mut dyn Conn, u: &Urls, id: i64, now: i64) -> Result<(), DbError> {
+    if runs::settle_run(c, id, now)? {
+        record_completions(c, u, &[id], now)?;
+    }
+    Ok(())
+}
+
+/// Brings a repository's runs up to the platform clock; returns the time of the next scheduled
+/// transition (until then, what was read stays exact).
+pub async fn settle_repo(app: &Shared, repo_id: i64) -> ApiResult<Option<i64>> {
+    let now = app.clock.now();
+    let due = app.store.read(move |c| runs::next_due(c, Some(repo_id))).await?;
+    if due.is_none_or(|d| d > now) {
+        return Ok(due);
+    }
+    let u = app.urls.clone();
+    let next = app
+        .store
+        .write(move |c| -> Result<_, DbError> {
+            let done = runs::settle_due(c, Some(repo_id), now)?;
+            record_completions(c, &u, &done, now)?;
+            runs::next_due(c, Some(repo_id))
+        })
+        .await?;
+    Ok(next)
+}
+
+/// Settles every run with a transition due, once a second, until the process ends.
+pub fn spawn_ticker(state: Shared) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let now = state.clock.now();
+            let due = state.store.read(|c| runs::next_due(c, None)).await;
+            if let Ok(Some(d)) = due.as_ref() {
+                if *d <= now {
+                    let u = state.urls.clone();
+                    let r = state
+                        .store
+                        .write(move |c| -> Result<(), DbError> {
+                            let done = runs::settle_due(c, None, now)?;
+                            record_completions(c, &u, &done, now)
+                        })
+                        .await;
+                    match r {
+                        Ok(()) => continue,
+                        Err(e) => tracing::warn!(error = %e.message, "settling workflow runs failed; retrying"),
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    })
+}

@@ -1,0 +1,117 @@
+//! Log downloads: the API answers 302 with a URL served by platformd itself, signed with a key
+//! kept in the database (HMAC-SHA256 over run, attempt and expiry) and valid for one minute of
+//! the platform clock. The URL needs no credentials; an expired or altered one is refused.
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hmac::{Hmac, Mac};
+use platform_store::domain::{hooks, workflow_runs as runs};
+use platform_store::{params, DbError};
+use serde::Deserialize;
+use sha2::Sha256;
+
+use crate::error::{ApiError, ApiResult};
+use crate::state::Shared;
+
+/// How long a log URL stays valid (seconds of the platform clock).
+pub const URL_TTL: i64 = 60;
+/// Where the signed URLs are served (outside the API; see `router::app`).
+pub const ROUTE: &str = "/_runlogs/{run_id}/{attempt}";
+
+/// The signing key, generated once per database.
+async fn key(app: &Shared) -> ApiResult<Vec<u8>> {
+    const NAME: &str = "run-logs";
+    let found = app
+        .store
+        .read(|c| -> Result<_, DbError> { Ok(c.query_opt("SELECT value FROM webhook_keys WHERE name = ?", params![NAME])?.map(|r| r.string(0))) })
+        .await?;
+    let k = match found {
+        Some(k) => k,
+        None => app.store.write(|c| hooks::key(c, NAME, || platform_core::ids::random_hex(32))).await?,
+    };
+    Ok(k.into_bytes())
+}
+
+fn signature(key: &[u8], run_id: i64, attempt: i64, expires: i64) -> String {
+    let mut m = Hmac::<Sha256>::new_from_slice(key).expect("hmac key");
+    m.update(format!("{run_id}:{attempt}:{expires}").as_bytes());
+    hex::encode(m.finalize().into_bytes())
+}
+
+/// A download URL for an attempt's logs, valid for [`URL_TTL`] seconds from now.
+pub async fn signed_url(app: &Shared, run_id: i64, attempt: i64) -> ApiResult<String> {
+    let expires = app.clock.now() + URL_TTL;
+    let sig = signature(&key(app).await?, run_id, attempt, expires);
+    Ok(format!("{}/_runlogs/{run_id}/{attempt}?expires={expires}&signature={sig}", app.urls.web))
+}
+
+#[derive(Deserialize)]
+pub struct Signed {
+    expires: Option<String>,
+    signature: Option<String>,
+}
+
+/// `GET /_runlogs/{run_id}/{attempt}?expires&signature`: the zip of the attempt's job logs.
+pub async fn download(State(app): State<Shared>, Path((run_id, attempt)): Path<(String, String)>, Query(q): Query<Signed>) -> Response {
+    match serve(&app, &run_id, &attempt, q).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn serve(app: &Shared, run_id: &str, attempt: &str, q: Signed) -> ApiResult<Response> {
+    let refused = || ApiError::forbidden("The log URL is invalid or has expired.");
+    let (Ok(run_id), Ok(attempt), Some(Ok(expires)), Some(sig)) =
+        (run_id.parse::<i64>(), attempt.parse::<i64>(), q.expires.map(|e| e.parse::<i64>()), q.signature)
+    else {
+        return Err(refused());
+    };
+    let good = signature(&key(app).await?, run_id, attempt, expires);
+    if !crate::principal::constant_time_eq(good.as_bytes(), sig.as_bytes()) || app.clock.now() >= expires {
+        return Err(refused());
+    }
+    let found = app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", params![run_id])?.map(|r| r.i64(0)) else {
+                return Ok(None);
+            };
+            let Some(run) = runs::get(c, repo_id, run_id)? else { return Ok(None) };
+            let Some(a) = runs::attempt(c, &run, attempt)?.filter(|_| !run.logs_deleted) else { return Ok(None) };
+            Ok(Some((a, runs::jobs(c, run_id, attempt)?)))
+        })
+        .await?;
+    let (run, jobs) = found.ok_or_else(ApiError::not_found)?;
+    Ok((
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "application/zip".to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=logs_{}.zip", run.id)),
+        ],
+        archive(&jobs, run.debug_logging, run.updated_at),
+    )
+        .into_response())
+}
+
+/// One file per job that ran: `<position>_<name>.txt`, the job's log lines stamped with the
+/// times they were written (with debug lines when the attempt enabled debug logging).
+fn archive(jobs: &[runs::Job], debug: bool, at: i64) -> Vec<u8> {
+    let files: Vec<(String, Vec<u8>)> = jobs
+        .iter()
+        .filter(|j| j.started_at.is_some())
+        .map(|j| {
+            let start = j.started_at.unwrap_or(at);
+            let stamp = platform_core::time::format_ts(start).replace('Z', ".0000000Z");
+            let mut text = String::new();
+            if debug {
+                text.push_str(&format!("{stamp} ##[debug]Debug logging is enabled for this attempt\n"));
+            }
+            for line in j.log.lines() {
+                text.push_str(&format!("{stamp} {line}\n"));
+            }
+            let name: String = j.name.chars().map(|ch| if ch == '/' || ch == '\\' { '_' } else { ch }).collect();
+            (format!("{}_{name}.txt", j.position), text.into_bytes())
+        })
+        .collect();
+    super::zip::stored(&files, at)
+}
