@@ -60,7 +60,7 @@ def test_get_run_and_attempt(public_repo):
     if attempt is not None:
         assert attempt.run_attempt == 1
     with pytest.raises(UnknownObjectException):
-        public_repo.get_workflow_run(987654321)
+        public_repo.get_workflow_run(987654321).status  # lazy: reading an attribute fetches it
 
 
 @pytest.mark.op("runs/rerun")
@@ -86,9 +86,7 @@ def test_cancel(public_repo):
     wr = public_repo.get_workflow_run(run["id"])
     assert wr.cancel() is True
     assert public_repo.get_workflow_run(run["id"]).conclusion == "cancelled"
-    with pytest.raises(GithubException) as e:
-        wr.cancel()
-    assert e.value.status == 409
+    assert wr.cancel() is False  # 409: PyGithub reports it as False
 
 
 @pytest.mark.op("runs/force-cancel", supported=False, note=REQUESTER)
@@ -103,7 +101,7 @@ def test_delete(public_repo):
     run = new_run()
     assert public_repo.get_workflow_run(run["id"]).delete() is True
     with pytest.raises(UnknownObjectException):
-        public_repo.get_workflow_run(run["id"])
+        public_repo.get_workflow_run(run["id"]).status
 
 
 @pytest.mark.op("runs/get-usage")
