@@ -154,6 +154,7 @@ def test_content_exclusion_set_and_get(req):
     _, out = req.requestJsonAndCheck("PUT", EXCLUSION, input={"public-repo": ["/secrets/**"], "*": ["*.key"]})
     assert isinstance(out["message"], str)
     _, rules = req.requestJsonAndCheck("GET", EXCLUSION)
+    rules.pop("url", None)  # PyGithub stamps the request URL into object responses
     assert rules == {"public-repo": ["/secrets/**"], "*": ["*.key"]}
     with pytest.raises(GithubException) as e:
         req.requestJsonAndCheck("PUT", EXCLUSION, input={"public-repo": "/not/an/array"})

@@ -80,9 +80,13 @@ check("privateRegistries: an OIDC configuration's whole life", [
 ], async () => {
   const key = await owner.rest.privateRegistries.getOrgPublicKey({ org: ORG });
   assert.ok(key.data.key_id && key.data.key);
+  // The body field `url` collides with octokit's own `url` request option, so the body goes in `data`.
   const created = await owner.rest.privateRegistries.createOrgPrivateRegistry({
-    org: ORG, registry_type: "cargo_registry", url: "https://crates.example.com/index", visibility: "all",
-    auth_type: "oidc_cloud_c", workload_identity_provider: "projects/1/locations/global/workloadIdentityPools/p/providers/q",
+    org: ORG,
+    data: {
+      registry_type: "cargo_registry", url: "https://crates.example.com/index", visibility: "all",
+      auth_type: "oidc_cloud_c", workload_identity_provider: "projects/1/locations/global/workloadIdentityPools/p/providers/q",
+    },
   });
   assert.equal(created.status, 201);
   const name = created.data.name;
@@ -98,12 +102,13 @@ check("privateRegistries: an OIDC configuration's whole life", [
     (e) => e.status === 422,
   );
   await assert.rejects(
-    owner.rest.privateRegistries.createOrgPrivateRegistry({ org: ORG, registry_type: "npm_registry", url: "https://npm.example.com", visibility: "all" }),
+    owner.rest.privateRegistries.createOrgPrivateRegistry({ org: ORG, data: { registry_type: "npm_registry", url: "https://npm.example.com", visibility: "all" } }),
     (e) => e.status === 422 && e.response.data.errors[0].field === "encrypted_value",
   );
   assert.equal((await owner.rest.privateRegistries.deleteOrgPrivateRegistry({ org: ORG, secret_name: name })).status, 204);
 });
 
+note("private-registries/create", "the body field `url` collides with octokit's `url` request option: the body is sent as `data`");
 note("assistant-exclusions/get", REQUEST);
 note("assistant-exclusions/set", REQUEST);
 check("assistant content exclusion: set replaces, get returns the rules", ["assistant-exclusions/set", "assistant-exclusions/get"], async () => {
