@@ -297,8 +297,8 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             put(h, names::X_ACCEPTED_SERVICE_PERMISSIONS, &p);
         }
         if let Some(cd) = op.closing_down() {
-            put(h, "deprecation", cd.deprecation);
-            put(h, "sunset", cd.sunset);
+            put(h, names::DEPRECATION, cd.deprecation);
+            put(h, names::SUNSET, cd.sunset);
         }
     }
     if let Some(op) = op.filter(|o| o.polled() && matches!(status, StatusCode::OK | StatusCode::NOT_MODIFIED)) {

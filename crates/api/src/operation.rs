@@ -140,11 +140,16 @@ static CLOSING_DOWN: &[(&str, ClosingDown)] = &[
     ("security-managers/list-teams", SECURITY_MANAGERS_SUNSET),
     ("security-managers/add-team", SECURITY_MANAGERS_SUNSET),
     ("security-managers/remove-team", SECURITY_MANAGERS_SUNSET),
+    ("runs/get-usage", RUN_USAGE_SUNSET),
 ];
 
 /// Security manager teams are removed from 1 January 2026 (document 2).
 const SECURITY_MANAGERS_SUNSET: ClosingDown =
     ClosingDown { deprecation: "Tue, 01 Jul 2025 00:00:00 GMT", sunset: "Thu, 01 Jan 2026 00:00:00 GMT" };
+
+/// Run usage (timing) is closing down (document 3); dates chosen here, the spec gives none.
+const RUN_USAGE_SUNSET: ClosingDown =
+    ClosingDown { deprecation: "Tue, 15 Apr 2025 00:00:00 GMT", sunset: "Thu, 15 Apr 2027 00:00:00 GMT" };
 
 impl Operation {
     /// The dates of a closing-down operation.

@@ -55,14 +55,6 @@ impl Reply {
     pub fn body(&self) -> Option<&Bytes> {
         self.body.as_ref()
     }
-    /// Marks an operation that is closing down (api-facts §6.6): `Deprecation` and `Sunset`
-    /// HTTP-dates and a `Link` with `rel="deprecation"` to its documentation.
-    pub fn closing_down(self, deprecated: i64, sunset: i64, docs: &str) -> Self {
-        use platform_core::time::http_date;
-        self.header("deprecation", http_date(deprecated))
-            .header("sunset", http_date(sunset))
-            .header("link", format!("<{docs}>; rel=\"deprecation\""))
-    }
     pub fn opt_header(self, name: &'static str, value: Option<String>) -> Self {
         match value {
             Some(v) => self.header(name, v),

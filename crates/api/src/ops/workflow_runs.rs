@@ -29,7 +29,6 @@ const REVIEW: Access = Access {
     permission: Some(("deployments", Level::Write)),
     role: Level::Read,
 };
-const RUNS_DOCS: &str = "https://docs.service.example/rest/actions/workflow-runs";
 
 /// A date or date-time of the `created` grammar, as JSON-escaped regex text (days every month
 /// has, so every string the pattern admits names a real time).
@@ -546,10 +545,6 @@ async fn list_reviews(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(Value::Array(body)))
 }
 
-/// The usage operation is closing down: announced 2025-04-15, removed after 2027-04-15.
-const USAGE_DEPRECATED: i64 = 1_744_675_200;
-const USAGE_SUNSET: i64 = 1_807_833_600;
-
 async fn usage(ctx: Ctx) -> ApiResult<Reply> {
     refuse_apps(&ctx)?;
     let (repo, run) = load(&ctx).await?;
@@ -561,5 +556,5 @@ async fn usage(ctx: Ctx) -> ApiResult<Reply> {
         .chain(std::iter::once(&current))
         .filter_map(|(s, e)| Some((e.as_ref()? - s.as_ref()?).max(0) * 1000))
         .sum();
-    Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)).closing_down(USAGE_DEPRECATED, USAGE_SUNSET, RUNS_DOCS))
+    Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)))
 }

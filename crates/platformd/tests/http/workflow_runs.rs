@@ -126,7 +126,6 @@ both!(lifecycle_on_the_platform_clock, |s| {
     assert_eq!(code, 200);
     assert_eq!(u, json!({"billable": {}, "run_duration_ms": 90_000}));
     assert!(header(&h, "deprecation").ends_with(" GMT") && header(&h, "sunset").ends_with(" GMT"), "{h:?}");
-    assert!(header(&h, "link").contains("rel=\"deprecation\""));
 
     // Run numbers count per workflow.
     let second = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice"})).await;
