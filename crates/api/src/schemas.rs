@@ -438,6 +438,8 @@ fn depbot_alert(with_repository: bool) -> Value {
         req.push(("repository", r("MinimalRepository")));
     }
     object(&req, &[("auto_dismissed_at", nullable(timestamp())), ("assignees", json!({"type": "array", "items": r("SimpleUser")}))])
+}
+
 fn enterprise_team() -> Value {
     let s = |n: &'static str| (n, string());
     object(
@@ -458,6 +460,45 @@ fn enterprise_team() -> Value {
             s("organization_selection_type"),
             ("group_name", nullable(string())),
             ("notification_setting", json!({"type": "string", "enum": ["notifications_enabled", "notifications_disabled"]})),
+        ],
+    )
+}
+
+fn devenv_secret() -> Value {
+    object(&[("name", string()), ("created_at", timestamp()), ("updated_at", timestamp())], &[("visibility", string())])
+}
+
+fn registry_config() -> Value {
+    let mut optional: Vec<(&str, Value)> = vec![
+        ("auth_type", string()),
+        ("url", uri()),
+        ("username", nullable(string())),
+        ("replaces_base", json!({"type": "boolean"})),
+        ("selected_repository_ids", json!({"type": "array", "items": {"type": "integer"}})),
+    ];
+    for k in [
+        "tenant_id", "client_id", "cloud_b_region", "account_id", "role_name", "domain", "domain_owner", "audience",
+        "artifact_a_oidc_provider_name", "identity_mapping_name", "namespace", "service_slug", "api_host",
+        "workload_identity_provider", "service_account",
+    ] {
+        optional.push((k, string()));
+    }
+    object(
+        &[
+            ("name", string()),
+            ("registry_type", string()),
+            ("visibility", json!({"type": "string", "enum": ["all", "private", "selected"]})),
+            ("created_at", timestamp()),
+            ("updated_at", timestamp()),
+        ],
+        &optional,
+    )
+}
+
+fn wrapped(key: &str, item: &str) -> Value {
+    object(&[("total_count", json!({"type": "integer"})), (key, json!({"type": "array", "items": r(item)}))], &[])
+}
+
 fn ruleset_summary_fields() -> Vec<(&'static str, Value)> {
     let link = object(&[("href", uri())], &[]);
     vec![
@@ -485,6 +526,36 @@ fn ruleset() -> Value {
         &[
             ("bypass_actors", body::bypass_actors_schema()),
             ("current_user_can_bypass", json!({"type": "string", "enum": ["always", "pull_requests_only", "never", "exempt"]})),
+        ],
+    )
+}
+
+fn branch_rule() -> Value {
+    let mut rule = crate::ops::rulesets::body::rule_schema();
+    rule["type"] = json!("object");
+    rule["properties"] = json!({
+        "ruleset_source_type": {"type": "string", "enum": ["Repository", "Organization"]},
+        "ruleset_source": {"type": "string"},
+        "ruleset_id": {"type": "integer"},
+    });
+    rule["required"] = json!(["type", "ruleset_source_type", "ruleset_source", "ruleset_id"]);
+    rule
+}
+
+fn ruleset_version_fields() -> Vec<(&'static str, Value)> {
+    vec![
+        ("version_id", json!({"type": "integer"})),
+        ("actor", object(&[("id", json!({"type": "integer"})), ("type", string())], &[])),
+        ("updated_at", timestamp()),
+    ]
+}
+
+fn ruleset_version_with_state() -> Value {
+    let mut f = ruleset_version_fields();
+    f.push(("state", r("Ruleset")));
+    object(&f, &[])
+}
+
 fn int() -> Value {
     json!({"type": "integer"})
 }
@@ -545,63 +616,6 @@ fn workflow_run() -> Value {
     )
 }
 
-fn devenv_secret() -> Value {
-    object(&[("name", string()), ("created_at", timestamp()), ("updated_at", timestamp())], &[("visibility", string())])
-}
-
-fn registry_config() -> Value {
-    let mut optional: Vec<(&str, Value)> = vec![
-        ("auth_type", string()),
-        ("url", uri()),
-        ("username", nullable(string())),
-        ("replaces_base", json!({"type": "boolean"})),
-        ("selected_repository_ids", json!({"type": "array", "items": {"type": "integer"}})),
-    ];
-    for k in [
-        "tenant_id", "client_id", "cloud_b_region", "account_id", "role_name", "domain", "domain_owner", "audience",
-        "artifact_a_oidc_provider_name", "identity_mapping_name", "namespace", "service_slug", "api_host",
-        "workload_identity_provider", "service_account",
-    ] {
-        optional.push((k, string()));
-    }
-    object(
-        &[
-            ("name", string()),
-            ("registry_type", string()),
-            ("visibility", json!({"type": "string", "enum": ["all", "private", "selected"]})),
-            ("created_at", timestamp()),
-            ("updated_at", timestamp()),
-        ],
-        &optional,
-    )
-}
-
-fn wrapped(key: &str, item: &str) -> Value {
-    object(&[("total_count", json!({"type": "integer"})), (key, json!({"type": "array", "items": r(item)}))], &[])
-fn branch_rule() -> Value {
-    let mut rule = crate::ops::rulesets::body::rule_schema();
-    rule["type"] = json!("object");
-    rule["properties"] = json!({
-        "ruleset_source_type": {"type": "string", "enum": ["Repository", "Organization"]},
-        "ruleset_source": {"type": "string"},
-        "ruleset_id": {"type": "integer"},
-    });
-    rule["required"] = json!(["type", "ruleset_source_type", "ruleset_source", "ruleset_id"]);
-    rule
-}
-
-fn ruleset_version_fields() -> Vec<(&'static str, Value)> {
-    vec![
-        ("version_id", json!({"type": "integer"})),
-        ("actor", object(&[("id", json!({"type": "integer"})), ("type", string())], &[])),
-        ("updated_at", timestamp()),
-    ]
-}
-
-fn ruleset_version_with_state() -> Value {
-    let mut f = ruleset_version_fields();
-    f.push(("state", r("Ruleset")));
-    object(&f, &[])
 fn job() -> Value {
     let step = object(
         &[("name", string()), ("status", string()), ("conclusion", nullable(string())), ("number", int())],
