@@ -269,6 +269,7 @@ refused!(bypass_actor_id_required_for_integrations, W, json!({"bypass_actors": [
 refused!(bypass_actor_id_required_for_repository_roles, W, json!({"bypass_actors": [{"actor_type": "RepositoryRole"}]}), "actor_id");
 refused!(bypass_actor_id_integer, W, json!({"bypass_actors": [{"actor_type": "User", "actor_id": "alice"}]}), "actor_id");
 refused!(bypass_deploy_key_id_is_null, W, json!({"bypass_actors": [{"actor_type": "DeployKey", "actor_id": 3}]}), VF);
+refused!(optional_parameters_are_not_null, W, rule(json!({"type": "assistant_code_review", "parameters": {"review_on_push": null}})), "is not a boolean");
 refused!(bypass_mode_enum, W, json!({"bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "sometimes"}]}), VF);
 refused!(bypass_pull_request_not_for_deploy_keys, W, json!({"bypass_actors": [{"actor_type": "DeployKey", "bypass_mode": "pull_request"}]}), VF);
 refused!(bypass_pull_request_only_for_branch_rulesets, W, json!({"target": "tag", "bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]}), VF);
@@ -380,7 +381,7 @@ both!(list_with_parents_and_targets, |s| {
     let mut push = base();
     push["target"] = json!("push");
     push["name"] = json!("pushes");
-    push["conditions"] = Value::Null;
+    push.as_object_mut().unwrap().remove("conditions");
     let c = created(&s, W, &t, push).await;
     let o = org_ruleset(&s, json!({"name": "org wide", "enforcement": "active",
         "conditions": {"ref_name": {"include": ["~ALL"]}, "repository_name": {"include": ["wid*"], "exclude": []}}, "rules": [{"type": "deletion"}]})).await;

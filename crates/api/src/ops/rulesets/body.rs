@@ -219,8 +219,8 @@ fn fields(params: &[P], o: &Map<String, Value>, path: &str) -> ApiResult<Map<Str
     for P(name, kind, required) in params {
         let p = format!("{path}/{name}");
         match o.get(*name) {
-            None | Some(Value::Null) if *required => return Err(malformed(&p, "required but not supplied.")),
-            None | Some(Value::Null) => {}
+            None if *required => return Err(malformed(&p, "required but not supplied.")),
+            None => {}
             Some(v) => {
                 out.insert(name.to_string(), check(*kind, v, &p)?);
             }
@@ -265,7 +265,7 @@ fn bypass_actor(v: &Value, path: &str, source: Source, target: &str) -> ApiResul
     let ty = one_of(o.get("actor_type").ok_or_else(|| malformed(&tp, "required but not supplied."))?, &tp, &ACTOR_TYPES)?;
     let mp = format!("{path}/bypass_mode");
     let mode = match o.get("bypass_mode") {
-        None | Some(Value::Null) => "always",
+        None => "always",
         Some(m) => one_of(m, &mp, &BYPASS_MODES)?,
     };
     let ip = format!("{path}/actor_id");
@@ -295,7 +295,7 @@ fn include_exclude(v: &Value, path: &str) -> ApiResult<Map<String, Value>> {
     let mut out = Map::new();
     for key in ["include", "exclude"] {
         let list = match o.get(key) {
-            None | Some(Value::Null) => Vec::new(),
+            None => Vec::new(),
             Some(a) => string_array(a, &format!("{path}/{key}"))?,
         };
         out.insert(key.into(), json!(list));
@@ -306,7 +306,7 @@ fn include_exclude(v: &Value, path: &str) -> ApiResult<Map<String, Value>> {
 fn conditions(v: &Value, source: Source) -> ApiResult<Value> {
     let o = object(v, "/conditions")?;
     let mut out = Map::new();
-    if let Some(r) = o.get("ref_name").filter(|r| !r.is_null()) {
+    if let Some(r) = o.get("ref_name") {
         out.insert("ref_name".into(), Value::Object(include_exclude(r, "/conditions/ref_name")?));
     }
     if source != Source::Organization {
@@ -346,6 +346,12 @@ fn conditions(v: &Value, source: Source) -> ApiResult<Value> {
 /// (every field optional; the ones not given keep their value). Returns the normalized
 /// definition: `{name, target, enforcement, bypass_actors, conditions, rules}`.
 pub fn definition(body: &Value, current: Option<&Value>, source: Source) -> ApiResult<Value> {
+    // Explicit nulls are not values of any of these fields (the published schema says so too).
+    for k in ["name", "target", "enforcement", "bypass_actors", "conditions", "rules"] {
+        if body.get(k).is_some_and(Value::is_null) {
+            return Err(malformed(&format!("/{k}"), "null is not allowed."));
+        }
+    }
     let get = |k: &str| body.get(k).filter(|v| !v.is_null()).or_else(|| current.and_then(|c| c.get(k)).filter(|v| !v.is_null()));
     let name = match get("name") {
         Some(n) => string(n, "/name")?,
