@@ -35,7 +35,8 @@ const UA_MESSAGE: &str = "Request forbidden by administrative rules. Please make
 /// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
 /// router sees one segment; the path extractor decodes them again.
 fn normalize_path(path: &str) -> Option<String> {
-    if !path.starts_with("/repos/") || !path.contains("/commits/") {
+    // Most paths need nothing: skip the split for them.
+    if !path.starts_with("/repos/") || !(path.contains("/commits/") || path.contains("/rules/branches/")) {
         return None;
     }
     let segs: Vec<&str> = path.split('/').collect();
