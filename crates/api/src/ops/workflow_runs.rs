@@ -94,7 +94,8 @@ op!(GET, "runs/get", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}", "Get a 
 op!(DELETE, "runs/delete", DELETE, "/repos/{owner}/{repo}/actions/runs/{run_id}", "Delete a workflow run",
     "delete-a-workflow-run", WRITE, &[], None, &[Resp::empty(204, "The run was deleted.")]);
 op!(CANCEL, "runs/cancel", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "Cancel a workflow run",
-    "cancel-a-workflow-run", WRITE, &[], None, &[Resp::json(202, "The run is cancelled.", "Empty")]);
+    "cancel-a-workflow-run", WRITE, &[], None,
+    &[Resp::json(202, "The run is cancelled.", "Empty"), Resp::json(409, "The run has completed.", "BasicError")]);
 op!(FORCE_CANCEL, "runs/force-cancel", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/force-cancel",
     "Force cancel a workflow run", "force-cancel-a-workflow-run", WRITE, &[], None,
     &[Resp::json(202, "The run is cancelled, bypassing conditions that would keep jobs running.", "Empty"),
