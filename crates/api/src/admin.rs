@@ -256,6 +256,7 @@ async fn delete_fault(State(app): State<Shared>, Path(id): Path<String>) -> ApiR
 async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     app.store.reset().await.map_err(|e: DbError| ApiError::from(e))?;
     app.limiter.clear();
+    app.secondary.clear();
     app.caches.clear();
     app.faults.clear();
     Ok(Reply::empty(StatusCode::NO_CONTENT))

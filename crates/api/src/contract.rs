@@ -160,12 +160,32 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         if req.headers().get(header::USER_AGENT).is_none_or(|v| v.is_empty()) {
             break 'serve ApiError::forbidden(UA_MESSAGE).into_response();
         }
+        // An address locked out after failed logins may not authenticate for a while.
+        if req.headers().contains_key(header::AUTHORIZATION) {
+            if let Some(_left) = app.secondary.locked_out(ip, app.clock.now()) {
+                break 'serve ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response();
+            }
+        }
         principal = match authenticate(&app, req.headers()).await {
             Ok(p) => p,
-            Err(e) => break 'serve e.into_response(),
+            Err(e) => {
+                if e.status == StatusCode::UNAUTHORIZED && !crate::secondary::is_token_check(&method, &path) {
+                    app.secondary.failed_login(ip, app.clock.now());
+                }
+                break 'serve e.into_response();
+            }
         };
         let class = principal.rate_class(ip);
-        // Injected faults: after authentication, before the limiter charges.
+        // Secondary limits: a place among the requester's concurrent requests (held until the
+        // answer is made, injected latency included) and the method's points.
+        let _slot = match app.secondary.enter(class.bucket, &method, app.clock.now()) {
+            Ok(slot) => slot,
+            Err(retry_after) => {
+                rate_limited = true;
+                break 'serve crate::secondary::refusal(StatusCode::FORBIDDEN, &rid, retry_after).into_response();
+            }
+        };
+        // Injected faults: after authentication, before the primary limiter charges.
         if let Some(f) = crate::faults::inject(&app, &method, &api_path, req.headers(), &principal, &class, &rid).await {
             (quota, rate_limited) = (f.quota, f.rate_limited);
             break 'serve f.response;
@@ -260,7 +280,11 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
     }
 
     let op = resp.extensions().get::<OpRef>().map(|o| o.0);
-    // Error bodies carry the operation's documentation URL.
+    // Error bodies carry the operation's documentation URL; the rate-limit page marks limits
+    // refused inside the operation (content creation, token issuing).
+    if let Some(mark) = resp.extensions().get::<ErrorMark>() {
+        rate_limited |= mark.0.docs == Some(RATE_LIMIT_DOCS);
+    }
     if let (Some(mark), Some(op)) = (resp.extensions().get::<ErrorMark>().cloned(), op) {
         if mark.0.docs.is_none() {
             let body = serde_json::to_vec(&mark.0.body(Some(op.docs))).unwrap_or_default();

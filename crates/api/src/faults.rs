@@ -349,13 +349,8 @@ pub async fn inject(
             }
         }
         FaultKind::Secondary => {
-            let message = format!(
-                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to Service Support for help, please include the request ID {request_id}."
-            );
-            let response = ApiError::new(status, message)
-                .with_docs(RATE_LIMIT_DOCS)
-                .with_header("retry-after", f.retry_after.unwrap_or(DEFAULT_RETRY_AFTER).to_string())
-                .into_response();
+            let retry_after = f.retry_after.unwrap_or(DEFAULT_RETRY_AFTER) as i64;
+            let response = crate::secondary::refusal(status, request_id, retry_after).into_response();
             Injected { response, quota: None, rate_limited: true }
         }
         _ => {

@@ -27,6 +27,7 @@ pub mod request;
 pub mod router;
 pub mod runs;
 pub mod schemas;
+pub mod secondary;
 pub mod secrets;
 pub mod seed;
 pub mod shapes;

@@ -116,6 +116,11 @@ impl Operation {
     pub fn accepted_scopes(&self) -> String {
         self.access.scopes.join(", ")
     }
+    /// Content-creating operations (they answer 201), which count toward the secondary limits
+    /// on content creation.
+    pub fn creates(&self) -> bool {
+        self.responses.iter().any(|r| r.status == 201)
+    }
     /// Polled operations (their responses declare `X-Poll-Interval`, which the contract sets).
     pub fn polled(&self) -> bool {
         self.responses.iter().any(|r| r.headers.contains(&"X-Poll-Interval"))

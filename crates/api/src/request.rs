@@ -46,6 +46,15 @@ impl FromRequestParts<Shared> for Ctx {
         let info = parts.extensions.get::<ReqInfo>().cloned().ok_or_else(ApiError::internal)?;
         let op = parts.extensions.get::<OpRef>().copied().ok_or_else(ApiError::internal)?.0;
         let raw = RawPathParams::from_request_parts(parts, app).await.map_err(|_| ApiError::not_found())?;
+        // What the operation itself counts toward the secondary limits.
+        let app_id = match &info.principal {
+            Principal::App(a) => Some(a.app.id),
+            Principal::Token(t) => t.app.as_ref().map(|a| a.id),
+            Principal::Anonymous => None,
+        };
+        if let Err(retry_after) = app.secondary.operation(info.principal.rate_class(info.ip).bucket, op, app_id, app.clock.now()) {
+            return Err(crate::secondary::refusal(axum::http::StatusCode::FORBIDDEN, &info.request_id, retry_after));
+        }
         let params = raw.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Ok(Ctx {
             app: app.clone(),

@@ -25,6 +25,8 @@ pub struct ApiConfig {
     pub rate_limits: bool,
     /// Multiplies every limit (benchmarks raise it so the limiter runs but never exhausts).
     pub rate_limit_factor: f64,
+    /// Secondary limits and the failed-login lockout (off with `rate_limits` too).
+    pub secondary: crate::secondary::SecondarySettings,
     /// Request bodies above this are refused with 413.
     pub max_body_bytes: usize,
     /// Honour `X-Forwarded-For` for the caller's address (only behind a trusted proxy).
@@ -49,6 +51,7 @@ impl Default for ApiConfig {
             public_url: "http://127.0.0.1:8080".into(),
             rate_limits: true,
             rate_limit_factor: 1.0,
+            secondary: crate::secondary::SecondarySettings::default(),
             max_body_bytes: 1 << 20,
             trust_forwarded: false,
             admin_token: String::new(),
@@ -98,6 +101,7 @@ pub struct AppState {
     pub config: ApiConfig,
     pub urls: Urls,
     pub limiter: Limiter,
+    pub secondary: crate::secondary::Secondary,
     /// Injected faults (control plane `/_admin/faults`), in memory.
     pub faults: Faults,
     pub metrics: Metrics,
@@ -115,6 +119,10 @@ impl AppState {
         Arc::new(AppState {
             urls: Urls::new(&config.public_url),
             limiter: Limiter::new(config.rate_limit_factor),
+            secondary: crate::secondary::Secondary::new(
+                crate::secondary::SecondarySettings { enabled: config.rate_limits && config.secondary.enabled, ..config.secondary.clone() },
+                config.rate_limit_factor,
+            ),
             faults: Faults::default(),
             metrics: Metrics::default(),
             caches: Caches::default(),

@@ -21,6 +21,22 @@ pub struct Config {
     pub rate_limits: bool,
     /// `PLATFORM_RATE_LIMIT_FACTOR`: multiplies every rate limit.
     pub rate_limit_factor: f64,
+    /// `PLATFORM_SECONDARY_LIMITS`: `on` (default) or `off` (secondary limits and the
+    /// failed-login lockout; `PLATFORM_RATE_LIMITS=off` switches them off too).
+    pub secondary_limits: bool,
+    /// `PLATFORM_CONCURRENT_REQUESTS`: requests in flight per requester.
+    pub concurrent_requests: i64,
+    /// `PLATFORM_POINTS_PER_MINUTE`: secondary-limit points per requester and minute.
+    pub points_per_minute: i64,
+    /// `PLATFORM_CONTENT_PER_MINUTE`, `PLATFORM_CONTENT_PER_HOUR`: content-creating requests.
+    pub content_per_minute: i64,
+    pub content_per_hour: i64,
+    /// `PLATFORM_OAUTH_TOKENS_PER_HOUR`: token-issuing requests per application.
+    pub oauth_tokens_per_hour: i64,
+    /// `PLATFORM_LOGIN_ATTEMPTS`: failed logins from one address that lock it out (0: never).
+    pub login_attempts: i64,
+    /// `PLATFORM_LOGIN_LOCKOUT_SECONDS`: window of those failures, and length of the lockout.
+    pub login_lockout_seconds: i64,
     /// `PLATFORM_MAX_BODY_BYTES`: larger request bodies get 413.
     pub max_body_bytes: usize,
     /// `PLATFORM_TRUST_FORWARDED`: take the client address from `X-Forwarded-For`.
@@ -54,6 +70,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
+        let d = platform_api::secondary::SecondarySettings::default();
         Config {
             listen: "127.0.0.1:8080".into(),
             database_url: "platform.db".into(),
@@ -62,6 +79,14 @@ impl Default for Config {
             clock: "system".into(),
             rate_limits: true,
             rate_limit_factor: 1.0,
+            secondary_limits: d.enabled,
+            concurrent_requests: d.concurrent,
+            points_per_minute: d.points_per_minute,
+            content_per_minute: d.content_per_minute,
+            content_per_hour: d.content_per_hour,
+            oauth_tokens_per_hour: d.oauth_tokens_per_hour,
+            login_attempts: d.login_attempts,
+            login_lockout_seconds: d.login_lockout_seconds,
             max_body_bytes: 1 << 20,
             trust_forwarded: false,
             sqlite_synchronous: "full".into(),
@@ -90,6 +115,7 @@ impl fmt::Debug for Config {
             .field("clock", &self.clock)
             .field("rate_limits", &self.rate_limits)
             .field("rate_limit_factor", &self.rate_limit_factor)
+            .field("secondary_limits", &self.secondary_limits)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("sqlite_synchronous", &self.sqlite_synchronous)
             .finish_non_exhaustive()
@@ -138,6 +164,14 @@ impl Config {
         if let Some(v) = get("PLATFORM_CLOCK") { c.clock = v; }
         if let Some(v) = get("PLATFORM_RATE_LIMITS") { c.rate_limits = flag("PLATFORM_RATE_LIMITS", &v)?; }
         if let Some(v) = get("PLATFORM_RATE_LIMIT_FACTOR") { c.rate_limit_factor = number("PLATFORM_RATE_LIMIT_FACTOR", &v)?; }
+        if let Some(v) = get("PLATFORM_SECONDARY_LIMITS") { c.secondary_limits = flag("PLATFORM_SECONDARY_LIMITS", &v)?; }
+        if let Some(v) = get("PLATFORM_CONCURRENT_REQUESTS") { c.concurrent_requests = number("PLATFORM_CONCURRENT_REQUESTS", &v)?; }
+        if let Some(v) = get("PLATFORM_POINTS_PER_MINUTE") { c.points_per_minute = number("PLATFORM_POINTS_PER_MINUTE", &v)?; }
+        if let Some(v) = get("PLATFORM_CONTENT_PER_MINUTE") { c.content_per_minute = number("PLATFORM_CONTENT_PER_MINUTE", &v)?; }
+        if let Some(v) = get("PLATFORM_CONTENT_PER_HOUR") { c.content_per_hour = number("PLATFORM_CONTENT_PER_HOUR", &v)?; }
+        if let Some(v) = get("PLATFORM_OAUTH_TOKENS_PER_HOUR") { c.oauth_tokens_per_hour = number("PLATFORM_OAUTH_TOKENS_PER_HOUR", &v)?; }
+        if let Some(v) = get("PLATFORM_LOGIN_ATTEMPTS") { c.login_attempts = number("PLATFORM_LOGIN_ATTEMPTS", &v)?; }
+        if let Some(v) = get("PLATFORM_LOGIN_LOCKOUT_SECONDS") { c.login_lockout_seconds = number("PLATFORM_LOGIN_LOCKOUT_SECONDS", &v)?; }
         if let Some(v) = get("PLATFORM_MAX_BODY_BYTES") { c.max_body_bytes = number("PLATFORM_MAX_BODY_BYTES", &v)?; }
         if let Some(v) = get("PLATFORM_TRUST_FORWARDED") { c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?; }
         if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") { c.sqlite_synchronous = v; }
@@ -171,6 +205,10 @@ impl Config {
         }
         if self.poll_interval == 0 {
             return Err("poll_interval must be at least 1".into());
+        }
+        let bounds = [self.concurrent_requests, self.points_per_minute, self.content_per_minute, self.content_per_hour, self.oauth_tokens_per_hour];
+        if bounds.iter().any(|b| *b < 1) || self.login_attempts < 0 || self.login_lockout_seconds < 1 {
+            return Err("secondary limits and the login lockout must be positive (login_attempts 0 disables the lockout)".into());
         }
         if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
             return Err("rate_limit_factor must be positive".into());

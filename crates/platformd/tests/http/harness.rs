@@ -17,6 +17,9 @@ pub const UA: &str = "platform-tests/1.0";
 pub struct Options {
     pub rate_limits: bool,
     pub rate_limit_factor: f64,
+    /// Secondary limits and the login lockout: off for functional tests (they create content
+    /// faster than 80 a minute on the manual clock); the rate-limit tests turn them on.
+    pub secondary: platform_api::secondary::SecondarySettings,
     pub manual_clock: bool,
     /// Path appended to the public URL (e.g. `/api/v3`).
     pub base_path: &'static str,
@@ -31,9 +34,13 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
+        Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
                   notifications_sync_limit: 1000, webhooks: loopback_webhooks() }
     }
+}
+
+pub fn no_secondary_limits() -> platform_api::secondary::SecondarySettings {
+    platform_api::secondary::SecondarySettings { enabled: false, ..Default::default() }
 }
 
 /// Webhook settings that allow loopback targets (local receivers).
@@ -71,6 +78,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         public_url: base.clone(),
         rate_limits: opts.rate_limits,
         rate_limit_factor: opts.rate_limit_factor,
+        secondary: opts.secondary.clone(),
         max_body_bytes: opts.max_body_bytes,
         trust_forwarded: false,
         admin_token: ADMIN.into(),

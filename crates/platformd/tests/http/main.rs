@@ -18,6 +18,7 @@ mod notifications;
 mod persistence;
 mod private_registries;
 mod rate_limits;
+mod secondary_limits;
 mod security_managers;
 mod rulesets;
 mod smoke;

@@ -1,0 +1,269 @@
+//! Secondary rate limits of document 1 and the failed-login lockout, in memory per node.
+//!
+//! Per requester (the primary limit's bucket): at most `concurrent` requests in flight, at most
+//! `points_per_minute` points a minute (GET/HEAD/OPTIONS cost 1, other methods 5), at most
+//! `content_per_minute` and `content_per_hour` content-creating requests (operations that answer
+//! 201); per application, at most `oauth_tokens_per_hour` token-issuing requests. Windows are
+//! fixed, starting with their first request, on the platform clock. Refusals are 403 with the
+//! secondary-limit message and a whole-seconds `retry-after`.
+//!
+//! Failed logins: `login_attempts` bad credentials from one address within
+//! `login_lockout_seconds` lock that address out of authenticated requests for that long.
+use std::net::IpAddr;
+
+use axum::http::{Method, StatusCode};
+
+use crate::error::{ApiError, RATE_LIMIT_DOCS};
+use crate::operation::Operation;
+use crate::ratelimit::Bucket;
+use crate::sharded::Sharded;
+
+/// The bounds; every count is multiplied by the limiter's factor (but the login attempts).
+#[derive(Clone, Debug)]
+pub struct SecondarySettings {
+    /// Off: no secondary limit and no lockout (pure functional tests).
+    pub enabled: bool,
+    pub concurrent: i64,
+    pub points_per_minute: i64,
+    pub content_per_minute: i64,
+    pub content_per_hour: i64,
+    pub oauth_tokens_per_hour: i64,
+    /// Failed authentications from one address that lock it out; 0 never locks.
+    pub login_attempts: i64,
+    pub login_lockout_seconds: i64,
+}
+
+impl Default for SecondarySettings {
+    /// Document 1's bounds.
+    fn default() -> Self {
+        SecondarySettings {
+            enabled: true,
+            concurrent: 100,
+            points_per_minute: 900,
+            content_per_minute: 80,
+            content_per_hour: 500,
+            oauth_tokens_per_hour: 2_000,
+            login_attempts: 10,
+            login_lockout_seconds: 300,
+        }
+    }
+}
+
+/// The documented secondary-limit message, with the request id clients quote to support.
+pub fn message(request_id: &str) -> String {
+    format!(
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to Service Support for help, please include the request ID {request_id}."
+    )
+}
+
+/// The refusal of a secondary limit: 403 (or `status`), the message, `retry-after` seconds.
+pub fn refusal(status: StatusCode, request_id: &str, retry_after: i64) -> ApiError {
+    ApiError::new(status, message(request_id)).with_docs(RATE_LIMIT_DOCS).with_header("retry-after", retry_after.to_string())
+}
+
+pub const LOCKOUT_MESSAGE: &str = "Maximum number of login attempts exceeded. Please try again later.";
+
+#[derive(Clone, Copy, Default)]
+struct Window {
+    start: i64,
+    used: i64,
+}
+
+impl Window {
+    /// Adds `n` within a window of `len` seconds unless that would pass `limit`; `Err` is the
+    /// seconds until the window ends.
+    fn take(&mut self, now: i64, len: i64, n: i64, limit: i64) -> Result<(), i64> {
+        if now >= self.start + len {
+            *self = Window { start: now, used: 0 };
+        }
+        if self.used + n > limit {
+            return Err(self.start + len - now);
+        }
+        self.used += n;
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Requester {
+    in_flight: i64,
+    points: Window,
+    content_minute: Window,
+    content_hour: Window,
+}
+
+#[derive(Default)]
+struct Logins {
+    failures: Window,
+    locked_until: i64,
+}
+
+pub struct Secondary {
+    settings: SecondarySettings,
+    factor: f64,
+    requesters: Sharded<Bucket, Requester>,
+    apps: Sharded<i64, Window>,
+    logins: Sharded<IpAddr, Logins>,
+}
+
+/// A request in flight; leaving (drop, also on panic or cancellation) frees its place.
+pub struct Slot<'a> {
+    owner: Option<(&'a Secondary, Bucket)>,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if let Some((s, bucket)) = self.owner.take() {
+            if let Some(r) = s.requesters.shard(&bucket).get_mut(&bucket) {
+                r.in_flight -= 1;
+            }
+        }
+    }
+}
+
+/// Operations that issue OAuth access tokens (counted per application).
+const TOKEN_ISSUING: &[&str] = &["authorizations/reset-token"];
+
+/// The application-authorization operation that checks a token: its failures never count as
+/// failed logins (document 1 lets applications check tokens freely).
+pub fn is_token_check(method: &Method, path: &str) -> bool {
+    method == Method::POST && path.starts_with("/applications/") && path.ends_with("/token") && path.matches('/').count() == 3
+}
+
+impl Secondary {
+    pub fn new(settings: SecondarySettings, factor: f64) -> Secondary {
+        Secondary { settings, factor: if factor > 0.0 { factor } else { 1.0 }, requesters: Sharded::default(), apps: Sharded::default(), logins: Sharded::default() }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.settings.enabled
+    }
+
+    fn bound(&self, n: i64) -> i64 {
+        ((n as f64) * self.factor).round().max(1.0) as i64
+    }
+
+    /// Admits a request of `bucket`: a place among its concurrent requests and the method's
+    /// points. `Err` carries `retry-after` seconds.
+    pub fn enter(&self, bucket: Bucket, method: &Method, now: i64) -> Result<Slot<'_>, i64> {
+        if !self.settings.enabled {
+            return Ok(Slot { owner: None });
+        }
+        let cost = if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) { 1 } else { 5 };
+        let (concurrent, points) = (self.bound(self.settings.concurrent), self.bound(self.settings.points_per_minute));
+        let mut map = self.requesters.shard(&bucket);
+        let r = map.entry(bucket).or_default();
+        if r.in_flight >= concurrent {
+            return Err(1);
+        }
+        r.points.take(now, 60, cost, points)?;
+        r.in_flight += 1;
+        Ok(Slot { owner: Some((self, bucket)) })
+    }
+
+    /// Charges what an operation itself counts toward: content creation (operations that
+    /// answer 201) and token issuing per application. `Err` carries `retry-after` seconds.
+    pub fn operation(&self, bucket: Bucket, op: &Operation, app_id: Option<i64>, now: i64) -> Result<(), i64> {
+        if !self.settings.enabled {
+            return Ok(());
+        }
+        if let (true, Some(app)) = (TOKEN_ISSUING.contains(&op.id), app_id) {
+            let limit = self.bound(self.settings.oauth_tokens_per_hour);
+            self.apps.shard(&app).entry(app).or_default().take(now, 3600, 1, limit)?;
+        }
+        if op.creates() {
+            let (per_minute, per_hour) = (self.bound(self.settings.content_per_minute), self.bound(self.settings.content_per_hour));
+            let mut map = self.requesters.shard(&bucket);
+            let r = map.entry(bucket).or_default();
+            // Check both windows before charging either, so a refusal charges nothing.
+            let (mut minute, mut hour) = (r.content_minute, r.content_hour);
+            minute.take(now, 60, 1, per_minute)?;
+            hour.take(now, 3600, 1, per_hour)?;
+            (r.content_minute, r.content_hour) = (minute, hour);
+        }
+        Ok(())
+    }
+
+    /// Is the address locked out after failed logins? `Some` holds the seconds left.
+    pub fn locked_out(&self, ip: IpAddr, now: i64) -> Option<i64> {
+        if !self.settings.enabled || self.settings.login_attempts <= 0 {
+            return None;
+        }
+        let map = self.logins.shard(&ip);
+        map.get(&ip).filter(|l| l.locked_until > now).map(|l| l.locked_until - now)
+    }
+
+    /// Counts a failed authentication from `ip`.
+    pub fn failed_login(&self, ip: IpAddr, now: i64) {
+        let (limit, len) = (self.settings.login_attempts, self.settings.login_lockout_seconds.max(1));
+        if !self.settings.enabled || limit <= 0 {
+            return;
+        }
+        let mut map = self.logins.shard(&ip);
+        let l = map.entry(ip).or_default();
+        if l.failures.take(now, len, 1, limit - 1).is_err() {
+            // The limit-th failure: locked for the lockout period from now, counting afresh after.
+            l.locked_until = now + len;
+            l.failures = Window { start: now + len, used: 0 };
+        }
+    }
+
+    pub fn clear(&self) {
+        self.requesters.clear();
+        self.apps.clear();
+        self.logins.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Secondary {
+        Secondary::new(
+            SecondarySettings { concurrent: 2, points_per_minute: 10, content_per_minute: 2, content_per_hour: 3, login_attempts: 3, login_lockout_seconds: 60, ..Default::default() },
+            1.0,
+        )
+    }
+
+    #[test]
+    fn concurrency_frees_places_on_drop() {
+        let s = small();
+        let b = Bucket::User(1);
+        let a = s.enter(b, &Method::GET, 0).unwrap();
+        let _b = s.enter(b, &Method::GET, 0).unwrap();
+        assert_eq!(s.enter(b, &Method::GET, 0).err(), Some(1));
+        drop(a);
+        assert!(s.enter(b, &Method::GET, 0).is_ok());
+        assert!(s.enter(Bucket::User(2), &Method::GET, 0).is_ok(), "requesters are separate");
+    }
+
+    #[test]
+    fn points_by_method_per_minute() {
+        let s = small();
+        let b = Bucket::User(1);
+        drop(s.enter(b, &Method::POST, 100).unwrap());
+        drop(s.enter(b, &Method::POST, 100).unwrap());
+        assert_eq!(s.enter(b, &Method::GET, 130).err(), Some(30), "10 points used; retry when the minute ends");
+        assert!(s.enter(b, &Method::GET, 160).is_ok());
+    }
+
+    #[test]
+    fn lockout_after_failed_logins() {
+        let s = small();
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        s.failed_login(ip, 0);
+        s.failed_login(ip, 1);
+        assert_eq!(s.locked_out(ip, 1), None);
+        s.failed_login(ip, 2);
+        assert_eq!(s.locked_out(ip, 2), Some(60));
+        assert_eq!(s.locked_out(ip, 62), None);
+    }
+
+    #[test]
+    fn off_admits_everything() {
+        let s = Secondary::new(SecondarySettings { enabled: false, concurrent: 1, ..Default::default() }, 1.0);
+        let _a = s.enter(Bucket::User(1), &Method::GET, 0).unwrap();
+        assert!(s.enter(Bucket::User(1), &Method::GET, 0).is_ok());
+    }
+}
