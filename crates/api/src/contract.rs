@@ -16,7 +16,7 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use platform_core::ids::{request_id, sha256_hex};
+use platform_core::ids::request_id;
 use platform_core::ApiVersion;
 
 use crate::headers as names;
@@ -73,9 +73,20 @@ fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
 }
 
-/// Strong ETag of a body.
+/// Strong ETag of a body: 128 bits of SipHash-1-3 under fixed keys, so every node names the
+/// same body alike. A validator needs no cryptographic hash, and SHA-256 cost a third of the
+/// time of a 100 KB list on this hardware.
 pub fn etag_of(body: &[u8]) -> String {
-    format!("\"{}\"", &sha256_hex(body)[..32])
+    use siphasher::sip128::{Hasher128, SipHasher13};
+    use std::hash::Hasher;
+    let mut h = SipHasher13::new_with_keys(0x706c_6174_666f_726d, 0x6574_6167_7631);
+    h.write(body);
+    let v = h.finish128().as_u128();
+    let mut out = String::with_capacity(34);
+    out.push('"');
+    out.push_str(&format!("{v:032x}"));
+    out.push('"');
+    out
 }
 
 pub fn etag_matches(if_none_match: Option<&HeaderValue>, etag: &str) -> bool {

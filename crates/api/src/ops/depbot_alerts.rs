@@ -333,13 +333,29 @@ fn position(ctx: &Ctx, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Opt
 
 /// One page of alerts and its `Link` header: `next` when more follow, `prev` when alerts come
 /// before, `first` once paging started. No `last`: cursors cannot compute it.
-async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<(Vec<Alert>, Option<String>)> {
+/// One page of alerts, with their repositories (each loaded once, in the same read) when the
+/// list spans several, and its `Link` header.
+async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<(Vec<Alert>, Vec<Repo>, Option<String>)> {
     let (sort, desc) = order(ctx)?;
     let at = position(ctx, sort, bad)?;
-    let Some(f) = filter(ctx).await? else { return Ok((Vec::new(), None)) };
+    let Some(f) = filter(ctx).await? else { return Ok((Vec::new(), Vec::new(), None)) };
     let per_page = ctx.page(30, 100)?.per_page;
     let from = at.clone();
-    let mut rows = ctx.app.store.read(move |c| depbot::list(c, &within, &f, sort, desc, from.as_ref(), per_page + 1)).await?;
+    let (mut rows, repos) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let rows = depbot::list(c, &within, &f, sort, desc, from.as_ref(), per_page + 1)?;
+            let mut ids: Vec<i64> = match within {
+                Within::Orgs(_) => rows.iter().map(|a| a.repo_id).collect(),
+                Within::Repo(_) => Vec::new(),
+            };
+            ids.sort_unstable();
+            ids.dedup();
+            let repos = ids.iter().filter_map(|id| repos::by_id(c, *id).transpose()).collect::<Result<Vec<Repo>, _>>()?;
+            Ok((rows, repos))
+        })
+        .await?;
     let more = rows.len() as i64 > per_page;
     let backwards = at.as_ref().is_some_and(|p| p.before);
     if more {
@@ -373,24 +389,16 @@ async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResu
     if at.is_some() {
         links.push(format!("<{}>; rel=\"first\"", url(None)));
     }
-    Ok((rows, (!links.is_empty()).then(|| links.join(", "))))
+    Ok((rows, repos, (!links.is_empty()).then(|| links.join(", "))))
 }
 
-/// Alerts with their repositories (each loaded once).
-async fn with_repos(ctx: &Ctx, rows: Vec<Alert>) -> ApiResult<Value> {
-    let mut ids: Vec<i64> = rows.iter().map(|a| a.repo_id).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let loaded = ctx
-        .app
-        .store
-        .read(move |c| -> Result<Vec<Repo>, DbError> { Ok(ids.iter().filter_map(|id| repos::by_id(c, *id).transpose()).collect::<Result<_, _>>()?) })
-        .await?;
+/// Alerts with their repositories.
+fn with_repos(ctx: &Ctx, rows: &[Alert], repos: &[Repo]) -> Value {
     let out = rows
         .iter()
-        .filter_map(|a| loaded.iter().find(|r| r.id == a.repo_id).map(|r| alert_json(&ctx.app.urls, ctx.version, r, a, true)))
+        .filter_map(|a| repos.iter().find(|r| r.id == a.repo_id).map(|r| alert_json(&ctx.app.urls, ctx.version, r, a, true)))
         .collect();
-    Ok(Value::Array(out))
+    Value::Array(out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -426,8 +434,8 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
     // Unknown enterprises and enterprises the caller is no member of look the same.
     let orgs = orgs.ok_or_else(ApiError::not_found)?;
     ctx.cached(async {
-        let (rows, link) = page(&ctx, Within::Orgs(orgs), |m| unprocessable(m)).await?;
-        Ok(Reply::ok(with_repos(&ctx, rows).await?).opt_header("link", link))
+        let (rows, repos, link) = page(&ctx, Within::Orgs(orgs), |m| unprocessable(m)).await?;
+        Ok(Reply::ok(with_repos(&ctx, &rows, &repos)).opt_header("link", link))
     })
     .await
 }
@@ -435,8 +443,8 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
     ctx.cached(async {
-        let (rows, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?;
-        Ok(Reply::ok(with_repos(&ctx, rows).await?).opt_header("link", link))
+        let (rows, repos, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?;
+        Ok(Reply::ok(with_repos(&ctx, &rows, &repos)).opt_header("link", link))
     })
     .await
 }
@@ -444,7 +452,7 @@ async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     ctx.cached(async {
-        let (rows, link) = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
+        let (rows, _, link) = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
         let body: Vec<Value> = rows.iter().map(|a| alert_json(&ctx.app.urls, ctx.version, &repo, a, false)).collect();
         Ok(Reply::ok(Value::Array(body)).opt_header("link", link))
     })

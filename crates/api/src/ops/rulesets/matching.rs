@@ -220,8 +220,12 @@ impl Condition {
     }
 
     pub fn holds(&self, name: &str, default: Option<&str>) -> bool {
-        let chars: Vec<char> = name.chars().collect();
-        let hit = |p: &Pattern| p.matches_chars(name, &chars, default);
+        self.holds_chars(name, &name.chars().collect::<Vec<_>>(), default)
+    }
+
+    /// [`Condition::holds`] for a name already split into characters (one split for many conditions).
+    pub fn holds_chars(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
+        let hit = |p: &Pattern| p.matches_chars(name, chars, default);
         self.include.iter().any(hit) && !self.exclude.iter().any(hit)
     }
 }

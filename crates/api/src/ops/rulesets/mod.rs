@@ -380,7 +380,8 @@ impl BranchRulesets {
 
     fn for_branch(&self, branch: &str, default_branch: &str) -> Vec<&Value> {
         let (r, d) = (format!("refs/heads/{branch}"), format!("refs/heads/{default_branch}"));
-        self.entries.iter().filter(|(cond, _)| cond.holds(&r, Some(&d))).flat_map(|(_, rules)| rules).collect()
+        let chars: Vec<char> = r.chars().collect();
+        self.entries.iter().filter(|(cond, _)| cond.holds_chars(&r, &chars, Some(&d))).flat_map(|(_, rules)| rules).collect()
     }
 }
 
