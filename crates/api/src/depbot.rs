@@ -1,6 +1,7 @@
 //! Dependency alerts outside the operations: the alert shape, and their creation through the
 //! control plane (`POST /_admin/repos/{owner}/{repo}/depbot/alerts`, seed files), one at a time
 //! as platform activity, or in bulk for large worlds (benchmarks).
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use platform_core::time::{format_ts, parse_ts};
 use platform_core::ApiVersion;
@@ -16,7 +17,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::reply::Reply;
 use crate::request::JsonBody;
 use crate::shapes::{self, Urls};
-use crate::state::Shared;
+use crate::state::{AppState, Shared};
 use crate::versions;
 
 pub const STATES: [&str; 4] = ["auto_dismissed", "dismissed", "fixed", "open"];
@@ -30,7 +31,8 @@ pub const DISMISSED_REASONS: [&str; 5] = ["fix_started", "inaccurate", "no_bandw
 /// The Alert of api-facts §4.7 (`repository` only in the organization and enterprise lists).
 pub fn alert_json(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_repository: bool) -> Value {
     let url = format!("{}/depbot/alerts/{}", shapes::repo_api_url(u, repo), a.number);
-    let mut advisory = a.advisory.clone();
+    let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or(Value::Null);
+    let mut advisory = parse(&a.advisory);
     if let Some(m) = advisory.as_object_mut() {
         versions::advisory_fields(v, m);
     }
@@ -45,7 +47,7 @@ pub fn alert_json(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_reposito
             "relationship": a.relationship,
         },
         "security_advisory": advisory,
-        "security_vulnerability": a.vulnerability,
+        "security_vulnerability": parse(&a.vulnerability),
         "url": url,
         "html_url": format!("{}/{}/security/depbot/{}", u.web, repo.full_name(), a.number),
         "created_at": format_ts(a.created_at),
@@ -61,6 +63,41 @@ pub fn alert_json(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_reposito
     if with_repository {
         out["repository"] = shapes::minimal_repository(u, v, repo);
     }
+    out
+}
+
+/// A JSON array of alerts (those whose repository `repo_of` finds). Each alert is rendered once
+/// per store generation (taken before the alerts were read) and reused by every list, filter
+/// and page that shows it: rendering, not the query, was most of the cost of a page.
+pub fn render_list<'a>(
+    app: &AppState,
+    generation: Option<u64>,
+    v: ApiVersion,
+    rows: &[Alert],
+    repo_of: impl Fn(&Alert) -> Option<&'a Repo>,
+    with_repository: bool,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 + rows.len() * 6 * 1024);
+    out.push(b'[');
+    for a in rows {
+        let Some(repo) = repo_of(a) else { continue };
+        let key = (a.id, v, with_repository);
+        let json = match generation.and_then(|g| app.caches.alerts.get(&key, g)) {
+            Some(b) => b,
+            None => {
+                let b = Bytes::from(serde_json::to_vec(&alert_json(&app.urls, v, repo, a, with_repository)).unwrap_or_default());
+                if let Some(g) = generation {
+                    app.caches.alerts.put(key, g, b.clone());
+                }
+                b
+            }
+        };
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&json);
+    }
+    out.push(b']');
     out
 }
 

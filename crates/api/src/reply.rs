@@ -36,6 +36,10 @@ impl Reply {
     pub fn ok(body: Value) -> Self {
         Self::json(StatusCode::OK, body)
     }
+    /// 200 with a body already serialized as JSON.
+    pub fn ok_serialized(body: Vec<u8>) -> Self {
+        Reply { status: StatusCode::OK, body: Some(Bytes::from(body)), headers: Vec::new(), fresh_until: None }
+    }
     pub fn created(body: Value) -> Self {
         Self::json(StatusCode::CREATED, body)
     }

@@ -1,6 +1,7 @@
 //! Extractors: the request context every handler takes, path and query parameters, and JSON
 //! bodies whose rejections are our own error bodies.
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
@@ -69,6 +70,9 @@ impl FromRequestParts<Shared> for Ctx {
     }
 }
 
+/// Fixed keys: the admission set only needs a spread, not secrecy.
+static ASKED_HASHER: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x5eed);
+
 impl Ctx {
     /// A path parameter of the route (missing only through a routing bug).
     pub fn param(&self, name: &str) -> &str {
@@ -125,7 +129,14 @@ impl Ctx {
             None => reply,
         }
         .fresh_until(until);
-        self.app.caches.responses.put(key, generation, (now, until, reply.clone()));
+        // Admission on the second request: one-off URLs (cursors, unique names, salts) would
+        // otherwise push out the answers that are asked again, and hold memory for nothing.
+        let asked = ASKED_HASHER.hash_one(&key);
+        if self.app.caches.asked.get(&asked, generation).is_some() {
+            self.app.caches.responses.put(key, generation, (now, until, reply.clone()));
+        } else {
+            self.app.caches.asked.put(asked, generation, ());
+        }
         Ok(reply)
     }
 

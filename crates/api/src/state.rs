@@ -76,11 +76,15 @@ pub struct Caches {
     pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,
     /// Repository id → its active branch rulesets, compiled.
     pub rulesets: GenCache<i64, Arc<crate::ops::rulesets::BranchRulesets>>,
+    /// Hashes of response-cache keys asked once: an answer is kept on its second request.
+    pub asked: GenCache<u64, ()>,
+    /// Dependency alerts rendered as JSON, per (alert, version, with its repository).
+    pub alerts: GenCache<(i64, ApiVersion, bool), axum::body::Bytes>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), validated: GenCache::new(4_096), rulesets: GenCache::new(4_096) }
+        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), validated: GenCache::new(4_096), rulesets: GenCache::new(4_096), alerts: GenCache::new(8_192), asked: GenCache::new(65_536) }
     }
 }
 

@@ -125,7 +125,11 @@ fn from_ref(v: ValueRef<'_>) -> Value {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Int(i),
         ValueRef::Real(f) => Value::Float(f),
-        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        // `from_utf8` has the fast (ASCII) validation; lossy conversion only for invalid text.
+        ValueRef::Text(t) => Value::Text(match std::str::from_utf8(t) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(t).into_owned(),
+        }),
         ValueRef::Blob(b) => Value::Bytes(b.to_vec()),
     }
 }

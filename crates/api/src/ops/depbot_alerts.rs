@@ -13,7 +13,7 @@ use platform_store::{DbError, Value as SqlValue};
 use serde_json::{json, Map, Value};
 
 use crate::authorize::{has_scope, not_accessible};
-use crate::depbot::{alert_json, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
+use crate::depbot::{alert_json, render_list, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
 use crate::principal::Principal;
@@ -392,13 +392,9 @@ async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResu
     Ok((rows, repos, (!links.is_empty()).then(|| links.join(", "))))
 }
 
-/// Alerts with their repositories.
-fn with_repos(ctx: &Ctx, rows: &[Alert], repos: &[Repo]) -> Value {
-    let out = rows
-        .iter()
-        .filter_map(|a| repos.iter().find(|r| r.id == a.repo_id).map(|r| alert_json(&ctx.app.urls, ctx.version, r, a, true)))
-        .collect();
-    Value::Array(out)
+/// A list of alerts of several repositories, each with its repository.
+fn with_repos(ctx: &Ctx, generation: Option<u64>, rows: &[Alert], repos: &[Repo]) -> Reply {
+    Reply::ok_serialized(render_list(&ctx.app, generation, ctx.version, rows, |a| repos.iter().find(|r| r.id == a.repo_id), true))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,8 +430,9 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
     // Unknown enterprises and enterprises the caller is no member of look the same.
     let orgs = orgs.ok_or_else(ApiError::not_found)?;
     ctx.cached(async {
+        let generation = ctx.app.generation();
         let (rows, repos, link) = page(&ctx, Within::Orgs(orgs), |m| unprocessable(m)).await?;
-        Ok(Reply::ok(with_repos(&ctx, &rows, &repos)).opt_header("link", link))
+        Ok(with_repos(&ctx, generation, &rows, &repos).opt_header("link", link))
     })
     .await
 }
@@ -443,8 +440,9 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
     ctx.cached(async {
+        let generation = ctx.app.generation();
         let (rows, repos, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?;
-        Ok(Reply::ok(with_repos(&ctx, &rows, &repos)).opt_header("link", link))
+        Ok(with_repos(&ctx, generation, &rows, &repos).opt_header("link", link))
     })
     .await
 }
@@ -452,9 +450,10 @@ async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     ctx.cached(async {
+        let generation = ctx.app.generation();
         let (rows, _, link) = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
-        let body: Vec<Value> = rows.iter().map(|a| alert_json(&ctx.app.urls, ctx.version, &repo, a, false)).collect();
-        Ok(Reply::ok(Value::Array(body)).opt_header("link", link))
+        let body = render_list(&ctx.app, generation, ctx.version, &rows, |_| Some(&repo), false);
+        Ok(Reply::ok_serialized(body).opt_header("link", link))
     })
     .await
 }
@@ -608,8 +607,8 @@ mod tests {
             scope: None,
             relationship: None,
             epss_percentage: epss,
-            vulnerability: Value::Null,
-            advisory: Value::Null,
+            vulnerability: "null".into(),
+            advisory: "null".into(),
             advisory_withdrawn_at: None,
             created_at: created,
             updated_at: created,

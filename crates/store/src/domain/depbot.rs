@@ -134,8 +134,10 @@ pub struct Alert {
     pub scope: Option<String>,
     pub relationship: Option<String>,
     pub epss_percentage: f64,
-    pub vulnerability: serde_json::Value,
-    pub advisory: serde_json::Value,
+    /// The vulnerability and advisory as stored JSON text: parsed only when an alert is rendered
+    /// (lists reuse rendered alerts, so most reads never parse them).
+    pub vulnerability: String,
+    pub advisory: String,
     pub advisory_withdrawn_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
@@ -154,10 +156,6 @@ const COLS: &str = "x.id, x.repo_id, x.number, x.state, x.ecosystem, x.package, 
 const NCOLS: usize = 20;
 const FROM: &str = "depbot_alerts x JOIN depbot_advisories v ON v.id = x.advisory_id LEFT JOIN accounts a ON a.id = x.dismissed_by";
 
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or(serde_json::Value::Null)
-}
-
 fn from_row(r: &Row) -> Alert {
     Alert {
         id: r.i64(0),
@@ -170,8 +168,8 @@ fn from_row(r: &Row) -> Alert {
         scope: r.opt_string(7),
         relationship: r.opt_string(8),
         epss_percentage: r.f64(9),
-        vulnerability: json(r.str(10)),
-        advisory: json(r.str(11)),
+        vulnerability: r.string(10),
+        advisory: r.string(11),
         advisory_withdrawn_at: r.opt_i64(12),
         created_at: r.i64(13),
         updated_at: r.i64(14),
