@@ -21,5 +21,6 @@ mod rate_limits;
 mod security_managers;
 mod rulesets;
 mod smoke;
+mod source_imports;
 mod statuses;
 mod workflow_runs;
