@@ -29,6 +29,15 @@ impl ImportSettings {
     pub fn mirrors(&self) -> PathBuf {
         self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data")).join("imports")
     }
+
+    /// Local sources may be anywhere on the machine but in the mirrors of other imports
+    /// (repositories the caller may not be allowed to see).
+    pub fn local_source_allowed(&self, url: &str) -> bool {
+        let path = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
+        let mirrors = self.mirrors();
+        let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        !canon(&path).starts_with(canon(&mirrors)) && !path.starts_with(&mirrors)
+    }
 }
 
 /// Files above this are large files (document 1).

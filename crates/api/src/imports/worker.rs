@@ -149,6 +149,9 @@ async fn source(state: &Shared, imp: &Import) -> Result<Result<Source, String>, 
         }
         None => None,
     };
+    if git::is_local(&imp.vcs_url) && !state.config.imports.local_source_allowed(&imp.vcs_url) {
+        return Ok(Err("vcs_url names the server's own import data".into()));
+    }
     let allow = AllowList::parse(&state.config.webhooks.allowed_hosts).unwrap_or_default();
     let pin = match git::guard(&imp.vcs_url, &allow).await {
         Ok(p) => p,
@@ -172,7 +175,13 @@ async fn work(state: &Shared, mut imp: Import) -> Result<(), ApiError> {
         "pushing" => push(state, &mut imp).await?,
         _ => return Ok(()),
     }
-    save(state, imp).await?;
+    let dir = mirror(state, &imp);
+    if !save(state, imp).await? {
+        // Cancelled or restarted while git ran: this attempt's mirror is nobody's.
+        tokio::task::spawn_blocking(move || {
+            let _ = std::fs::remove_dir_all(dir);
+        });
+    }
     Ok(())
 }
 

@@ -200,6 +200,9 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
 /// hosts are refused unless allow-listed (as webhook targets are).
 async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
     if git::is_local(url) {
+        if !ctx.app.config.imports.local_source_allowed(url) {
+            return Err(invalid("vcs_url", "vcs_url names the server's own import data"));
+        }
         return Ok(());
     }
     if url.starts_with("http://") || url.starts_with("https://") {
