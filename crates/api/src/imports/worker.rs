@@ -275,10 +275,13 @@ async fn import(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Authors (`(email, name)`) and large files of a history.
+type Mapped = (Vec<(String, String)>, Vec<LargeFile>);
+
 /// Finds the authors of the history and the large files.
 async fn map(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
     let dir = mirror(state, imp);
-    let out = blocking(state, imp, None, move || -> Result<(Vec<(String, String)>, Vec<LargeFile>), GitError> {
+    let out = blocking(state, imp, None, move || -> Result<Mapped, GitError> {
         let head = git::head_branch(&dir);
         Ok((git::authors(&dir)?, git::large_files(&dir, LARGE_FILE_BYTES, head.as_deref())?))
     })
