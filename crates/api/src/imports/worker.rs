@@ -23,6 +23,8 @@ const LEASE_SECONDS: i64 = 30;
 const RENEW: Duration = Duration::from_secs(10);
 /// How often progress is written while git runs.
 const PROGRESS: Duration = Duration::from_millis(500);
+/// Imports worked on at once (per node).
+const CONCURRENCY: usize = 4;
 /// Commits recorded per transaction while pushing.
 const CHUNK: usize = 500;
 
@@ -33,9 +35,10 @@ fn wall() -> i64 {
 pub fn spawn(state: Shared) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut writes = state.store.subscribe_writes();
+        let slots = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
         loop {
             writes.borrow_and_update();
-            match tick(&state).await {
+            match tick(&state, &slots).await {
                 Ok(true) => continue,
                 Ok(false) => {}
                 Err(e) => tracing::warn!(error = %e.message, "import worker failed; retrying"),
@@ -48,8 +51,9 @@ pub fn spawn(state: Shared) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// One pass over the runnable imports; true when something moved.
-async fn tick(state: &Shared) -> Result<bool, ApiError> {
+/// One pass over the runnable imports: moves on those whose step is over, and starts the work
+/// of others in tasks of their own (up to [`CONCURRENCY`]); true when something happened.
+async fn tick(state: &Shared, slots: &Arc<tokio::sync::Semaphore>) -> Result<bool, ApiError> {
     let (now, w) = (state.clock.now(), wall());
     let list = state.store.read(move |c| store::runnable(c, ACTIVE, now, w)).await?;
     let mut moved = false;
@@ -58,11 +62,19 @@ async fn tick(state: &Shared) -> Result<bool, ApiError> {
             moved |= advance(state, imp).await?;
             continue;
         }
+        let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
         let (repo_id, workdir) = (imp.repo_id, imp.workdir.clone());
         if !state.store.write(move |c| store::claim(c, repo_id, &workdir, w, w + LEASE_SECONDS)).await? {
             continue;
         }
-        work(state, imp).await?;
+        let state = state.clone();
+        tokio::spawn(async move {
+            if let Err(e) = work(&state, imp).await {
+                // The lease runs out and the step is tried again.
+                tracing::warn!(error = %e.message, repo_id, "import step failed; retrying");
+            }
+            drop(slot);
+        });
         moved = true;
     }
     Ok(moved)
