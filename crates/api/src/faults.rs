@@ -3,7 +3,9 @@
 //! status) or answer late. In memory, per process; `POST /_admin/reset` clears them.
 //!
 //! The contract layer calls [`inject`] after authentication and before the primary limiter
-//! charges. Nothing in a faulted response says it was injected.
+//! charges. Nothing in a faulted response says it was injected. `maintenance` faults put a
+//! service under maintenance instead: the operations of that service ask [`Faults::maintenance`]
+//! and answer 503 themselves (with their own headers, e.g. `Deprecation`).
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -22,6 +24,8 @@ use crate::state::AppState;
 const MAX_LATENCY_MS: u64 = 600_000;
 const MAX_RETRY_AFTER: u64 = 86_400;
 const DEFAULT_RETRY_AFTER: u64 = 60;
+/// The 503 message of a service under maintenance.
+pub const MAINTENANCE_MESSAGE: &str = "Unavailable due to service under maintenance.";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultKind {
@@ -29,6 +33,7 @@ pub enum FaultKind {
     Secondary,
     Status,
     Latency,
+    Maintenance,
 }
 
 impl FaultKind {
@@ -38,6 +43,7 @@ impl FaultKind {
             "secondary" => FaultKind::Secondary,
             "status" => FaultKind::Status,
             "latency" => FaultKind::Latency,
+            "maintenance" => FaultKind::Maintenance,
             _ => return None,
         })
     }
@@ -47,6 +53,7 @@ impl FaultKind {
             FaultKind::Secondary => "secondary",
             FaultKind::Status => "status",
             FaultKind::Latency => "latency",
+            FaultKind::Maintenance => "maintenance",
         }
     }
 }
@@ -144,7 +151,7 @@ fn not_for(field: &str, kind: FaultKind) -> ApiError {
 impl FaultIn {
     /// Checks the body and builds the fault (without its id).
     pub fn validate(self) -> Result<Fault, ApiError> {
-        let kind = FaultKind::parse(&self.kind).ok_or_else(|| invalid("kind", "kind is one of primary, secondary, status, latency"))?;
+        let kind = FaultKind::parse(&self.kind).ok_or_else(|| invalid("kind", "kind is one of primary, secondary, status, latency, maintenance"))?;
         let method = match self.method {
             Some(m) if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) => return Err(invalid("method", "method is an HTTP method name")),
             Some(m) => Some(m.to_ascii_uppercase()),
@@ -152,6 +159,9 @@ impl FaultIn {
         };
         if self.path.as_deref().is_some_and(|p| !p.starts_with('/')) {
             return Err(invalid("path", "path is a glob starting with /"));
+        }
+        if kind == FaultKind::Maintenance && self.token.is_some() {
+            return Err(not_for("token", kind));
         }
         if self.token.as_deref().is_some_and(str::is_empty) {
             return Err(invalid("token", "token is not empty"));
@@ -174,6 +184,8 @@ impl FaultIn {
             (FaultKind::Status, _) => return Err(invalid("status", "status is required: 400 to 599")),
             (FaultKind::Latency, Some(_)) => return Err(not_for("status", kind)),
             (FaultKind::Latency, None) => None,
+            (FaultKind::Maintenance, Some(_)) => return Err(not_for("status", kind)),
+            (FaultKind::Maintenance, None) => Some(503),
         };
         let retry_after = match (kind, self.retry_after) {
             (FaultKind::Secondary, Some(r)) if r > MAX_RETRY_AFTER => return Err(invalid("retry_after", "retry_after is at most 86400 seconds")),
@@ -189,7 +201,8 @@ impl FaultIn {
         };
         let message = match (kind, self.message) {
             (FaultKind::Status, Some(m)) if m.is_empty() => return Err(invalid("message", "message is not empty")),
-            (FaultKind::Status, m) => m,
+            (FaultKind::Status | FaultKind::Maintenance, Some(m)) if m.is_empty() => return Err(invalid("message", "message is not empty")),
+            (FaultKind::Status | FaultKind::Maintenance, m) => m,
             (_, Some(_)) => return Err(not_for("message", kind)),
             (_, None) => None,
         };
@@ -268,6 +281,35 @@ impl Faults {
         self.list.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The message of a `maintenance` fault matching a request of a service's operation, if one
+    /// fires (it uses one of its `count`, as other faults do).
+    pub fn maintenance(&self, method: &Method, path: &str, user: Option<&str>) -> Option<String> {
+        if self.active.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let req = Target { method, path, token: None, user };
+        let mut out = None;
+        let mut list = self.lock();
+        list.retain_mut(|f| {
+            if out.is_some() || f.kind != FaultKind::Maintenance || !f.matches(&req, &mut None) {
+                return true;
+            }
+            if !(f.probability >= 1.0 || rand::random::<f64>() < f.probability) {
+                return true;
+            }
+            out = Some(f.message.clone().unwrap_or_else(|| MAINTENANCE_MESSAGE.to_string()));
+            match &mut f.remaining {
+                Some(n) => {
+                    *n -= 1;
+                    *n > 0
+                }
+                None => true,
+            }
+        });
+        self.active.store(list.len(), Ordering::Release);
+        out
+    }
+
     /// Rolls every matching fault: latency faults that fire add up; the first failing fault that
     /// fires is the answer (later failing faults are not consulted). Each fault that fires uses
     /// one of its `count`; a fault whose count runs out is removed.
@@ -279,7 +321,7 @@ impl Faults {
         let mut token_hash = None;
         let mut list = self.lock();
         list.retain_mut(|f| {
-            if f.kind != FaultKind::Latency && out.failure.is_some() {
+            if f.kind == FaultKind::Maintenance || (f.kind != FaultKind::Latency && out.failure.is_some()) {
                 return true;
             }
             if !f.matches(req, &mut token_hash) || !(f.probability >= 1.0 || roll() < f.probability) {

@@ -13,6 +13,7 @@ pub mod docs;
 pub mod error;
 pub mod faults;
 pub mod headers;
+pub mod imports;
 pub mod metrics;
 pub mod not_modified;
 pub mod notify;

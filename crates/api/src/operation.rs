@@ -146,6 +146,14 @@ static CLOSING_DOWN: &[(&str, ClosingDown)] = &[
     ("security-managers/add-team", SECURITY_MANAGERS_SUNSET),
     ("security-managers/remove-team", SECURITY_MANAGERS_SUNSET),
     ("runs/get-usage", RUN_USAGE_SUNSET),
+    ("imports/get", IMPORTS_SUNSET),
+    ("imports/start", IMPORTS_SUNSET),
+    ("imports/update", IMPORTS_SUNSET),
+    ("imports/cancel", IMPORTS_SUNSET),
+    ("imports/list-authors", IMPORTS_SUNSET),
+    ("imports/map-author", IMPORTS_SUNSET),
+    ("imports/list-large-files", IMPORTS_SUNSET),
+    ("imports/set-lfs-preference", IMPORTS_SUNSET),
 ];
 
 /// Security manager teams are removed from 1 January 2026 (document 2).
@@ -155,6 +163,11 @@ const SECURITY_MANAGERS_SUNSET: ClosingDown =
 /// Run usage (timing) is closing down (document 3); dates chosen here, the spec gives none.
 const RUN_USAGE_SUNSET: ClosingDown =
     ClosingDown { deprecation: "Tue, 15 Apr 2025 00:00:00 GMT", sunset: "Thu, 15 Apr 2027 00:00:00 GMT" };
+
+/// Source imports are retired: scheduled to stop at 00:00 UTC on 12 April 2024 (document 3);
+/// the deprecation date is chosen here, the spec gives none.
+const IMPORTS_SUNSET: ClosingDown =
+    ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
 
 impl Operation {
     /// The dates of a closing-down operation.

@@ -722,6 +722,48 @@ fn workflow_run_usage() -> Value {
     object(&[("billable", billable)], &[("run_duration_ms", int())])
 }
 
+fn import() -> Value {
+    let status = ["auth", "error", "none", "detecting", "choose", "auth_failed", "importing", "mapping", "waiting_to_push", "pushing", "complete",
+                  "setup", "unknown", "detection_found_multiple", "detection_found_nothing", "detection_needs_auth"];
+    let choice = object(&[], &[("vcs", string()), ("tfvc_project", string()), ("human_name", string())]);
+    object(
+        &[
+            ("vcs", nullable(string())),
+            ("vcs_url", string()),
+            ("status", json!({"type": "string", "enum": status})),
+            ("url", uri()),
+            ("html_url", uri()),
+            ("authors_url", uri()),
+            ("repository_url", uri()),
+        ],
+        &[
+            ("use_lfs", boolean()),
+            ("svc_root", string()),
+            ("svn_root", string()),
+            ("tfvc_project", string()),
+            ("status_text", nullable(string())),
+            ("failed_step", nullable(string())),
+            ("error_message", nullable(string())),
+            ("import_percent", nullable(int())),
+            ("commit_count", nullable(int())),
+            ("push_percent", nullable(int())),
+            ("has_large_files", boolean()),
+            ("large_files_size", int()),
+            ("large_files_count", int()),
+            ("project_choices", array(choice)),
+            ("message", string()),
+            ("authors_count", nullable(int())),
+        ],
+    )
+}
+
+fn porter_author() -> Value {
+    object(
+        &[("id", int()), ("remote_id", string()), ("remote_name", string()), ("email", string()), ("name", string()), ("url", uri()), ("import_url", uri())],
+        &[],
+    )
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -780,6 +822,9 @@ pub fn components() -> Value {
         ("Deployment", deployment()),
         ("EnvironmentApproval", environment_approval()),
         ("WorkflowRunUsage", workflow_run_usage()),
+        ("Import", import()),
+        ("PorterAuthor", porter_author()),
+        ("LargeFile", object(&[("ref_name", string()), ("path", string()), ("oid", string()), ("size", int())], &[])),
     ];
     Value::Object(schemas.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }

@@ -43,6 +43,8 @@ pub struct ApiConfig {
     pub poll_interval: u64,
     /// Organization webhook delivery: allow-list, retries, auto-disable, concurrency.
     pub webhooks: crate::webhooks::WebhookSettings,
+    /// Source imports: data directory and pacing.
+    pub imports: crate::imports::ImportSettings,
 }
 
 impl Default for ApiConfig {
@@ -59,6 +61,7 @@ impl Default for ApiConfig {
             notifications_poll_interval: 60,
             poll_interval: 60,
             webhooks: crate::webhooks::WebhookSettings::default(),
+            imports: crate::imports::ImportSettings::default(),
         }
     }
 }

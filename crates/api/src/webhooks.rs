@@ -308,6 +308,7 @@ fn event_name(kind: &str) -> Option<&'static str> {
         "StatusEvent" => "status",
         "DeleteEvent" => "delete",
         "WorkflowRunEvent" => "workflow_run",
+        "RepositoryImportEvent" => "repository_import",
         _ => return None,
     })
 }

@@ -66,6 +66,11 @@ pub struct Config {
     pub webhook_disable_after: u32,
     /// `PLATFORM_WEBHOOK_CONCURRENCY`: deliveries in flight at once.
     pub webhook_concurrency: usize,
+    /// `PLATFORM_DATA_DIR`: where imported repositories are mirrored; default next to the
+    /// SQLite file (`<file>.data`), or the temporary directory with PostgreSQL.
+    pub data_dir: Option<String>,
+    /// `PLATFORM_IMPORT_STEP_SECONDS`: platform-clock seconds each import status lasts at least.
+    pub import_step_seconds: i64,
 }
 
 impl Default for Config {
@@ -101,6 +106,8 @@ impl Default for Config {
             webhook_retries: 0,
             webhook_disable_after: 0,
             webhook_concurrency: 256,
+            data_dir: None,
+            import_step_seconds: 0,
         }
     }
 }
@@ -186,6 +193,8 @@ impl Config {
         if let Some(v) = get("PLATFORM_WEBHOOK_RETRIES") { c.webhook_retries = number("PLATFORM_WEBHOOK_RETRIES", &v)?; }
         if let Some(v) = get("PLATFORM_WEBHOOK_DISABLE_AFTER") { c.webhook_disable_after = number("PLATFORM_WEBHOOK_DISABLE_AFTER", &v)?; }
         if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") { c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?; }
+        if let Some(v) = get("PLATFORM_DATA_DIR") { c.data_dir = Some(v); }
+        if let Some(v) = get("PLATFORM_IMPORT_STEP_SECONDS") { c.import_step_seconds = number("PLATFORM_IMPORT_STEP_SECONDS", &v)?; }
         c.validate()?;
         Ok(c)
     }
@@ -215,6 +224,9 @@ impl Config {
         }
         if let Some(h) = &self.webhook_allowed_hosts {
             platform_api::webhooks::AllowList::parse(h)?;
+        }
+        if self.import_step_seconds < 0 {
+            return Err("import_step_seconds must not be negative".into());
         }
         if self.webhook_concurrency == 0 {
             return Err("webhook_concurrency must be positive".into());

@@ -78,8 +78,23 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             disable_after: c.webhook_disable_after,
             concurrency: c.webhook_concurrency,
         },
+        imports: platform_api::imports::ImportSettings { data_dir: Some(data_dir(c)), step_seconds: c.import_step_seconds },
     };
     AppState::new(store, clock, api)
+}
+
+/// `PLATFORM_DATA_DIR`, else next to the SQLite file, else (PostgreSQL) the temporary directory.
+fn data_dir(c: &Config) -> std::path::PathBuf {
+    if let Some(d) = &c.data_dir {
+        return d.into();
+    }
+    let url = c.database_url.trim();
+    let file = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+    if url.starts_with("postgres") || file.is_empty() || file.starts_with(':') {
+        std::env::temp_dir().join("platformd-data")
+    } else {
+        format!("{}.data", file.split('?').next().unwrap_or(file)).into()
+    }
 }
 
 fn seed_text(args: &Args) -> Result<Option<String>, String> {

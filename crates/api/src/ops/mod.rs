@@ -11,6 +11,7 @@ pub mod notifications;
 pub mod private_registries;
 pub mod rulesets;
 pub mod security_managers;
+pub mod source_imports;
 pub mod statuses;
 pub mod workflow_runs;
 
@@ -30,5 +31,6 @@ pub fn register(api: Api) -> Api {
     let api = content_exclusion::routes(api);
     let api = rulesets::routes(api);
     let api = workflow_runs::routes(api);
+    let api = source_imports::routes(api);
     authorizations::routes(api)
 }

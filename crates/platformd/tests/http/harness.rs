@@ -30,12 +30,14 @@ pub struct Options {
     pub notifications_sync_limit: i64,
     /// Webhook delivery settings (the default allows loopback, so test receivers work).
     pub webhooks: platform_api::webhooks::WebhookSettings,
+    /// Source import settings (mirrors in the temporary directory by default).
+    pub imports: platform_api::imports::ImportSettings,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks() }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default() }
     }
 }
 
@@ -86,6 +88,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         notifications_poll_interval: 60,
         poll_interval: 60,
         webhooks: opts.webhooks.clone(),
+        imports: opts.imports.clone(),
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);

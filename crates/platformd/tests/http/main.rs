@@ -22,5 +22,6 @@ mod secondary_limits;
 mod security_managers;
 mod rulesets;
 mod smoke;
+mod source_imports;
 mod statuses;
 mod workflow_runs;

@@ -13,6 +13,7 @@ pub mod feeds;
 pub mod hooks;
 pub mod repos;
 pub mod security_managers;
+pub mod source_imports;
 pub mod rulesets;
 pub mod statuses;
 pub mod tokens;

@@ -1,0 +1,185 @@
+//! Source imports with real Git: the settings, the status vocabulary, the response shapes and
+//! the `RepositoryImportEvent` activity. `git` runs the machine's git binary, `worker` moves
+//! imports through their statuses in the background (resuming after a restart).
+pub mod git;
+pub mod worker;
+
+use std::path::PathBuf;
+
+use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::repos::Repo;
+use platform_store::domain::source_imports::{Author, Import, LargeFile};
+use platform_store::{Conn, DbError};
+use serde_json::{json, Value};
+
+use crate::shapes::{repo_api_url, Urls};
+
+/// Import settings (`PLATFORM_DATA_DIR`, `PLATFORM_IMPORT_STEP_SECONDS`).
+#[derive(Clone, Debug, Default)]
+pub struct ImportSettings {
+    /// Where the mirrors of imported repositories are kept (`<dir>/imports/`); `None`: the
+    /// system's temporary directory.
+    pub data_dir: Option<PathBuf>,
+    /// Platform-clock seconds each status lasts at least (0: as fast as the work goes). Makes
+    /// progress observable with a manual clock.
+    pub step_seconds: i64,
+}
+
+impl ImportSettings {
+    pub fn mirrors(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data")).join("imports")
+    }
+
+    /// Local sources may be anywhere on the machine but in the mirrors of other imports
+    /// (repositories the caller may not be allowed to see).
+    pub fn local_source_allowed(&self, url: &str) -> bool {
+        let path = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
+        let mirrors = self.mirrors();
+        let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        !canon(&path).starts_with(canon(&mirrors)) && !path.starts_with(&mirrors)
+    }
+}
+
+/// Files above this are large files (document 1).
+pub const LARGE_FILE_BYTES: i64 = 100 * 1024 * 1024;
+
+/// Statuses the worker moves on, in order; `complete` follows the last.
+pub const ACTIVE: &[&str] = &["detecting", "importing", "mapping", "pushing"];
+
+pub const VCS: &[&str] = &["subversion", "git", "mercurial", "tfvc"];
+
+/// The status after `status` in the normal progression.
+pub fn next_status(status: &str) -> &'static str {
+    match status {
+        "detecting" => "importing",
+        "importing" => "mapping",
+        "mapping" => "pushing",
+        _ => "complete",
+    }
+}
+
+fn status_text(status: &str) -> &'static str {
+    match status {
+        "detecting" => "Detecting source",
+        "importing" => "Importing...",
+        "mapping" => "Rewriting history...",
+        "pushing" => "Pushing...",
+        "complete" => "Done",
+        "auth_failed" => "Authentication failed",
+        "error" => "Error",
+        "detection_needs_auth" => "Detection needs authentication",
+        "detection_found_nothing" => "No source found",
+        "detection_found_multiple" => "Multiple projects found",
+        _ => "",
+    }
+}
+
+/// A new attempt's mirror directory name (unique across databases sharing a data directory).
+pub fn new_workdir(repo_id: i64) -> String {
+    format!("{repo_id}-{}.git", platform_core::ids::random_hex(8))
+}
+
+/// Gigabytes, rounded up, so that `large_files_size` is never 0 while large files exist.
+fn gigabytes(bytes: i64) -> i64 {
+    const GB: i64 = 1024 * 1024 * 1024;
+    (bytes + GB - 1) / GB
+}
+
+fn import_url(u: &Urls, repo: &Repo) -> String {
+    format!("{}/import", repo_api_url(u, repo))
+}
+
+/// Import (api-facts §4.12). Progress fields appear in the statuses that carry them.
+pub fn import_json(u: &Urls, repo: &Repo, i: &Import) -> Value {
+    let url = import_url(u, repo);
+    let mut v = json!({
+        "vcs": i.vcs,
+        "use_lfs": i.use_lfs == "opt_in",
+        "vcs_url": i.vcs_url,
+        "status": i.status,
+        "status_text": status_text(&i.status),
+        "has_large_files": i.large_files_count > 0,
+        "large_files_size": gigabytes(i.large_files_size),
+        "large_files_count": i.large_files_count,
+        "authors_count": i.authors_count,
+        "url": url,
+        "html_url": format!("{}/{}/import", u.web, repo.full_name()),
+        "authors_url": format!("{url}/authors"),
+        "repository_url": repo_api_url(u, repo),
+    });
+    if let Some(p) = &i.tfvc_project {
+        v["tfvc_project"] = json!(p);
+    }
+    if i.status == "importing" {
+        v["commit_count"] = json!(i.commit_count.unwrap_or(0));
+        v["import_percent"] = json!(i.import_percent.unwrap_or(0));
+    } else if i.commit_count.is_some() {
+        v["commit_count"] = json!(i.commit_count);
+    }
+    if i.status == "pushing" {
+        v["push_percent"] = json!(i.push_percent.unwrap_or(0));
+    }
+    if i.status == "error" {
+        v["failed_step"] = json!(i.failed_step);
+        v["error_message"] = json!(i.error_message);
+    }
+    if i.status == "detection_found_multiple" {
+        v["project_choices"] = json!([]);
+    }
+    v
+}
+
+/// PorterAuthor.
+pub fn author_json(u: &Urls, repo: &Repo, a: &Author) -> Value {
+    let url = import_url(u, repo);
+    json!({
+        "id": a.id,
+        "remote_id": a.remote_id,
+        "remote_name": a.remote_name,
+        "email": a.email,
+        "name": a.name,
+        "url": format!("{url}/authors/{}", a.id),
+        "import_url": url,
+    })
+}
+
+/// LargeFile.
+pub fn large_file_json(f: &LargeFile) -> Value {
+    json!({"ref_name": f.ref_name, "path": f.path, "oid": f.oid, "size": f.size})
+}
+
+/// Records `RepositoryImportEvent` (webhook event `repository_import`) with `status`
+/// `success`, `cancelled` or `failure`, in the transaction of the change.
+pub fn record_event(c: &mut dyn Conn, repo: &Repo, actor_id: Option<i64>, status: &str, now: i64) -> Result<(), DbError> {
+    let payload = json!({"status": status});
+    let a = NewActivity {
+        kind: "RepositoryImportEvent",
+        actor_id,
+        repo_id: Some(repo.id),
+        org_id: repo.owner.is_org().then_some(repo.owner.id),
+        public: !repo.private,
+        payload: &payload,
+    };
+    activity::record(c, &a, now)?;
+    Ok(())
+}
+
+/// The event status of an import entering `status`, if that ends the attempt.
+pub fn event_status(status: &str) -> Option<&'static str> {
+    match status {
+        "complete" => Some("success"),
+        "error" | "auth_failed" | "detection_found_nothing" | "detection_needs_auth" => Some("failure"),
+        _ => None,
+    }
+}
+
+/// Credentials of a source, kept encrypted under the server key as `username\0password`.
+pub fn seal_credentials(key: &[u8], username: &str, password: &str) -> String {
+    crate::secrets::encrypt(key, format!("{username}\0{password}").as_bytes())
+}
+
+pub fn open_credentials(key: &[u8], enc: &str) -> Option<(String, String)> {
+    let plain = String::from_utf8(crate::secrets::decrypt(key, enc)?).ok()?;
+    let (u, p) = plain.split_once('\0')?;
+    Some((u.to_string(), p.to_string()))
+}

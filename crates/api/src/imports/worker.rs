@@ -1,0 +1,373 @@
+//! The import worker: takes imports whose current status has work to do (detecting, importing,
+//! mapping, pushing), does it with git under a lease (renewed while git runs; a crashed node's
+//! lease runs out and another node, or the restarted one, redoes the step), and moves each on
+//! to its next status once the platform clock reaches the step's end. Everything it needs is in
+//! the database, so an import resumes after a restart.
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use platform_store::domain::repos;
+use platform_store::domain::source_imports::{self as store, Import, LargeFile};
+use platform_store::DbError;
+
+use super::git::{self, GitError, Source};
+use super::{event_status, next_status, record_event, ACTIVE, LARGE_FILE_BYTES};
+use crate::error::ApiError;
+use crate::state::Shared;
+use crate::webhooks::AllowList;
+
+const POLL: Duration = Duration::from_millis(250);
+/// A lease on an import, renewed every [`RENEW`] while its git work runs.
+const LEASE_SECONDS: i64 = 30;
+const RENEW: Duration = Duration::from_secs(10);
+/// How often progress is written while git runs.
+const PROGRESS: Duration = Duration::from_millis(500);
+/// Imports worked on at once (per node).
+const CONCURRENCY: usize = 4;
+/// Commits recorded per transaction while pushing.
+const CHUNK: usize = 500;
+
+fn wall() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+pub fn spawn(state: Shared) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut writes = state.store.subscribe_writes();
+        let slots = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+        loop {
+            writes.borrow_and_update();
+            match tick(&state, &slots).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(error = %e.message, "import worker failed; retrying"),
+            }
+            tokio::select! {
+                r = writes.changed() => if r.is_err() { return },
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        }
+    })
+}
+
+/// One pass over the runnable imports: moves on those whose step is over, and starts the work
+/// of others in tasks of their own (up to [`CONCURRENCY`]); true when something happened.
+async fn tick(state: &Shared, slots: &Arc<tokio::sync::Semaphore>) -> Result<bool, ApiError> {
+    let (now, w) = (state.clock.now(), wall());
+    let list = state.store.read(move |c| store::runnable(c, ACTIVE, now, w)).await?;
+    let mut moved = false;
+    for imp in list {
+        if imp.step_done {
+            moved |= advance(state, imp).await?;
+            continue;
+        }
+        let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
+        let (repo_id, workdir) = (imp.repo_id, imp.workdir.clone());
+        if !state.store.write(move |c| store::claim(c, repo_id, &workdir, w, w + LEASE_SECONDS)).await? {
+            continue;
+        }
+        let state = state.clone();
+        tokio::spawn(async move {
+            if let Err(e) = work(&state, imp).await {
+                // The lease runs out and the step is tried again.
+                tracing::warn!(error = %e.message, repo_id, "import step failed; retrying");
+            }
+            drop(slot);
+        });
+        moved = true;
+    }
+    Ok(moved)
+}
+
+/// The step's time is up: on to the next status (recording the event when complete).
+async fn advance(state: &Shared, mut imp: Import) -> Result<bool, ApiError> {
+    let now = state.clock.now();
+    imp.status = next_status(&imp.status).to_string();
+    imp.step_done = imp.status == "complete";
+    imp.due_at = now + state.config.imports.step_seconds;
+    if imp.status == "pushing" {
+        imp.push_percent = Some(0);
+    }
+    save(state, imp).await
+}
+
+/// Saves an attempt's progress (releasing the lease), with the event of a final status.
+async fn save(state: &Shared, imp: Import) -> Result<bool, ApiError> {
+    let now = state.clock.now();
+    let saved = state
+        .store
+        .write(move |c| -> Result<bool, DbError> {
+            if !store::save_progress(c, &imp, None, now)? {
+                return Ok(false);
+            }
+            if let (Some(ev), Some(repo)) = (event_status(&imp.status), repos::by_id(c, imp.repo_id)?) {
+                record_event(c, &repo, imp.actor_id, ev, now)?;
+            }
+            Ok(true)
+        })
+        .await?;
+    Ok(saved)
+}
+
+fn fail(imp: &mut Import, step: &str, e: GitError) {
+    match e {
+        GitError::Auth => imp.status = "auth_failed".into(),
+        GitError::Failed(m) => {
+            imp.status = "error".into();
+            imp.failed_step = Some(step.to_string());
+            imp.error_message = Some(m);
+        }
+    }
+}
+
+/// Runs `f` on a blocking thread while renewing the import's lease and writing the
+/// `import_percent` that `progress` receives.
+async fn blocking<T: Send + 'static>(state: &Shared, imp: &Import, progress: Option<Progress>, f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    let mut task = tokio::task::spawn_blocking(f);
+    let (mut renewed, mut written) = (std::time::Instant::now(), None);
+    loop {
+        tokio::select! {
+            r = &mut task => return r.map_err(|_| ApiError::internal()),
+            _ = tokio::time::sleep(PROGRESS) => {}
+        }
+        let (id, wd) = (imp.repo_id, imp.workdir.clone());
+        if renewed.elapsed() >= RENEW {
+            renewed = std::time::Instant::now();
+            let wd = wd.clone();
+            state.store.write(move |c| store::renew(c, id, &wd, wall() + LEASE_SECONDS)).await?;
+        }
+        let now = progress.as_ref().and_then(|p| *p.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(p) = now.filter(|p| Some(*p) != written) {
+            written = Some(p);
+            state
+                .store
+                .write(move |c| c.execute("UPDATE imports SET import_percent = ? WHERE repo_id = ? AND workdir = ?", platform_store::params![p, id, &wd]))
+                .await?;
+        }
+    }
+}
+
+/// The latest percentage a git run reported.
+type Progress = Arc<Mutex<Option<i64>>>;
+
+/// The source with its credentials and the address the guard checked.
+async fn source(state: &Shared, imp: &Import) -> Result<Result<Source, String>, ApiError> {
+    let enc = imp.credentials_enc.clone();
+    let creds = match enc {
+        Some(enc) => {
+            let key = state.store.write(|c| crate::secrets::server_key(c)).await?;
+            super::open_credentials(&key, &enc)
+        }
+        None => None,
+    };
+    if git::is_local(&imp.vcs_url) && !state.config.imports.local_source_allowed(&imp.vcs_url) {
+        return Ok(Err("vcs_url names the server's own import data".into()));
+    }
+    let allow = AllowList::parse(&state.config.webhooks.allowed_hosts).unwrap_or_default();
+    let pin = match git::guard(&imp.vcs_url, &allow).await {
+        Ok(p) => p,
+        Err(m) => return Ok(Err(m)),
+    };
+    let (username, password) = creds.map(|(u, p)| (Some(u), Some(p))).unwrap_or((None, None));
+    Ok(Ok(Source { url: imp.vcs_url.clone(), username, password, pin }))
+}
+
+fn mirror(state: &Shared, imp: &Import) -> PathBuf {
+    state.config.imports.mirrors().join(&imp.workdir)
+}
+
+/// Does the work of the import's current status, then saves the outcome.
+async fn work(state: &Shared, mut imp: Import) -> Result<(), ApiError> {
+    let status = imp.status.clone();
+    match status.as_str() {
+        "detecting" => detect(state, &mut imp).await?,
+        "importing" => import(state, &mut imp).await?,
+        "mapping" => map(state, &mut imp).await?,
+        "pushing" => push(state, &mut imp).await?,
+        _ => return Ok(()),
+    }
+    let dir = mirror(state, &imp);
+    if !save(state, imp).await? {
+        // Cancelled or restarted while git ran: this attempt's mirror is nobody's.
+        tokio::task::spawn_blocking(move || {
+            let _ = std::fs::remove_dir_all(dir);
+        });
+    }
+    Ok(())
+}
+
+fn unsupported(imp: &mut Import, step: &str, vcs: &str) {
+    let (name, tool) = match vcs {
+        "subversion" => ("Subversion", "svn"),
+        "mercurial" => ("Mercurial", "hg"),
+        _ => ("TFVC", "tf"),
+    };
+    imp.status = "error".into();
+    imp.failed_step = Some(step.into());
+    imp.error_message = Some(if git::tool_present(tool) {
+        format!("{name} imports are unsupported on this server.")
+    } else {
+        format!("{name} imports are unsupported on this server ({tool} is not installed).")
+    });
+}
+
+/// Recognises the version control type at the URL: a Git remote, or (when their tools are
+/// installed) a Subversion or Mercurial one.
+async fn detect(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
+    let src = match source(state, imp).await? {
+        Ok(s) => s,
+        Err(m) => {
+            imp.status = "detection_found_nothing".into();
+            imp.error_message = Some(m);
+            return Ok(());
+        }
+    };
+    let s = src.clone();
+    let found = blocking(state, imp, None, move || match git::ls_remote(&s) {
+        Ok(()) => Ok("git"),
+        Err(GitError::Auth) => Err(true),
+        Err(_) => {
+            let other = |tool: &str, args: &[&str]| {
+                git::tool_present(tool)
+                    && std::process::Command::new(tool).args(args).arg(&s.url).env("HGPLAIN", "1").stdin(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|st| st.success())
+            };
+            if other("svn", &["info", "--non-interactive"]) {
+                Ok("subversion")
+            } else if other("hg", &["identify", "--noninteractive"]) {
+                Ok("mercurial")
+            } else {
+                Err(false)
+            }
+        }
+    })
+    .await?;
+    match found {
+        Ok(vcs) => {
+            imp.vcs = Some(vcs.into());
+            imp.step_done = true;
+        }
+        Err(true) => imp.status = "detection_needs_auth".into(),
+        Err(false) => imp.status = "detection_found_nothing".into(),
+    }
+    Ok(())
+}
+
+/// Mirrors the Git source, reporting the receive percentage, then counts its commits.
+async fn import(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
+    let vcs = imp.vcs.clone().unwrap_or_else(|| "git".into());
+    if vcs != "git" {
+        unsupported(imp, "importing", &vcs);
+        return Ok(());
+    }
+    let src = match source(state, imp).await? {
+        Ok(s) => s,
+        Err(m) => {
+            fail(imp, "importing", GitError::Failed(m));
+            return Ok(());
+        }
+    };
+    let dir = mirror(state, imp);
+    let seen: Progress = Arc::new(Mutex::new(None));
+    let seen2 = seen.clone();
+    let out = blocking(state, imp, Some(seen), move || -> Result<i64, GitError> {
+        git::clone_mirror(&src, &dir, &mut |p| *seen2.lock().unwrap_or_else(|e| e.into_inner()) = Some(p))?;
+        Ok(git::commits(&dir)?.len() as i64)
+    })
+    .await?;
+    match out {
+        Ok(n) => {
+            imp.commit_count = Some(n);
+            imp.import_percent = Some(100);
+            imp.step_done = true;
+        }
+        Err(e) => fail(imp, "importing", e),
+    }
+    Ok(())
+}
+
+/// Authors (`(email, name)`) and large files of a history.
+type Mapped = (Vec<(String, String)>, Vec<LargeFile>);
+
+/// Finds the authors of the history and the large files.
+async fn map(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
+    let dir = mirror(state, imp);
+    let out = blocking(state, imp, None, move || -> Result<Mapped, GitError> {
+        let head = git::head_branch(&dir);
+        Ok((git::authors(&dir)?, git::large_files(&dir, LARGE_FILE_BYTES, head.as_deref())?))
+    })
+    .await?;
+    match out {
+        Ok((authors, large)) => {
+            let (id, wd) = (imp.repo_id, imp.workdir.clone());
+            let count = state
+                .store
+                .write(move |c| -> Result<Option<i64>, DbError> {
+                    // Only while the attempt is current (not cancelled or restarted).
+                    if store::get(c, id)?.is_none_or(|i| i.workdir != wd) {
+                        return Ok(None);
+                    }
+                    store::set_large_files(c, id, &large)?;
+                    Ok(Some(store::add_authors(c, id, &authors)?))
+                })
+                .await?;
+            let stored = state.store.read(move |c| store::large_files(c, id)).await?;
+            imp.authors_count = count.unwrap_or(0);
+            imp.large_files_count = stored.len() as i64;
+            imp.large_files_size = stored.iter().map(|f| f.size).sum();
+            imp.step_done = true;
+        }
+        Err(e) => fail(imp, "mapping", e),
+    }
+    Ok(())
+}
+
+/// Updates the repository: its commits (in chunks, reporting `push_percent`), then its
+/// branches, tags and default branch, all as in the source.
+async fn push(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
+    let dir = mirror(state, imp);
+    let out = blocking(state, imp, None, move || -> Result<_, GitError> { Ok((git::commits(&dir)?, git::refs(&dir)?, git::head_branch(&dir))) }).await?;
+    let (commits, refs, head) = match out {
+        Ok(v) => v,
+        Err(e) => {
+            fail(imp, "pushing", e);
+            return Ok(());
+        }
+    };
+    let total = commits.len().max(1);
+    let mut done = 0;
+    for chunk in commits.chunks(CHUNK) {
+        let (id, wd, shas, now) = (imp.repo_id, imp.workdir.clone(), chunk.to_vec(), state.clock.now());
+        done += chunk.len();
+        let percent = (done * 100 / total) as i64;
+        let current = state
+            .store
+            .write(move |c| -> Result<bool, DbError> {
+                if store::get(c, id)?.is_none_or(|i| i.workdir != wd) {
+                    return Ok(false);
+                }
+                store::add_commits(c, id, &shas, now)?;
+                c.execute("UPDATE imports SET push_percent = ? WHERE repo_id = ? AND workdir = ?", platform_store::params![percent, id, &wd])?;
+                Ok(true)
+            })
+            .await?;
+        if !current {
+            return Ok(());
+        }
+    }
+    let (id, wd, now) = (imp.repo_id, imp.workdir.clone(), state.clock.now());
+    let default = head.filter(|h| refs.iter().any(|(n, _)| *n == format!("refs/heads/{h}")));
+    state
+        .store
+        .write(move |c| -> Result<(), DbError> {
+            if store::get(c, id)?.is_none_or(|i| i.workdir != wd) {
+                return Ok(());
+            }
+            store::replace_refs(c, id, &refs, default.as_deref(), now)
+        })
+        .await?;
+    imp.push_percent = Some(100);
+    imp.step_done = true;
+    Ok(())
+}

@@ -1,0 +1,423 @@
+//! Source imports (document 3, retired): start, get, update (credentials, project, restart),
+//! cancel, commit authors and their mapping, large files and the Git LFS preference. Imports are
+//! real for Git (`crate::imports`). Classic personal tokens only (`repo`; Contents read for
+//! GET, write otherwise); every operation is closing down (`Deprecation`/`Sunset`) and answers
+//! 503 while the import service is under maintenance (a `maintenance` fault). Starting is
+//! refused (422) when the repository has workflow automation, that is at least one workflow.
+use axum::http::{Method, StatusCode};
+use platform_core::TokenKind;
+use platform_store::domain::repos::Repo;
+use platform_store::domain::source_imports::{self as store, Import};
+use platform_store::DbError;
+use serde_json::Value;
+
+use crate::authorize::not_accessible;
+use crate::error::{ApiError, ApiResult};
+use crate::imports::{self, git, record_event, ImportSettings};
+use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
+use crate::principal::Principal;
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::router::Api;
+use crate::validate::{Field, Schema, Ty};
+use crate::webhooks::AllowList;
+
+const READ: Access = Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Read)), role: Level::Read };
+const WRITE: Access = Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Write)), role: Level::Write };
+const BASE: &str = "/repos/{owner}/{repo}/import";
+
+pub static GET: Operation = Operation {
+    id: "imports/get",
+    method: Method::GET,
+    path: BASE,
+    summary: "Get an import status",
+    docs: "https://docs.service.example/rest/migrations/source-imports#get-an-import-status",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "The repository's import and its progress.", "Import")],
+};
+
+static START_BODY: Schema = Schema {
+    resource: "Import",
+    fields: &[
+        Field::req("vcs_url", Ty::Str),
+        Field::opt("vcs", Ty::Enum(imports::VCS)),
+        Field::opt("vcs_username", Ty::Str),
+        Field::opt("vcs_password", Ty::Str),
+        Field::opt("tfvc_project", Ty::Str),
+    ],
+};
+
+pub static START: Operation = Operation {
+    id: "imports/start",
+    method: Method::PUT,
+    path: BASE,
+    summary: "Start an import",
+    docs: "https://docs.service.example/rest/migrations/source-imports#start-an-import",
+    access: WRITE,
+    query: &[],
+    body: Some(&START_BODY),
+    responses: &[Resp::json(201, "The import was started (detection first when `vcs` was omitted).", "Import").with_headers(&["Location"])],
+};
+
+static UPDATE_BODY: Schema = Schema {
+    resource: "Import",
+    fields: &[
+        Field::opt("vcs_username", Ty::Str),
+        Field::opt("vcs_password", Ty::Str),
+        Field::opt("vcs", Ty::Enum(imports::VCS)),
+        Field::opt("tfvc_project", Ty::Str),
+        Field::opt("human_name", Ty::Str),
+    ],
+};
+
+pub static UPDATE: Operation = Operation {
+    id: "imports/update",
+    method: Method::PATCH,
+    path: BASE,
+    summary: "Update an import",
+    docs: "https://docs.service.example/rest/migrations/source-imports#update-an-import",
+    access: WRITE,
+    query: &[],
+    body: Some(&UPDATE_BODY),
+    responses: &[Resp::json(200, "The import; with no body, or after a failure, it starts over.", "Import")],
+};
+
+pub static CANCEL: Operation = Operation {
+    id: "imports/cancel",
+    method: Method::DELETE,
+    path: BASE,
+    summary: "Cancel an import",
+    docs: "https://docs.service.example/rest/migrations/source-imports#cancel-an-import",
+    access: WRITE,
+    query: &[],
+    body: None,
+    responses: &[Resp::empty(204, "The import was cancelled and removed.")],
+};
+
+const SINCE: [Param; 1] = [Param { name: "since", ty: Ty::Int, description: "Only authors with an id above this." }];
+
+pub static LIST_AUTHORS: Operation = Operation {
+    id: "imports/list-authors",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/import/authors",
+    summary: "Get commit authors",
+    docs: "https://docs.service.example/rest/migrations/source-imports#get-commit-authors",
+    access: READ,
+    query: &SINCE,
+    body: None,
+    responses: &[Resp::json(200, "The authors of the imported history, by id.", "PorterAuthor[]")],
+};
+
+static MAP_AUTHOR_BODY: Schema = Schema { resource: "PorterAuthor", fields: &[Field::opt("email", Ty::Str), Field::opt("name", Ty::Str)] };
+
+pub static MAP_AUTHOR: Operation = Operation {
+    id: "imports/map-author",
+    method: Method::PATCH,
+    path: "/repos/{owner}/{repo}/import/authors/{author_id}",
+    summary: "Map a commit author",
+    docs: "https://docs.service.example/rest/migrations/source-imports#map-a-commit-author",
+    access: WRITE,
+    query: &[],
+    body: Some(&MAP_AUTHOR_BODY),
+    responses: &[Resp::json(200, "The author with its new identity.", "PorterAuthor")],
+};
+
+pub static LIST_LARGE_FILES: Operation = Operation {
+    id: "imports/list-large-files",
+    method: Method::GET,
+    path: "/repos/{owner}/{repo}/import/large_files",
+    summary: "Get large files",
+    docs: "https://docs.service.example/rest/migrations/source-imports#get-large-files",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::json(200, "Files above 100 MB in the imported history.", "LargeFile[]")],
+};
+
+static LFS_BODY: Schema = Schema { resource: "Import", fields: &[Field::req("use_lfs", Ty::Enum(&["opt_in", "opt_out"]))] };
+
+pub static SET_LFS: Operation = Operation {
+    id: "imports/set-lfs-preference",
+    method: Method::PATCH,
+    path: "/repos/{owner}/{repo}/import/lfs",
+    summary: "Update Git LFS preference",
+    docs: "https://docs.service.example/rest/migrations/source-imports#update-git-lfs-preference",
+    access: WRITE,
+    query: &[],
+    body: Some(&LFS_BODY),
+    responses: &[Resp::json(200, "The import with the preference.", "Import")],
+};
+
+pub fn routes(api: Api) -> Api {
+    api.op(&GET, get)
+        .op(&START, start)
+        .op(&UPDATE, update)
+        .op(&CANCEL, cancel)
+        .op(&LIST_AUTHORS, list_authors)
+        .op(&MAP_AUTHOR, map_author)
+        .op(&LIST_LARGE_FILES, list_large_files)
+        .op(&SET_LFS, set_lfs)
+}
+
+/// Maintenance (503), classic tokens only, then the repository authorized per the operation.
+async fn repo(ctx: &Ctx) -> ApiResult<Repo> {
+    let user = ctx.principal.user().map(|u| u.login.as_str());
+    if let Some(message) = ctx.app.faults.maintenance(&ctx.op.method, &ctx.path, user) {
+        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message));
+    }
+    match &ctx.principal {
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+        Principal::Token(t) if t.token.kind != TokenKind::Classic => return Err(not_accessible(t.token.kind)),
+        Principal::Token(_) => {}
+    }
+    ctx.repo().await
+}
+
+/// The repository and its import (404 when there is none).
+async fn repo_import(ctx: &Ctx) -> ApiResult<(Repo, Import)> {
+    let repo = repo(ctx).await?;
+    let id = repo.id;
+    let imp = ctx.app.store.read(move |c| store::get(c, id)).await?.ok_or_else(ApiError::not_found)?;
+    Ok((repo, imp))
+}
+
+fn reply(ctx: &Ctx, repo: &Repo, imp: &Import, status: StatusCode) -> Reply {
+    Reply::json(status, imports::import_json(&ctx.app.urls, repo, imp))
+}
+
+fn str_field(body: &Value, name: &str) -> Option<String> {
+    body.get(name).and_then(Value::as_str).map(str::to_string)
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> ApiError {
+    ApiError::invalid_field("Import", field, "invalid", Some(message.into()))
+}
+
+/// Checks a source URL: an http(s) URL without credentials in it, or a local path; internal
+/// hosts are refused unless allow-listed (as webhook targets are).
+async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
+    if git::is_local(url) {
+        if !ctx.app.config.imports.local_source_allowed(url) {
+            return Err(invalid("vcs_url", "vcs_url names the server's own import data"));
+        }
+        return Ok(());
+    }
+    if url.starts_with("http://") || url.starts_with("https://") {
+        let authority = url.split("://").nth(1).unwrap_or("").split(['/', '?', '#']).next().unwrap_or("");
+        if authority.contains('@') {
+            return Err(invalid("vcs_url", "vcs_url must not contain credentials; send vcs_username and vcs_password"));
+        }
+    }
+    if git::http_host(url).is_none() {
+        return Err(invalid("vcs_url", "vcs_url must be an http(s) URL or an absolute local path"));
+    }
+    let allow = AllowList::parse(&ctx.app.config.webhooks.allowed_hosts).unwrap_or_default();
+    match git::guard(url, &allow).await {
+        Err(m) if m.starts_with("refused") => Err(invalid("vcs_url", m)),
+        // Unresolvable hosts are for detection (or the import) to report.
+        _ => Ok(()),
+    }
+}
+
+/// The status a new attempt starts in.
+fn first_status(vcs: &Option<String>) -> &'static str {
+    if vcs.is_some() { "importing" } else { "detecting" }
+}
+
+/// Removes an old attempt's mirror in the background.
+fn remove_mirror(settings: &ImportSettings, workdir: &str) {
+    let dir = settings.mirrors().join(workdir);
+    tokio::task::spawn_blocking(move || {
+        let _ = std::fs::remove_dir_all(dir);
+    });
+}
+
+async fn get(ctx: Ctx) -> ApiResult<Reply> {
+    let (repo, imp) = repo_import(&ctx).await?;
+    Ok(reply(&ctx, &repo, &imp, StatusCode::OK))
+}
+
+async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let repo = repo(&ctx).await?;
+    ctx.check_body(&body)?;
+    let url = str_field(&body, "vcs_url").unwrap_or_default();
+    check_url(&ctx, &url).await?;
+    let vcs = str_field(&body, "vcs");
+    let (username, password) = (str_field(&body, "vcs_username"), str_field(&body, "vcs_password"));
+    let now = ctx.app.clock.now();
+    let imp = Import {
+        repo_id: repo.id,
+        vcs: vcs.clone(),
+        vcs_url: url,
+        tfvc_project: str_field(&body, "tfvc_project"),
+        credentials_enc: None,
+        use_lfs: "undecided".into(),
+        status: first_status(&vcs).into(),
+        failed_step: None,
+        error_message: None,
+        commit_count: None,
+        import_percent: None,
+        push_percent: None,
+        authors_count: 0,
+        large_files_size: 0,
+        large_files_count: 0,
+        step_done: false,
+        due_at: now + ctx.app.config.imports.step_seconds,
+        workdir: imports::new_workdir(repo.id),
+        actor_id: ctx.principal.user().map(|u| u.id),
+        created_at: now,
+        updated_at: now,
+    };
+    let imp = ctx
+        .app
+        .store
+        .write(move |c| -> ApiResult<Import> {
+            let mut imp = imp;
+            if store::has_workflows(c, imp.repo_id)? {
+                return Err(ApiError::invalid_field(
+                    "Import",
+                    "repository",
+                    "unprocessable",
+                    Some("The repository has workflow automation enabled; imports into it are refused.".into()),
+                ));
+            }
+            if store::get(c, imp.repo_id)?.is_some() {
+                return Err(ApiError::invalid_field(
+                    "Import",
+                    "repository",
+                    "already_exists",
+                    Some("The repository already has an import; cancel it to start another.".into()),
+                ));
+            }
+            if username.is_some() || password.is_some() {
+                let key = crate::secrets::server_key(c)?;
+                imp.credentials_enc = Some(imports::seal_credentials(&key, username.as_deref().unwrap_or(""), password.as_deref().unwrap_or("")));
+            }
+            store::create(c, &imp)?;
+            Ok(imp)
+        })
+        .await?;
+    let location = format!("{}/import", crate::shapes::repo_api_url(&ctx.app.urls, &repo));
+    Ok(reply(&ctx, &repo, &imp, StatusCode::CREATED).header("location", location))
+}
+
+/// Statuses an update starts over from (the caller supplied what was missing).
+const RETRY_FROM: &[&str] = &["auth_failed", "error", "detection_needs_auth", "detection_found_multiple"];
+
+async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let repo = repo(&ctx).await?;
+    ctx.check_body(&body)?;
+    let given = |k: &str| body.get(k).is_some();
+    let restart_always = !["vcs_username", "vcs_password", "vcs", "tfvc_project", "human_name"].iter().any(|k| given(k));
+    let vcs = str_field(&body, "vcs");
+    let project = str_field(&body, "tfvc_project");
+    let (username, password) = (str_field(&body, "vcs_username"), str_field(&body, "vcs_password"));
+    let (now, step, id) = (ctx.app.clock.now(), ctx.app.config.imports.step_seconds, repo.id);
+    let (imp, old_workdir) = ctx
+        .app
+        .store
+        .write(move |c| -> ApiResult<(Import, Option<String>)> {
+            let mut imp = store::get(c, id)?.ok_or_else(ApiError::not_found)?;
+            if vcs.is_some() {
+                imp.vcs = vcs;
+            }
+            if project.is_some() {
+                imp.tfvc_project = project;
+            }
+            if username.is_some() || password.is_some() {
+                let key = crate::secrets::server_key(c)?;
+                let old = imp.credentials_enc.as_deref().and_then(|e| imports::open_credentials(&key, e)).unwrap_or_default();
+                let u = username.unwrap_or(old.0);
+                let p = password.unwrap_or(old.1);
+                imp.credentials_enc = Some(imports::seal_credentials(&key, &u, &p));
+            }
+            store::set_source(c, &imp, now)?;
+            if !(restart_always || RETRY_FROM.contains(&imp.status.as_str())) {
+                return Ok((imp, None));
+            }
+            let old = imp.workdir.clone();
+            let status = first_status(&imp.vcs);
+            let workdir = imports::new_workdir(id);
+            store::restart(c, id, status, &workdir, now + step, now)?;
+            let imp = store::get(c, id)?.ok_or_else(ApiError::not_found)?;
+            Ok((imp, Some(old)))
+        })
+        .await?;
+    if let Some(old) = old_workdir {
+        remove_mirror(&ctx.app.config.imports, &old);
+    }
+    Ok(reply(&ctx, &repo, &imp, StatusCode::OK))
+}
+
+async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
+    let repo = repo(&ctx).await?;
+    let (now, r) = (ctx.app.clock.now(), repo.clone());
+    let actor = ctx.principal.user().map(|u| u.id);
+    let gone = ctx
+        .app
+        .store
+        .write(move |c| -> Result<Option<Import>, DbError> {
+            let Some(imp) = store::get(c, r.id)? else { return Ok(None) };
+            store::delete(c, r.id)?;
+            if imp.status != "complete" {
+                record_event(c, &r, actor, "cancelled", now)?;
+            }
+            Ok(Some(imp))
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    remove_mirror(&ctx.app.config.imports, &gone.workdir);
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}
+
+async fn list_authors(ctx: Ctx) -> ApiResult<Reply> {
+    let since = match ctx.query.get("since") {
+        Some(v) => v.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'since', {v:?} is not an integer.")))?,
+        None => 0,
+    };
+    let (repo, imp) = repo_import(&ctx).await?;
+    let list = ctx.app.store.read(move |c| store::authors(c, imp.repo_id, since)).await?;
+    let u = &ctx.app.urls;
+    Ok(Reply::ok(Value::Array(list.iter().map(|a| imports::author_json(u, &repo, a)).collect())))
+}
+
+async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, imp) = repo_import(&ctx).await?;
+    ctx.check_body(&body)?;
+    let author_id: i64 = ctx.param("author_id").parse().map_err(|_| ApiError::not_found())?;
+    let email = str_field(&body, "email");
+    let name = str_field(&body, "name");
+    if email.as_deref().is_some_and(|e| e.trim().is_empty() || !e.contains('@') || e.contains(['<', '>', '\n'])) {
+        return Err(ApiError::invalid_field("PorterAuthor", "email", "invalid", Some("email must be an email address".into())));
+    }
+    if name.as_deref().is_some_and(|n| n.trim().is_empty() || n.contains(['<', '>', '\n'])) {
+        return Err(ApiError::invalid_field("PorterAuthor", "name", "invalid", Some("name must not be empty".into())));
+    }
+    let a = ctx
+        .app
+        .store
+        .write(move |c| store::map_author(c, imp.repo_id, author_id, email.as_deref(), name.as_deref()))
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    Ok(Reply::ok(imports::author_json(&ctx.app.urls, &repo, &a)))
+}
+
+async fn list_large_files(ctx: Ctx) -> ApiResult<Reply> {
+    let (_, imp) = repo_import(&ctx).await?;
+    let list = ctx.app.store.read(move |c| store::large_files(c, imp.repo_id)).await?;
+    Ok(Reply::ok(Value::Array(list.iter().map(imports::large_file_json).collect())))
+}
+
+async fn set_lfs(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, mut imp) = repo_import(&ctx).await?;
+    ctx.check_body(&body)?;
+    let pref = str_field(&body, "use_lfs").unwrap_or_default();
+    let now = ctx.app.clock.now();
+    let (id, p) = (imp.repo_id, pref.clone());
+    ctx.app.store.write(move |c| store::set_lfs(c, id, &p, now)).await?;
+    imp.use_lfs = pref;
+    Ok(reply(&ctx, &repo, &imp, StatusCode::OK))
+}
