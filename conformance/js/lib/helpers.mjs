@@ -215,6 +215,14 @@ export const OPERATIONS = [
   "runs/list-attempt-jobs",
   "runs/approve-fork-run",
   "runs/list-reviews",
+  "imports/get",
+  "imports/start",
+  "imports/update",
+  "imports/cancel",
+  "imports/list-authors",
+  "imports/map-author",
+  "imports/list-large-files",
+  "imports/set-lfs-preference",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}
