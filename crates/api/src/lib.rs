@@ -13,6 +13,7 @@ pub mod docs;
 pub mod error;
 pub mod faults;
 pub mod headers;
+pub mod insights;
 pub mod metrics;
 pub mod not_modified;
 pub mod notify;

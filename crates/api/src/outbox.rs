@@ -86,5 +86,6 @@ pub fn spawn_workers(state: &Shared) -> Vec<tokio::task::JoinHandle<()>> {
     let mut workers: Vec<_> = consumers.into_iter().map(|c| spawn(state.clone(), c)).collect();
     workers.push(crate::webhooks::spawn_sender(state.clone()));
     workers.push(crate::runs::engine::spawn_ticker(state.clone()));
+    workers.push(crate::insights::spawn_flusher(state.clone()));
     workers
 }

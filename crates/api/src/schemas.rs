@@ -722,6 +722,19 @@ fn workflow_run_usage() -> Value {
     object(&[("billable", billable)], &[("run_duration_ms", int())])
 }
 
+/// Insights rows with the two counts and the two times (api-facts §4.17): no field is marked
+/// required.
+fn insights_row(fields: &[(&str, Value)]) -> Value {
+    let mut all = fields.to_vec();
+    all.extend([
+        ("total_request_count", int()),
+        ("rate_limited_request_count", int()),
+        ("last_request_timestamp", timestamp()),
+        ("last_rate_limited_timestamp", nullable(timestamp())),
+    ]);
+    object(&[], &all)
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -780,6 +793,11 @@ pub fn components() -> Value {
         ("Deployment", deployment()),
         ("EnvironmentApproval", environment_approval()),
         ("WorkflowRunUsage", workflow_run_usage()),
+        ("ApiInsightsRouteStats", insights_row(&[("http_method", string()), ("api_route", string())])),
+        ("ApiInsightsSubjectStats", insights_row(&[("subject_type", string()), ("subject_name", string()), ("subject_id", int())])),
+        ("ApiInsightsSummaryStats", object(&[], &[("total_request_count", int()), ("rate_limited_request_count", int())])),
+        ("ApiInsightsTimeStats", object(&[], &[("timestamp", timestamp()), ("total_request_count", int()), ("rate_limited_request_count", int())])),
+        ("ApiInsightsUserStats", insights_row(&[("actor_type", string()), ("actor_name", string()), ("actor_id", int()), ("integration_id", nullable(int())), ("oauth_application_id", nullable(int()))])),
     ];
     Value::Object(schemas.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }

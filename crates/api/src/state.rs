@@ -41,6 +41,10 @@ pub struct ApiConfig {
     pub poll_interval: u64,
     /// Organization webhook delivery: allow-list, retries, auto-disable, concurrency.
     pub webhooks: crate::webhooks::WebhookSettings,
+    /// Record requests for API usage insights (on by default; off for benchmarks' baseline).
+    pub insights: bool,
+    /// Seconds before a recorded request shows in the insights operations (0: once flushed).
+    pub insights_delay_seconds: i64,
 }
 
 impl Default for ApiConfig {
@@ -56,6 +60,8 @@ impl Default for ApiConfig {
             notifications_poll_interval: 60,
             poll_interval: 60,
             webhooks: crate::webhooks::WebhookSettings::default(),
+            insights: true,
+            insights_delay_seconds: 0,
         }
     }
 }
@@ -101,6 +107,8 @@ pub struct AppState {
     /// Injected faults (control plane `/_admin/faults`), in memory.
     pub faults: Faults,
     pub metrics: Metrics,
+    /// Requests recorded for API usage insights, waiting for the next flush.
+    pub insights: crate::insights::Recorder,
 }
 
 pub type Shared = Arc<AppState>;
@@ -117,6 +125,7 @@ impl AppState {
             limiter: Limiter::new(config.rate_limit_factor),
             faults: Faults::default(),
             metrics: Metrics::default(),
+            insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds),
             caches: Caches::default(),
             store,
             clock,

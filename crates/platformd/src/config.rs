@@ -50,6 +50,11 @@ pub struct Config {
     pub webhook_disable_after: u32,
     /// `PLATFORM_WEBHOOK_CONCURRENCY`: deliveries in flight at once.
     pub webhook_concurrency: usize,
+    /// `PLATFORM_INSIGHTS`: `on` (default) records requests for API usage insights; `off` does not.
+    pub insights: bool,
+    /// `PLATFORM_INSIGHTS_DELAY_SECONDS`: how long before a request shows in insights (default 0;
+    /// the hosted platform takes 4 to 6 hours).
+    pub insights_delay_seconds: i64,
 }
 
 impl Default for Config {
@@ -76,6 +81,8 @@ impl Default for Config {
             webhook_retries: 0,
             webhook_disable_after: 0,
             webhook_concurrency: 256,
+            insights: true,
+            insights_delay_seconds: 0,
         }
     }
 }
@@ -152,6 +159,8 @@ impl Config {
         if let Some(v) = get("PLATFORM_WEBHOOK_RETRIES") { c.webhook_retries = number("PLATFORM_WEBHOOK_RETRIES", &v)?; }
         if let Some(v) = get("PLATFORM_WEBHOOK_DISABLE_AFTER") { c.webhook_disable_after = number("PLATFORM_WEBHOOK_DISABLE_AFTER", &v)?; }
         if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") { c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?; }
+        if let Some(v) = get("PLATFORM_INSIGHTS") { c.insights = flag("PLATFORM_INSIGHTS", &v)?; }
+        if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") { c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?; }
         c.validate()?;
         Ok(c)
     }
@@ -177,6 +186,9 @@ impl Config {
         }
         if let Some(h) = &self.webhook_allowed_hosts {
             platform_api::webhooks::AllowList::parse(h)?;
+        }
+        if self.insights_delay_seconds < 0 {
+            return Err("insights_delay_seconds must not be negative".into());
         }
         if self.webhook_concurrency == 0 {
             return Err("webhook_concurrency must be positive".into());

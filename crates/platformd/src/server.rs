@@ -68,6 +68,8 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             disable_after: c.webhook_disable_after,
             concurrency: c.webhook_concurrency,
         },
+        insights: c.insights,
+        insights_delay_seconds: c.insights_delay_seconds,
     };
     AppState::new(store, clock, api)
 }
@@ -141,6 +143,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     tracing::info!(config = ?c, "starting");
     println!("listening on http://{addr}");
     let _workers = platform_api::spawn_workers(&app);
+    let on_exit = app.clone();
     let router = platform_api::app(app);
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.
@@ -159,6 +162,10 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     tokio::select! {
         r = server => r.map_err(|e| e.to_string())?,
         _ = grace => tracing::warn!("connections still open after {grace_period:?}; closing them"),
+    }
+    // Requests recorded since the last flush are written before the store closes.
+    if let Err(e) = platform_api::insights::flush(&on_exit).await {
+        tracing::warn!(error = %e.message, "insights: final flush failed");
     }
     store.close().await;
     tracing::info!("stopped");

@@ -27,12 +27,13 @@ pub struct Options {
     pub notifications_sync_limit: i64,
     /// Webhook delivery settings (the default allows loopback, so test receivers work).
     pub webhooks: platform_api::webhooks::WebhookSettings,
+    pub insights_delay_seconds: i64,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks() }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), insights_delay_seconds: 0 }
     }
 }
 
@@ -78,6 +79,8 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         notifications_poll_interval: 60,
         poll_interval: 60,
         webhooks: opts.webhooks.clone(),
+        insights: true,
+        insights_delay_seconds: opts.insights_delay_seconds,
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
