@@ -141,6 +141,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
         print_report(&report, &public_url);
     }
     tracing::info!(config = ?c, "starting");
+    let stop = shutdown_signal();
     println!("listening on http://{addr}");
     let _workers = platform_api::spawn_workers(&app);
     let on_exit = app.clone();
@@ -150,7 +151,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
     let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            stop.await;
             let _ = stopping_tx.send(true);
         })
         .into_future();
@@ -172,20 +173,31 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or SIGINT. The handlers are installed when this is called, not when the
+/// future is first polled: a signal sent right after the address is announced is graceful too.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+    let (term, int) = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (signal(SignalKind::terminate()).ok(), signal(SignalKind::interrupt()).ok())
+    };
+    async move {
+        #[cfg(unix)]
+        tokio::select! { _ = received(term) => {}, _ = received(int) => {} }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    }
+}
+
+#[cfg(unix)]
+async fn received(s: Option<tokio::signal::unix::Signal>) {
+    match s {
+        Some(mut s) => {
             s.recv().await;
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutting down");
+        None => std::future::pending().await,
+    }
 }
 
 pub async fn migrate(c: Config) -> Result<(), String> {
