@@ -48,7 +48,8 @@ def test_summaries(req, actor):
     token_id, user_id = actor
     params = {"min_timestamp": since()}
     _, s = req.requestJsonAndCheck("GET", f"{API}/summary-stats/classic_pat/{token_id}", parameters=params)
-    assert s == {"total_request_count": CALLS, "rate_limited_request_count": 0}
+    # (PyGithub adds the request's `url` to objects it returns.)
+    assert (s["total_request_count"], s["rate_limited_request_count"]) == (CALLS, 0)
     _, org = req.requestJsonAndCheck("GET", f"{API}/summary-stats", parameters=params)
     _, user = req.requestJsonAndCheck("GET", f"{API}/summary-stats/users/{user_id}", parameters=params)
     assert org["total_request_count"] >= user["total_request_count"] >= CALLS
@@ -56,7 +57,7 @@ def test_summaries(req, actor):
     reader = client("insights_reader")
     _, same = reader.requester.requestJsonAndCheck("GET", f"{API}/summary-stats/classic_pat/{token_id}", parameters=params)
     reader.close()
-    assert same == s
+    assert same["total_request_count"] == CALLS
 
 
 @pytest.mark.op("insights/get-route-stats-by-actor", supported=False, note=REQUESTER)
