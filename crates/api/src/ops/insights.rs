@@ -36,7 +36,8 @@ const SUBJECT_SORTS: &[&str] =
 /// A time series longer than this is refused (a smaller window or a larger increment).
 const MAX_BUCKETS: i64 = 50_000;
 
-const TS_SCHEMA: &str = r#"{"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"}"#;
+/// The published form: fields in range, so generated values name real times (February 30 aside).
+const TS_SCHEMA: &str = r#"{"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$"}"#;
 const MIN_TS: Param = Param {
     name: "min_timestamp",
     ty: Ty::Json(TS_SCHEMA),
