@@ -310,7 +310,7 @@ struct Key {
     status: u16,
 }
 
-/// Writes every buffered record; returns how many requests were written. Safe to call at any
+/// Writes every buffered record; returns how many it took. Safe to call at any
 /// time (queries call it so their answers include every request made before them).
 pub async fn flush(app: &Shared) -> Result<usize, ApiError> {
     let ins = &app.insights;

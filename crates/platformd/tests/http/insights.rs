@@ -319,3 +319,26 @@ both!(delay_hides_recent_requests, Options { insights_delay_seconds: 3600, ..Opt
     let (_, _, b) = parts(s.req(Method::GET, &format!("{API}/time-stats?min_timestamp=2031-03-04T10:00:00Z&max_timestamp=2031-03-04T10:01:00Z&timestamp_increment=1m"), Some(&w.reader)).send().await.unwrap()).await;
     assert_eq!(b, json!([bucket("2031-03-04T10:00:00Z", 1, 0)]));
 });
+
+both!(primary_limit_answers_are_flagged, Options { rate_limit_factor: 0.001, ..Options::default() }, |s| {
+    // Every user may make 5 requests an hour: alice's sixth is refused by the limiter itself.
+    for u in ["alice", "dave"] {
+        s.user(u).await;
+    }
+    s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice", "dave"]})).await;
+    let alice = s.classic("alice", &["read:org"]).await;
+    let dave = s.classic("dave", &["read:org"]).await;
+    s.admin_post("/clock", json!({"now": T0})).await;
+    for _ in 0..5 {
+        assert_eq!(call(&s, "/orgs/acme/security-managers", Some(&alice)).await, 200);
+    }
+    s.advance(10).await;
+    assert_eq!(call(&s, "/orgs/acme/security-managers", Some(&alice)).await, 403);
+    s.advance(60).await;
+    let b = ok(&s, &format!("subject-stats?{WINDOW}"), &dave).await;
+    assert_eq!(b.as_array().unwrap().len(), 1, "{b}");
+    assert_eq!((b[0]["subject_name"].as_str(), b[0]["total_request_count"].as_i64()), (Some("alice"), Some(6)));
+    assert_eq!(b[0]["rate_limited_request_count"], 1);
+    assert_eq!(b[0]["last_request_timestamp"], "2031-03-04T10:00:10Z");
+    assert_eq!(b[0]["last_rate_limited_timestamp"], "2031-03-04T10:00:10Z");
+});
