@@ -130,7 +130,12 @@ impl Recorder {
     fn take(&self) -> (Vec<Record>, Vec<Unrouted>) {
         let mut all = Vec::new();
         for s in &self.shards {
-            let mut taken = std::mem::take(&mut *s.lock().unwrap_or_else(|e| e.into_inner()));
+            // The next second's buffer starts at this one's size: pushes on the hot path then
+            // rarely grow (and copy) a large vector while holding the lock.
+            let mut shard = s.lock().unwrap_or_else(|e| e.into_inner());
+            let size = shard.len();
+            let mut taken = std::mem::replace(&mut *shard, Vec::with_capacity(size));
+            drop(shard);
             if all.is_empty() {
                 all = taken;
             } else {
