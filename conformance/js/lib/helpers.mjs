@@ -223,6 +223,15 @@ export const OPERATIONS = [
   "imports/map-author",
   "imports/list-large-files",
   "imports/set-lfs-preference",
+  "insights/get-route-stats-by-actor",
+  "insights/get-subject-stats",
+  "insights/get-summary-stats",
+  "insights/get-summary-stats-by-user",
+  "insights/get-summary-stats-by-actor",
+  "insights/get-time-stats",
+  "insights/get-time-stats-by-user",
+  "insights/get-time-stats-by-actor",
+  "insights/get-user-stats",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

@@ -355,6 +355,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
     app.metrics.record(method_name(&method), route, status, took, rate_limited);
     app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     crate::access_log::record(&rid, method_name(&method), route, status, took);
+    crate::insights::record(&app, &principal, op, method_name(&method), &path, status, rate_limited);
     resp
 }
 

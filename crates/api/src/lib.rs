@@ -14,6 +14,7 @@ pub mod error;
 pub mod faults;
 pub mod headers;
 pub mod imports;
+pub mod insights;
 pub mod metrics;
 pub mod not_modified;
 pub mod notify;

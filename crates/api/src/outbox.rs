@@ -87,5 +87,6 @@ pub fn spawn_workers(state: &Shared) -> Vec<tokio::task::JoinHandle<()>> {
     workers.push(crate::webhooks::spawn_sender(state.clone()));
     workers.push(crate::runs::engine::spawn_ticker(state.clone()));
     workers.push(crate::imports::worker::spawn(state.clone()));
+    workers.push(crate::insights::spawn_flusher(state.clone()));
     workers
 }

@@ -764,6 +764,19 @@ fn porter_author() -> Value {
     )
 }
 
+/// Insights rows with the two counts and the two times (api-facts §4.17): no field is marked
+/// required.
+fn insights_row(fields: &[(&str, Value)]) -> Value {
+    let mut all = fields.to_vec();
+    all.extend([
+        ("total_request_count", int()),
+        ("rate_limited_request_count", int()),
+        ("last_request_timestamp", timestamp()),
+        ("last_rate_limited_timestamp", nullable(timestamp())),
+    ]);
+    object(&[], &all)
+}
+
 /// `components.schemas`.
 pub fn components() -> Value {
     let bucket = object(
@@ -825,6 +838,11 @@ pub fn components() -> Value {
         ("Import", import()),
         ("PorterAuthor", porter_author()),
         ("LargeFile", object(&[("ref_name", string()), ("path", string()), ("oid", string()), ("size", int())], &[])),
+        ("ApiInsightsRouteStats", insights_row(&[("http_method", string()), ("api_route", string())])),
+        ("ApiInsightsSubjectStats", insights_row(&[("subject_type", string()), ("subject_name", string()), ("subject_id", int())])),
+        ("ApiInsightsSummaryStats", object(&[], &[("total_request_count", int()), ("rate_limited_request_count", int())])),
+        ("ApiInsightsTimeStats", object(&[], &[("timestamp", timestamp()), ("total_request_count", int()), ("rate_limited_request_count", int())])),
+        ("ApiInsightsUserStats", insights_row(&[("actor_type", string()), ("actor_name", string()), ("actor_id", int()), ("integration_id", nullable(int())), ("oauth_application_id", nullable(int()))])),
     ];
     Value::Object(schemas.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }

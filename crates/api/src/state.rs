@@ -45,6 +45,10 @@ pub struct ApiConfig {
     pub webhooks: crate::webhooks::WebhookSettings,
     /// Source imports: data directory and pacing.
     pub imports: crate::imports::ImportSettings,
+    /// Record requests for API usage insights (on by default; off for benchmarks' baseline).
+    pub insights: bool,
+    /// Seconds before a recorded request shows in the insights operations (0: once flushed).
+    pub insights_delay_seconds: i64,
 }
 
 impl Default for ApiConfig {
@@ -62,6 +66,8 @@ impl Default for ApiConfig {
             poll_interval: 60,
             webhooks: crate::webhooks::WebhookSettings::default(),
             imports: crate::imports::ImportSettings::default(),
+            insights: true,
+            insights_delay_seconds: 0,
         }
     }
 }
@@ -112,6 +118,8 @@ pub struct AppState {
     /// Injected faults (control plane `/_admin/faults`), in memory.
     pub faults: Faults,
     pub metrics: Metrics,
+    /// Requests recorded for API usage insights, waiting for the next flush.
+    pub insights: crate::insights::Recorder,
 }
 
 pub type Shared = Arc<AppState>;
@@ -132,6 +140,7 @@ impl AppState {
             ),
             faults: Faults::default(),
             metrics: Metrics::default(),
+            insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds),
             caches: Caches::default(),
             store,
             clock,

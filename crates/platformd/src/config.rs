@@ -71,6 +71,11 @@ pub struct Config {
     pub data_dir: Option<String>,
     /// `PLATFORM_IMPORT_STEP_SECONDS`: platform-clock seconds each import status lasts at least.
     pub import_step_seconds: i64,
+    /// `PLATFORM_INSIGHTS`: `on` (default) records requests for API usage insights; `off` does not.
+    pub insights: bool,
+    /// `PLATFORM_INSIGHTS_DELAY_SECONDS`: how long before a request shows in insights (default 0;
+    /// the hosted platform takes 4 to 6 hours).
+    pub insights_delay_seconds: i64,
 }
 
 impl Default for Config {
@@ -108,6 +113,8 @@ impl Default for Config {
             webhook_concurrency: 256,
             data_dir: None,
             import_step_seconds: 0,
+            insights: true,
+            insights_delay_seconds: 0,
         }
     }
 }
@@ -195,6 +202,8 @@ impl Config {
         if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") { c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?; }
         if let Some(v) = get("PLATFORM_DATA_DIR") { c.data_dir = Some(v); }
         if let Some(v) = get("PLATFORM_IMPORT_STEP_SECONDS") { c.import_step_seconds = number("PLATFORM_IMPORT_STEP_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_INSIGHTS") { c.insights = flag("PLATFORM_INSIGHTS", &v)?; }
+        if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") { c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?; }
         c.validate()?;
         Ok(c)
     }
@@ -227,6 +236,9 @@ impl Config {
         }
         if self.import_step_seconds < 0 {
             return Err("import_step_seconds must not be negative".into());
+        }
+        if self.insights_delay_seconds < 0 {
+            return Err("insights_delay_seconds must not be negative".into());
         }
         if self.webhook_concurrency == 0 {
             return Err("webhook_concurrency must be positive".into());

@@ -79,6 +79,8 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             concurrency: c.webhook_concurrency,
         },
         imports: platform_api::imports::ImportSettings { data_dir: Some(data_dir(c)), step_seconds: c.import_step_seconds },
+        insights: c.insights,
+        insights_delay_seconds: c.insights_delay_seconds,
     };
     AppState::new(store, clock, api)
 }
@@ -164,15 +166,17 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
         print_report(&report, &public_url);
     }
     tracing::info!(config = ?c, "starting");
+    let stop = shutdown_signal();
     println!("listening on http://{addr}");
     let _workers = platform_api::spawn_workers(&app);
+    let on_exit = app.clone();
     let router = platform_api::app(app);
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
     let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            stop.await;
             let _ = stopping_tx.send(true);
         })
         .into_future();
@@ -185,25 +189,40 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
         r = server => r.map_err(|e| e.to_string())?,
         _ = grace => tracing::warn!("connections still open after {grace_period:?}; closing them"),
     }
+    // Requests recorded since the last flush are written before the store closes.
+    if let Err(e) = platform_api::insights::flush(&on_exit).await {
+        tracing::warn!(error = %e.message, "insights: final flush failed");
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or SIGINT. The handlers are installed when this is called, not when the
+/// future is first polled: a signal sent right after the address is announced is graceful too.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+    let (term, int) = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (signal(SignalKind::terminate()).ok(), signal(SignalKind::interrupt()).ok())
+    };
+    async move {
+        #[cfg(unix)]
+        tokio::select! { _ = received(term) => {}, _ = received(int) => {} }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    }
+}
+
+#[cfg(unix)]
+async fn received(s: Option<tokio::signal::unix::Signal>) {
+    match s {
+        Some(mut s) => {
             s.recv().await;
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutting down");
+        None => std::future::pending().await,
+    }
 }
 
 pub async fn migrate(c: Config) -> Result<(), String> {

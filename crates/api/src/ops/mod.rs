@@ -6,6 +6,7 @@ pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod events;
 pub mod hooks;
+pub mod insights;
 pub mod meta;
 pub mod notifications;
 pub mod private_registries;
@@ -28,6 +29,7 @@ pub fn register(api: Api) -> Api {
     let api = enterprise_teams::routes(api);
     let api = devenv_secrets::routes(api);
     let api = private_registries::routes(api);
+    let api = insights::routes(api);
     let api = content_exclusion::routes(api);
     let api = rulesets::routes(api);
     let api = workflow_runs::routes(api);

@@ -32,12 +32,13 @@ pub struct Options {
     pub webhooks: platform_api::webhooks::WebhookSettings,
     /// Source import settings (mirrors in the temporary directory by default).
     pub imports: platform_api::imports::ImportSettings,
+    pub insights_delay_seconds: i64,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default() }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0 }
     }
 }
 
@@ -89,6 +90,8 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         poll_interval: 60,
         webhooks: opts.webhooks.clone(),
         imports: opts.imports.clone(),
+        insights: true,
+        insights_delay_seconds: opts.insights_delay_seconds,
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);

@@ -11,6 +11,7 @@ pub mod notifications;
 pub mod private_registries;
 pub mod feeds;
 pub mod hooks;
+pub mod insights;
 pub mod repos;
 pub mod security_managers;
 pub mod source_imports;

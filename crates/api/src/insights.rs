@@ -1,0 +1,439 @@
+//! Recording of API usage for the insights operations (`ops/insights.rs`).
+//!
+//! The contract layer calls [`record`] once per request, whatever its outcome. On that hot path a
+//! small fixed-size record (the principal's `Arc`, the operation, the organization login of the
+//! path copied inline) is pushed onto one of a few mutex-guarded vectors, picked per thread so
+//! threads do not contend. A background task ([`spawn_flusher`]) takes the vectors every second
+//! (sooner when one fills), aggregates them per second, actor, route and status, resolves the
+//! organization logins and writes the rows in one transaction. Requests answered before routing
+//! (rate limited, bad credentials) carry their path instead, matched to a route at flush time.
+//! Requests that touch no organization (no `org`/`owner` path parameter naming one) and requests
+//! matching no operation are not recorded.
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use foldhash::quality::RandomState;
+use platform_core::TokenKind;
+use platform_store::domain::accounts;
+use platform_store::domain::insights::{self as store, Entry};
+use platform_store::DbError;
+
+use crate::error::ApiError;
+use crate::operation::Operation;
+use crate::principal::Principal;
+use crate::state::{AppState, Shared};
+
+const SHARDS: usize = 8;
+/// A shard this long wakes the flusher early.
+const WAKE_AT: usize = 1 << 14;
+/// Past this a shard drops records (only when the database cannot keep up): insights never
+/// slow requests down or grow without bound.
+const MAX_PER_SHARD: usize = 1 << 18;
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Organization logins are at most 39 characters; longer path segments name no organization.
+const LOGIN_MAX: usize = 40;
+
+/// An organization login from the request path, inline (no allocation on the hot path).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Login {
+    len: u8,
+    bytes: [u8; LOGIN_MAX],
+}
+
+impl Login {
+    fn new(s: &str) -> Option<Login> {
+        let b = s.as_bytes();
+        if b.is_empty() || b.len() > LOGIN_MAX {
+            return None;
+        }
+        let mut bytes = [0; LOGIN_MAX];
+        bytes[..b.len()].copy_from_slice(b);
+        // Logins are case-insensitive: one key per organization however the path spells it.
+        bytes.make_ascii_lowercase();
+        Some(Login { len: b.len() as u8, bytes })
+    }
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+struct Record {
+    at: i64,
+    principal: Principal,
+    op: &'static Operation,
+    method: &'static str,
+    status: u16,
+    rate_limited: bool,
+    org: Login,
+}
+
+/// A request answered before routing (rate limited, bad credentials, …).
+struct Unrouted {
+    at: i64,
+    principal: Principal,
+    method: &'static str,
+    status: u16,
+    rate_limited: bool,
+    path: Box<str>,
+}
+
+impl Unrouted {
+    /// The record of the operation the path names, if it names one and an organization.
+    fn route(self) -> Option<Record> {
+        let op = match_route(self.method, &self.path)?;
+        let org = org_segment(op.path).and_then(|i| self.path.split('/').nth(i)).and_then(Login::new)?;
+        Some(Record { at: self.at, principal: self.principal, op, method: self.method, status: self.status, rate_limited: self.rate_limited, org })
+    }
+}
+
+/// The buffers of one server (tests run many servers in one process).
+pub struct Recorder {
+    enabled: bool,
+    /// Seconds before recorded requests show in the insights operations.
+    pub delay_seconds: i64,
+    shards: Vec<Mutex<Vec<Record>>>,
+    /// Requests answered before routing: the path is kept and matched at flush time.
+    unrouted: Mutex<Vec<Unrouted>>,
+    dropped: AtomicU64,
+    wake: tokio::sync::Notify,
+    /// One flush at a time (the ticker, a query and shutdown may all flush).
+    flushing: tokio::sync::Mutex<()>,
+}
+
+impl Recorder {
+    pub fn new(enabled: bool, delay_seconds: i64) -> Recorder {
+        Recorder {
+            enabled,
+            delay_seconds,
+            shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
+            unrouted: Mutex::new(Vec::new()),
+            dropped: AtomicU64::new(0),
+            wake: tokio::sync::Notify::new(),
+            flushing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn push(&self, r: Record) {
+        let mut shard = self.shards[shard_index()].lock().unwrap_or_else(|e| e.into_inner());
+        if shard.len() >= MAX_PER_SHARD {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        shard.push(r);
+        if shard.len() == WAKE_AT {
+            self.wake.notify_one();
+        }
+    }
+
+    fn take(&self) -> (Vec<Record>, Vec<Unrouted>) {
+        let mut all = Vec::new();
+        for s in &self.shards {
+            // The next second's buffer starts at this one's size: pushes on the hot path then
+            // rarely grow (and copy) a large vector while holding the lock.
+            let mut shard = s.lock().unwrap_or_else(|e| e.into_inner());
+            let size = shard.len();
+            let mut taken = std::mem::replace(&mut *shard, Vec::with_capacity(size));
+            drop(shard);
+            if all.is_empty() {
+                all = taken;
+            } else {
+                all.append(&mut taken);
+            }
+        }
+        let unrouted = std::mem::take(&mut *self.unrouted.lock().unwrap_or_else(|e| e.into_inner()));
+        (all, unrouted)
+    }
+}
+
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
+}
+
+/// Index of the path segment naming the organization (`{org}`, or `{owner}` of a repository).
+fn org_segment(template: &str) -> Option<usize> {
+    template.split('/').position(|s| s == "{org}" || s == "{owner}")
+}
+
+/// Records one request (the contract layer's hook). `op` is the operation that answered, none
+/// when the answer came before routing; `path` is the request path below the API base.
+pub fn record(
+    app: &AppState,
+    principal: &Principal,
+    op: Option<&'static Operation>,
+    method: &'static str,
+    path: &str,
+    status: u16,
+    rate_limited: bool,
+) {
+    let ins = &app.insights;
+    if !ins.enabled {
+        return;
+    }
+    let at = app.clock.now();
+    match op {
+        Some(op) => {
+            let Some(i) = org_segment(op.path) else { return };
+            let Some(org) = path.split('/').nth(i).and_then(Login::new) else { return };
+            ins.push(Record { at, principal: principal.clone(), op, method, status, rate_limited, org });
+        }
+        None => {
+            // Only paths that can name an organization are worth matching later.
+            if !(path.starts_with("/orgs/") || path.starts_with("/repos/")) || method == "OPTIONS" {
+                return;
+            }
+            let r = Unrouted { at, principal: principal.clone(), method, status, rate_limited, path: Box::from(path) };
+            let mut q = ins.unrouted.lock().unwrap_or_else(|e| e.into_inner());
+            if q.len() >= MAX_PER_SHARD {
+                ins.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            q.push(r);
+        }
+    }
+}
+
+/// The operation serving `method path`, for answers given before routing: literal segments win
+/// over parameters (`…/summary-stats/users/{user_id}` over `…/summary-stats/{actor_type}/{actor_id}`).
+fn match_route(method: &str, path: &str) -> Option<&'static Operation> {
+    static OPS: OnceLock<Vec<&'static Operation>> = OnceLock::new();
+    let ops = OPS.get_or_init(|| crate::router::api().ops);
+    let method = if method == "HEAD" { "GET" } else { method };
+    let n = path.split('/').count();
+    let mut best: Option<(usize, &'static Operation)> = None;
+    for op in ops.iter().filter(|o| o.method.as_str() == method) {
+        if op.path.split('/').count() != n {
+            continue;
+        }
+        let mut literal = 0;
+        let fits = op.path.split('/').zip(path.split('/')).all(|(t, s)| {
+            if t.starts_with('{') {
+                !s.is_empty()
+            } else {
+                literal += 1;
+                t == s
+            }
+        });
+        if fits && best.is_none_or(|(l, _)| literal > l) {
+            best = Some((literal, op));
+        }
+    }
+    best.map(|(_, op)| op)
+}
+
+/// Route template as the insights rows show it: `/orgs/:org/…`.
+pub fn api_route(template: &str) -> String {
+    template
+        .split('/')
+        .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(name) => format!(":{name}"),
+            None => s.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Who made a request, as the insights rows name it. Workflow tokens and anonymous callers have
+/// no actor and no subject: they count in an organization's totals only.
+#[derive(Default)]
+struct Who {
+    actor_type: Option<&'static str>,
+    actor_id: Option<i64>,
+    actor_name: Option<String>,
+    integration_id: Option<i64>,
+    oauth_application_id: Option<i64>,
+    user_id: Option<i64>,
+    subject: Option<(&'static str, i64, String)>,
+}
+
+fn who(p: &Principal) -> Who {
+    match p {
+        Principal::Anonymous => Who::default(),
+        // Application credentials (client id and secret): the OAuth application itself.
+        Principal::App(a) => Who {
+            actor_type: Some("oauth_app"),
+            actor_id: Some(a.app.id),
+            actor_name: Some(a.app.name.clone()),
+            oauth_application_id: Some(a.app.id),
+            subject: Some(("oauth_app", a.app.id, a.app.name.clone())),
+            ..Who::default()
+        },
+        Principal::Token(t) => {
+            let tok = &t.token;
+            let app = t.app.as_ref();
+            let app_name = app.map(|a| a.name.clone());
+            let user = t.user.as_ref();
+            let subject = user.map(|u| ("user", u.id, u.login.clone()));
+            let mut w = Who { user_id: user.map(|u| u.id), subject, ..Who::default() };
+            match tok.kind {
+                TokenKind::Workflow => return Who::default(),
+                TokenKind::Installation => {
+                    let id = tok.installation_id.unwrap_or(0);
+                    w.actor_type = Some("installation");
+                    w.actor_id = Some(id);
+                    w.actor_name = app_name.clone();
+                    w.integration_id = tok.app_id;
+                    w.subject = Some(("installation", id, app_name.unwrap_or_default()));
+                }
+                TokenKind::Classic | TokenKind::FineGrained => {
+                    w.actor_type = Some(if tok.kind == TokenKind::Classic { "classic_pat" } else { "fine_grained_pat" });
+                    w.actor_id = Some(tok.id);
+                    // A token's name is its note; unnamed tokens go by their user.
+                    w.actor_name = tok.note.clone().filter(|n| !n.is_empty()).or_else(|| user.map(|u| u.login.clone()));
+                }
+                TokenKind::Oauth => {
+                    w.actor_type = Some("oauth_app");
+                    w.actor_id = tok.app_id;
+                    w.actor_name = app_name;
+                    w.oauth_application_id = tok.app_id;
+                }
+                TokenKind::UserToServer => {
+                    w.actor_type = Some("app_user_to_server");
+                    w.actor_id = tok.app_id;
+                    w.actor_name = app_name;
+                    w.integration_id = tok.app_id;
+                }
+            }
+            w
+        }
+    }
+}
+
+/// One aggregation key: the requests of one second by one caller to one route with one outcome.
+#[derive(PartialEq, Eq, Hash)]
+struct Key {
+    org: Login,
+    at: i64,
+    caller: i64,
+    method: &'static str,
+    route: &'static str,
+    status: u16,
+}
+
+/// Writes every buffered record; returns how many it took. Safe to call at any
+/// time (queries call it so their answers include every request made before them).
+pub async fn flush(app: &Shared) -> Result<usize, ApiError> {
+    let ins = &app.insights;
+    if !ins.enabled {
+        return Ok(0);
+    }
+    let _one = ins.flushing.lock().await;
+    let (records, unrouted) = ins.take();
+    let dropped = ins.dropped.swap(0, Ordering::Relaxed);
+    if dropped > 0 {
+        tracing::warn!(dropped, "insights buffers full: requests were not recorded");
+    }
+    if records.is_empty() && unrouted.is_empty() {
+        return Ok(0);
+    }
+    let mut groups: HashMap<Key, (i64, i64, Principal), RandomState> = HashMap::default();
+    let n = records.len() + unrouted.len();
+    for r in records.into_iter().chain(unrouted.into_iter().filter_map(Unrouted::route)) {
+        let key = Key { org: r.org, at: r.at, caller: r.principal.cache_key(), method: r.method, route: r.op.path, status: r.status };
+        let g = groups.entry(key).or_insert_with(|| (0, 0, r.principal));
+        g.0 += 1;
+        g.1 += i64::from(r.rate_limited);
+    }
+    let mut routes: HashMap<&'static str, String, RandomState> = HashMap::default();
+    let mut pending: Vec<(Login, Entry)> = Vec::with_capacity(groups.len());
+    for (k, (total, rate_limited, principal)) in groups {
+        let w = who(&principal);
+        let api_route = routes.entry(k.route).or_insert_with(|| api_route(k.route)).clone();
+        let (subject_type, subject_id, subject_name) = match w.subject {
+            Some((t, id, name)) => (Some(t), Some(id), Some(name)),
+            None => (None, None, None),
+        };
+        pending.push((
+            k.org,
+            Entry {
+                org_id: 0,
+                at: k.at,
+                actor_type: w.actor_type,
+                actor_id: w.actor_id,
+                actor_name: w.actor_name,
+                integration_id: w.integration_id,
+                oauth_application_id: w.oauth_application_id,
+                user_id: w.user_id,
+                subject_type,
+                subject_id,
+                subject_name,
+                http_method: k.method,
+                api_route,
+                status: i64::from(k.status),
+                total,
+                rate_limited,
+            },
+        ));
+    }
+    app.store
+        .write(move |c| -> Result<(), DbError> {
+            // Logins resolve once per flush; those naming no organization are dropped.
+            let mut orgs: HashMap<Login, Option<i64>, RandomState> = HashMap::default();
+            let mut entries = Vec::with_capacity(pending.len());
+            for (login, mut e) in pending {
+                let id = match orgs.get(&login) {
+                    Some(id) => *id,
+                    None => {
+                        let id = accounts::by_login(c, login.as_str())?.filter(|a| a.is_org()).map(|a| a.id);
+                        orgs.insert(login, id);
+                        id
+                    }
+                };
+                if let Some(id) = id {
+                    e.org_id = id;
+                    entries.push(e);
+                }
+            }
+            store::insert(c, &entries)
+        })
+        .await?;
+    Ok(n)
+}
+
+/// Flushes every second (sooner when a buffer fills) until the process ends.
+pub fn spawn_flusher(app: Shared) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if !app.insights.enabled {
+            return;
+        }
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(FLUSH_EVERY) => {}
+                _ = app.insights.wake.notified() => {}
+            }
+            if let Err(e) = flush(&app).await {
+                tracing::warn!(error = %e.message, "insights flush failed; the batch is lost");
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_and_segments() {
+        assert_eq!(api_route("/repos/{owner}/{repo}/commits/{ref}/status"), "/repos/:owner/:repo/commits/:ref/status");
+        assert_eq!(org_segment("/orgs/{org}/hooks"), Some(2));
+        assert_eq!(org_segment("/repos/{owner}/{repo}"), Some(2));
+        assert_eq!(org_segment("/notifications"), None);
+        let l = Login::new("AcMe").unwrap();
+        assert_eq!(l.as_str(), "acme");
+        assert!(Login::new(&"x".repeat(41)).is_none());
+    }
+
+    #[test]
+    fn unrouted_paths_match_the_most_literal_route() {
+        let op = match_route("GET", "/orgs/acme/insights/api/summary-stats/users/5").unwrap();
+        assert_eq!(op.id, "insights/get-summary-stats-by-user");
+        let op = match_route("GET", "/orgs/acme/insights/api/summary-stats/installation/5").unwrap();
+        assert_eq!(op.id, "insights/get-summary-stats-by-actor");
+        assert!(match_route("GET", "/orgs/acme/nothing-here/at/all/x/y").is_none());
+    }
+}

@@ -1,0 +1,430 @@
+//! API usage insights (document 2, plus `user-stats` of api-facts): the requests made to an
+//! organization's resources, recorded by `crate::insights`, summed per route, subject, actor,
+//! user or time bucket. Organization owners with `read:org`, or tokens with the organization API
+//! Insights permission (read); others get 404.
+//!
+//! Windows are `min_timestamp <= t < max_timestamp` (whole seconds, `YYYY-MM-DDTHH:MM:SSZ`;
+//! `max_timestamp` defaults to now). Requests younger than the configured delay are not shown.
+//! Time buckets are aligned to the epoch (a day is a UTC day) and every bucket of the window is
+//! listed, empty ones with zero counts.
+use axum::http::Method;
+use platform_core::time::{format_ts, parse_ts};
+use platform_store::domain::insights::{self as store, Filter, Stats};
+use serde_json::{json, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATION};
+use crate::reply::Reply;
+use crate::request::Ctx;
+use crate::router::Api;
+use crate::validate::Ty;
+
+const ACCESS: Access = Access {
+    auth: AuthKind::Token,
+    public: false,
+    scopes: &["read:org"],
+    permission: Some(("organization_api_insights", Level::Read)),
+    role: Level::Read,
+};
+const ACTOR_TYPES: &[&str] = &["installation", "classic_pat", "fine_grained_pat", "oauth_app", "app_user_to_server"];
+const ROUTE_SORTS: &[&str] = &[
+    "last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route",
+    "total_request_count",
+];
+const SUBJECT_SORTS: &[&str] =
+    &["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "subject_name", "total_request_count"];
+/// A time series longer than this is refused (a smaller window or a larger increment).
+const MAX_BUCKETS: i64 = 50_000;
+
+/// The published form: fields in range, so generated values name real times (February 30 aside).
+const TS_SCHEMA: &str = r#"{"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$"}"#;
+const MIN_TS: Param = Param {
+    name: "min_timestamp",
+    ty: Ty::Json(TS_SCHEMA),
+    description: "Required. Start of the window (inclusive), `YYYY-MM-DDTHH:MM:SSZ`.",
+};
+const MAX_TS: Param = Param {
+    name: "max_timestamp",
+    ty: Ty::Json(TS_SCHEMA),
+    description: "End of the window (exclusive), `YYYY-MM-DDTHH:MM:SSZ`; default now.",
+};
+const DIRECTION: Param =
+    Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Sort direction (default `desc`)." };
+const INCREMENT: Param = Param {
+    name: "timestamp_increment",
+    ty: Ty::Json(r#"{"type": "string", "pattern": "^[1-9][0-9]{0,3}[mhd]$"}"#),
+    description: "Required. Bucket width: minutes, hours or days, e.g. `5m`, `10m`, `1h`, `1d`.",
+};
+
+const WINDOW: &[Param] = &[MIN_TS, MAX_TS];
+const TIME: &[Param] = &[MIN_TS, MAX_TS, INCREMENT];
+const ROUTE_QUERY: &[Param] = &[
+    MIN_TS,
+    MAX_TS,
+    PAGINATION[0],
+    PAGINATION[1],
+    DIRECTION,
+    Param {
+        name: "sort",
+        ty: Ty::Json(r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route", "total_request_count"]}}"#),
+        description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
+    },
+    Param { name: "api_route_substring", ty: Ty::Str, description: "Only routes containing this text (case-insensitive)." },
+];
+const SUBJECT_SORT: Param = Param {
+    name: "sort",
+    ty: Ty::Json(r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "subject_name", "total_request_count"]}}"#),
+    description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
+};
+const SUBJECT_QUERY: &[Param] = &[
+    MIN_TS,
+    MAX_TS,
+    PAGINATION[0],
+    PAGINATION[1],
+    DIRECTION,
+    SUBJECT_SORT,
+    Param { name: "subject_name_substring", ty: Ty::Str, description: "Only subjects whose name contains this text (case-insensitive)." },
+];
+const USER_QUERY: &[Param] = &[
+    MIN_TS,
+    MAX_TS,
+    PAGINATION[0],
+    PAGINATION[1],
+    DIRECTION,
+    SUBJECT_SORT,
+    Param { name: "actor_name_substring", ty: Ty::Str, description: "Only actors whose name contains this text (case-insensitive)." },
+];
+
+macro_rules! insights_op {
+    ($name:ident, $id:literal, $suffix:literal, $summary:literal, $anchor:literal, $query:expr, $resp:expr) => {
+        pub static $name: Operation = Operation {
+            id: concat!("insights/", $id),
+            method: Method::GET,
+            path: concat!("/orgs/{org}/insights/api/", $suffix),
+            summary: $summary,
+            docs: concat!("https://docs.service.example/rest/orgs/api-insights#", $anchor),
+            access: ACCESS,
+            query: $query,
+            body: None,
+            responses: &[$resp],
+        };
+    };
+}
+
+const LIST_HEADERS: &[&str] = &["Link"];
+insights_op!(ROUTE_STATS, "get-route-stats-by-actor", "route-stats/{actor_type}/{actor_id}", "Get route stats by actor",
+    "get-route-stats-by-actor", ROUTE_QUERY,
+    Resp::json(200, "Requests per route made by the actor.", "ApiInsightsRouteStats[]").with_headers(LIST_HEADERS));
+insights_op!(SUBJECT_STATS, "get-subject-stats", "subject-stats", "Get subject stats", "get-subject-stats", SUBJECT_QUERY,
+    Resp::json(200, "Requests per subject (user or app).", "ApiInsightsSubjectStats[]").with_headers(LIST_HEADERS));
+insights_op!(SUMMARY, "get-summary-stats", "summary-stats", "Get summary stats", "get-summary-stats", WINDOW,
+    Resp::json(200, "Total and rate-limited requests.", "ApiInsightsSummaryStats"));
+insights_op!(SUMMARY_BY_USER, "get-summary-stats-by-user", "summary-stats/users/{user_id}", "Get summary stats by user",
+    "get-summary-stats-by-user", WINDOW, Resp::json(200, "Total and rate-limited requests of the user.", "ApiInsightsSummaryStats"));
+insights_op!(SUMMARY_BY_ACTOR, "get-summary-stats-by-actor", "summary-stats/{actor_type}/{actor_id}", "Get summary stats by actor",
+    "get-summary-stats-by-actor", WINDOW, Resp::json(200, "Total and rate-limited requests of the actor.", "ApiInsightsSummaryStats"));
+insights_op!(TIME_STATS, "get-time-stats", "time-stats", "Get time stats", "get-time-stats", TIME,
+    Resp::json(200, "Requests per time bucket.", "ApiInsightsTimeStats[]"));
+insights_op!(TIME_BY_USER, "get-time-stats-by-user", "time-stats/users/{user_id}", "Get time stats by user",
+    "get-time-stats-by-user", TIME, Resp::json(200, "The user's requests per time bucket.", "ApiInsightsTimeStats[]"));
+insights_op!(TIME_BY_ACTOR, "get-time-stats-by-actor", "time-stats/{actor_type}/{actor_id}", "Get time stats by actor",
+    "get-time-stats-by-actor", TIME, Resp::json(200, "The actor's requests per time bucket.", "ApiInsightsTimeStats[]"));
+insights_op!(USER_STATS, "get-user-stats", "user-stats/{user_id}", "Get user stats", "get-user-stats", USER_QUERY,
+    Resp::json(200, "The user's requests per actor (token or app).", "ApiInsightsUserStats[]").with_headers(LIST_HEADERS));
+
+pub fn routes(api: Api) -> Api {
+    api.op(&ROUTE_STATS, route_stats)
+        .op(&SUBJECT_STATS, subject_stats)
+        .op(&SUMMARY, summary)
+        .op(&SUMMARY_BY_USER, summary)
+        .op(&SUMMARY_BY_ACTOR, summary)
+        .op(&TIME_STATS, time_stats)
+        .op(&TIME_BY_USER, time_stats)
+        .op(&TIME_BY_ACTOR, time_stats)
+        .op(&USER_STATS, user_stats)
+}
+
+/// A `YYYY-MM-DDTHH:MM:SSZ` query value; anything else is 422.
+fn timestamp(name: &str, v: &str) -> ApiResult<i64> {
+    let shape = v.len() == 20
+        && v.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            10 => b == b'T',
+            13 | 16 => b == b':',
+            19 => b == b'Z',
+            _ => b.is_ascii_digit(),
+        });
+    shape
+        .then(|| parse_ts(v))
+        .flatten()
+        .ok_or_else(|| ApiError::invalid_request(format!("For '{name}', {v:?} is not a timestamp of the form YYYY-MM-DDTHH:MM:SSZ.")))
+}
+
+/// `timestamp_increment` in seconds: `<n>m`, `<n>h` or `<n>d`, n from 1 to 9999.
+fn increment(v: Option<&str>) -> ApiResult<i64> {
+    let v = v.ok_or_else(|| ApiError::invalid_request("\"timestamp_increment\" wasn't supplied."))?;
+    let bad = || ApiError::invalid_request(format!("For 'timestamp_increment', {v:?} is not a duration such as 5m, 1h or 1d."));
+    let (n, unit) = v.split_at(v.len().saturating_sub(1));
+    let unit = match unit {
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return Err(bad()),
+    };
+    // Digits only, no sign or leading zero, as the published pattern says.
+    if n.is_empty() || n.len() > 4 || n.starts_with('0') || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    Ok(n.parse::<i64>().map_err(|_| bad())? * unit)
+}
+
+/// Authorizes the caller, reads the window and the path's actor or user, and writes buffered
+/// requests so the answer includes every request made before this one.
+async fn prepare(ctx: &Ctx) -> ApiResult<Filter> {
+    let caller = ctx.org_owner().await?;
+    let q = &ctx.query;
+    let from = timestamp("min_timestamp", q.get("min_timestamp").ok_or_else(|| ApiError::invalid_request("\"min_timestamp\" wasn't supplied."))?)?;
+    let now = ctx.app.clock.now();
+    let visible_until = now - ctx.app.insights.delay_seconds + 1;
+    let until = match q.get("max_timestamp") {
+        Some(v) => {
+            let max = timestamp("max_timestamp", v)?;
+            if max < from {
+                return Err(ApiError::invalid_request("'max_timestamp' must not be before 'min_timestamp'."));
+            }
+            max.min(visible_until)
+        }
+        None => visible_until,
+    };
+    let actor = if ctx.op.path.contains("{actor_type}") {
+        let kind = ctx.param("actor_type");
+        if !ACTOR_TYPES.contains(&kind) {
+            return Err(ApiError::invalid_request(format!("For 'actor_type', {kind:?} is not one of {}.", ACTOR_TYPES.join(", "))));
+        }
+        let id = ctx.param("actor_id");
+        let id = id.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'actor_id', {id:?} is not an integer.")))?;
+        Some((kind.to_string(), id))
+    } else {
+        None
+    };
+    // `user_id` is a string in the spec: one that is not a number names no user (no requests).
+    let user_id = ctx.op.path.contains("{user_id}").then(|| ctx.param("user_id").parse::<i64>().unwrap_or(i64::MIN));
+    crate::insights::flush(&ctx.app).await?;
+    Ok(Filter { org_id: caller.org.id, from, until: until.max(from), actor, user_id })
+}
+
+/// A sortable value of a row.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Key<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+fn stats_key<'a>(s: &Stats, name: &str) -> Option<Key<'a>> {
+    Some(Key::Int(match name {
+        "total_request_count" => s.total,
+        "rate_limited_request_count" => s.rate_limited,
+        "last_request_timestamp" => s.last_at,
+        // Never rate limited sorts as the oldest.
+        "last_rate_limited_timestamp" => s.last_rate_limited_at.unwrap_or(i64::MIN),
+        _ => return None,
+    }))
+}
+
+/// Sort keys, direction, page and name filter of a list.
+struct ListQuery {
+    sort: Vec<String>,
+    desc: bool,
+    page: platform_core::pagination::Page,
+    needle: Option<String>,
+}
+
+fn list_query(ctx: &Ctx, allowed: &[&str], filter: &str) -> ApiResult<ListQuery> {
+    let page = ctx.page(30, 100)?;
+    let desc = match ctx.query.get("direction") {
+        None | Some("desc") => true,
+        Some("asc") => false,
+        Some(v) => return Err(ApiError::invalid_request(format!("For 'direction', {v:?} is not one of asc, desc."))),
+    };
+    let mut sort = Vec::new();
+    for (k, v) in &ctx.query.pairs {
+        if k != "sort" && k != "sort[]" {
+            continue;
+        }
+        for s in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if !allowed.contains(&s) {
+                return Err(ApiError::invalid_request(format!("For 'sort', {s:?} is not one of {}.", allowed.join(", "))));
+            }
+            sort.push(s.to_string());
+        }
+    }
+    if sort.is_empty() {
+        sort.push("total_request_count".into());
+    }
+    let needle = ctx.query.get(filter).filter(|n| !n.is_empty()).map(str::to_lowercase);
+    Ok(ListQuery { sort, desc, page, needle })
+}
+
+impl ListQuery {
+    fn keeps(&self, name: &str) -> bool {
+        self.needle.as_ref().is_none_or(|n| name.to_lowercase().contains(n.as_str()))
+    }
+
+    /// Sorts by the keys (one direction for all), ties by `identity` ascending, and answers the
+    /// requested page with its `Link` header.
+    fn answer<T>(
+        &self,
+        ctx: &Ctx,
+        mut rows: Vec<T>,
+        key: impl for<'a> Fn(&'a T, &str) -> Key<'a>,
+        identity: impl Fn(&T, &T) -> std::cmp::Ordering,
+        shape: impl Fn(&T) -> Value,
+    ) -> Reply {
+        rows.sort_by(|a, b| {
+            let by_keys = self.sort.iter().map(|k| key(a, k).cmp(&key(b, k))).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal);
+            let by_keys = if self.desc { by_keys.reverse() } else { by_keys };
+            by_keys.then_with(|| identity(a, b))
+        });
+        let total = rows.len() as i64;
+        let start = self.page.offset().min(total) as usize;
+        let body: Vec<Value> = rows.iter().skip(start).take(self.page.per_page as usize).map(shape).collect();
+        Reply::ok(Value::Array(body)).opt_header("link", ctx.link(self.page, total))
+    }
+}
+
+fn stats_fields(s: &Stats, row: &mut serde_json::Map<String, Value>) {
+    row.insert("total_request_count".into(), json!(s.total));
+    row.insert("rate_limited_request_count".into(), json!(s.rate_limited));
+    row.insert("last_request_timestamp".into(), json!(format_ts(s.last_at)));
+    row.insert("last_rate_limited_timestamp".into(), json!(s.last_rate_limited_at.map(format_ts)));
+}
+
+fn with_stats(mut v: Value, s: &Stats) -> Value {
+    if let Value::Object(m) = &mut v {
+        stats_fields(s, m);
+    }
+    v
+}
+
+async fn route_stats(ctx: Ctx) -> ApiResult<Reply> {
+    let filter = prepare(&ctx).await?;
+    let lq = list_query(&ctx, ROUTE_SORTS, "api_route_substring")?;
+    let rows = ctx.app.store.read(move |c| store::routes(c, &filter)).await?;
+    let rows: Vec<_> = rows.into_iter().filter(|r| lq.keeps(&r.api_route)).collect();
+    Ok(lq.answer(
+        &ctx,
+        rows,
+        |r, k| match k {
+            "http_method" => Key::Text(&r.http_method),
+            "api_route" => Key::Text(&r.api_route),
+            _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
+        },
+        |a, b| (&a.api_route, &a.http_method).cmp(&(&b.api_route, &b.http_method)),
+        |r| with_stats(json!({"http_method": r.http_method, "api_route": r.api_route}), &r.stats),
+    ))
+}
+
+async fn subject_stats(ctx: Ctx) -> ApiResult<Reply> {
+    let filter = prepare(&ctx).await?;
+    let lq = list_query(&ctx, SUBJECT_SORTS, "subject_name_substring")?;
+    let rows = ctx.app.store.read(move |c| store::subjects(c, &filter)).await?;
+    let rows: Vec<_> = rows.into_iter().filter(|r| lq.keeps(&r.subject_name)).collect();
+    Ok(lq.answer(
+        &ctx,
+        rows,
+        |r, k| match k {
+            "subject_name" => Key::Text(&r.subject_name),
+            _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
+        },
+        |a, b| (&a.subject_type, a.subject_id).cmp(&(&b.subject_type, b.subject_id)),
+        |r| {
+            with_stats(
+                json!({"subject_type": r.subject_type, "subject_name": r.subject_name, "subject_id": r.subject_id}),
+                &r.stats,
+            )
+        },
+    ))
+}
+
+async fn user_stats(ctx: Ctx) -> ApiResult<Reply> {
+    let filter = prepare(&ctx).await?;
+    let lq = list_query(&ctx, SUBJECT_SORTS, "actor_name_substring")?;
+    let rows = ctx.app.store.read(move |c| store::actors(c, &filter)).await?;
+    let rows: Vec<_> = rows.into_iter().filter(|r| lq.keeps(&r.actor_name)).collect();
+    Ok(lq.answer(
+        &ctx,
+        rows,
+        // `subject_name` sorts by the actor's name: the user-stats rows name actors.
+        |r, k| match k {
+            "subject_name" => Key::Text(&r.actor_name),
+            _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
+        },
+        |a, b| (&a.actor_type, a.actor_id).cmp(&(&b.actor_type, b.actor_id)),
+        |r| {
+            with_stats(
+                json!({
+                    "actor_type": r.actor_type,
+                    "actor_name": r.actor_name,
+                    "actor_id": r.actor_id,
+                    "integration_id": r.integration_id,
+                    "oauth_application_id": r.oauth_application_id,
+                }),
+                &r.stats,
+            )
+        },
+    ))
+}
+
+async fn summary(ctx: Ctx) -> ApiResult<Reply> {
+    let filter = prepare(&ctx).await?;
+    let (total, limited) = ctx.app.store.read(move |c| store::summary(c, &filter)).await?;
+    Ok(Reply::ok(json!({"total_request_count": total, "rate_limited_request_count": limited})))
+}
+
+async fn time_stats(ctx: Ctx) -> ApiResult<Reply> {
+    let filter = prepare(&ctx).await?;
+    let step = increment(ctx.query.get("timestamp_increment"))?;
+    let first = filter.from.div_euclid(step) * step;
+    let count = if filter.until > filter.from { (filter.until - 1 - first).div_euclid(step) + 1 } else { 0 };
+    if count > MAX_BUCKETS {
+        return Err(ApiError::invalid_request(format!(
+            "The window holds {count} buckets of 'timestamp_increment'; at most {MAX_BUCKETS} are served."
+        )));
+    }
+    let found = ctx.app.store.read(move |c| store::buckets(c, &filter, step)).await?;
+    let mut found = found.into_iter().peekable();
+    let mut body = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let at = first + i * step;
+        let (total, limited) = match found.next_if(|(b, _, _)| *b == at) {
+            Some((_, t, l)) => (t, l),
+            None => (0, 0),
+        };
+        body.push(json!({"timestamp": format_ts(at), "total_request_count": total, "rate_limited_request_count": limited}));
+    }
+    Ok(Reply::ok(Value::Array(body)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_strict() {
+        assert_eq!(timestamp("t", "2024-09-11T15:00:00Z").unwrap(), 1_726_066_800);
+        for bad in ["2024-09-11T15:00:00", "2024-09-11 15:00:00Z", "2024-09-11T15:00:00.5Z", "2024-13-11T15:00:00Z", "x", ""] {
+            assert_eq!(timestamp("t", bad).unwrap_err().status, 422, "{bad}");
+        }
+    }
+
+    #[test]
+    fn increments() {
+        assert_eq!(increment(Some("5m")).unwrap(), 300);
+        assert_eq!(increment(Some("1h")).unwrap(), 3_600);
+        assert_eq!(increment(Some("1d")).unwrap(), 86_400);
+        for bad in ["0m", "5", "5s", "05m", "+5m", "m", "", "10000m", "1.5h"] {
+            assert!(increment(Some(bad)).is_err(), "{bad}");
+        }
+        assert!(increment(None).is_err());
+    }
+}
