@@ -371,7 +371,7 @@ pub async fn flush(app: &Shared) -> Result<usize, ApiError> {
         ));
     }
     app.store
-        .write(move |c| -> Result<(), DbError> {
+        .write_unobserved(move |c| -> Result<(), DbError> {
             // Logins resolve once per flush; those naming no organization are dropped.
             let mut orgs: HashMap<Login, Option<i64>, RandomState> = HashMap::default();
             let mut entries = Vec::with_capacity(pending.len());

@@ -113,6 +113,28 @@ impl Store {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        let out = self.commit(f).await;
+        self.bump();
+        out
+    }
+
+    /// [`Store::write`] for rows no cached answer and no worker reads (request statistics): it
+    /// leaves the generation alone, so recording requests every second does not empty the caches.
+    pub async fn write_unobserved<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        self.commit(f).await
+    }
+
+    async fn commit<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
         use std::sync::atomic::Ordering::Relaxed;
         self.pending_writes.fetch_add(1, Relaxed);
         let out = match &*self.driver {
@@ -120,7 +142,6 @@ impl Store {
             Driver::Postgres(p) => p.write(f).await,
         };
         self.pending_writes.fetch_sub(1, Relaxed);
-        self.bump();
         out
     }
 
