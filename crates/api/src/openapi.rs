@@ -85,7 +85,7 @@ fn operation(op: &Operation) -> Value {
         .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
         .collect();
     for q in op.query {
-        params.push(json!({"name": q.name, "in": "query", "required": false, "description": q.description, "schema": ty_schema(q.ty)}));
+        params.push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": ty_schema(q.ty)}));
     }
     params.push(json!({"$ref": "#/components/parameters/ApiVersion"}));
 

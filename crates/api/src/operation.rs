@@ -65,12 +65,14 @@ pub struct Param {
     pub name: &'static str,
     pub ty: Ty,
     pub description: &'static str,
+    /// A query parameter the operation cannot do without (422 when missing).
+    pub required: bool,
 }
 
 /// `page` and `per_page` of a page-based list.
 pub const PAGINATION: [Param; 2] = [
-    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100)." },
-    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch." },
+    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
+    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch.", required: false },
 ];
 
 /// A success response: status, description, body schema (a component name, `Name[]` for an

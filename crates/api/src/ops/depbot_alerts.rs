@@ -36,21 +36,21 @@ const ENTERPRISE_ACCESS: Access = Access { auth: AuthKind::Token, public: false,
 macro_rules! list_params {
     ($($extra:expr),* $(,)?) => {
         [
-            Param { name: "state", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(auto_dismissed|dismissed|fixed|open)(,(auto_dismissed|dismissed|fixed|open))*$"}"#), description: "Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`." },
-            Param { name: "severity", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(low|medium|high|critical)(,(low|medium|high|critical))*$"}"#), description: "Comma-separated severities: `low`, `medium`, `high`, `critical`." },
-            Param { name: "ecosystem", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(composer|go|maven|npm|nuget|pip|pub|rubygems|rust)(,(composer|go|maven|npm|nuget|pip|pub|rubygems|rust))*$"}"#), description: "Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`." },
-            Param { name: "package", ty: Ty::Str, description: "Comma-separated package names." },
-            Param { name: "classification", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(malware|general)(,(malware|general))*$"}"#), description: "Comma-separated advisory classifications: `malware`, `general`." },
-            Param { name: "epss_percentage", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^((>=|<=|>|<)?(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)|(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)\\.\\.(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?))$"}"#), description: "`n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0." },
-            Param { name: "has", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^patch(,patch)*$"}"#), description: "`patch`: only alerts with a patched version." },
-            Param { name: "assignee", ty: Ty::Str, description: "Comma-separated logins; `*` any assignee, `none` no assignee." },
-            Param { name: "scope", ty: Ty::Enum(&["development", "runtime"]), description: "Dependency scope." },
-            Param { name: "relationship", ty: Ty::Str, description: "Comma-separated relationships (`unknown`, `direct`, `transitive`, `inconclusive`)." },
-            Param { name: "sort", ty: Ty::Enum(&["created", "updated", "epss_percentage"]), description: "Order (default `created`)." },
-            Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Direction (default `desc`)." },
-            Param { name: "before", ty: Ty::Str, description: "Cursor from a `Link` header: the page before it." },
-            Param { name: "after", ty: Ty::Str, description: "Cursor from a `Link` header: the page after it." },
-            Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100)." },
+            Param { name: "state", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(auto_dismissed|dismissed|fixed|open)(,(auto_dismissed|dismissed|fixed|open))*$"}"#), description: "Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`.", required: false },
+            Param { name: "severity", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(low|medium|high|critical)(,(low|medium|high|critical))*$"}"#), description: "Comma-separated severities: `low`, `medium`, `high`, `critical`.", required: false },
+            Param { name: "ecosystem", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(composer|go|maven|npm|nuget|pip|pub|rubygems|rust)(,(composer|go|maven|npm|nuget|pip|pub|rubygems|rust))*$"}"#), description: "Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`.", required: false },
+            Param { name: "package", ty: Ty::Str, description: "Comma-separated package names.", required: false },
+            Param { name: "classification", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(malware|general)(,(malware|general))*$"}"#), description: "Comma-separated advisory classifications: `malware`, `general`.", required: false },
+            Param { name: "epss_percentage", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^((>=|<=|>|<)?(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)|(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)\\.\\.(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?))$"}"#), description: "`n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0.", required: false },
+            Param { name: "has", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^patch(,patch)*$"}"#), description: "`patch`: only alerts with a patched version.", required: false },
+            Param { name: "assignee", ty: Ty::Str, description: "Comma-separated logins; `*` any assignee, `none` no assignee.", required: false },
+            Param { name: "scope", ty: Ty::Enum(&["development", "runtime"]), description: "Dependency scope.", required: false },
+            Param { name: "relationship", ty: Ty::Str, description: "Comma-separated relationships (`unknown`, `direct`, `transitive`, `inconclusive`).", required: false },
+            Param { name: "sort", ty: Ty::Enum(&["created", "updated", "epss_percentage"]), description: "Order (default `created`).", required: false },
+            Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Direction (default `desc`).", required: false },
+            Param { name: "before", ty: Ty::Str, description: "Cursor from a `Link` header: the page before it.", required: false },
+            Param { name: "after", ty: Ty::Str, description: "Cursor from a `Link` header: the page after it.", required: false },
+            Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
             $($extra),*
         ]
     };
@@ -58,12 +58,12 @@ macro_rules! list_params {
 
 static ENTERPRISE_QUERY: [Param; 15] = list_params!();
 static ORG_QUERY: [Param; 18] = list_params!(
-    Param { name: "runtime_risk", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#), description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`." },
-    Param { name: "artifact_registry_url", ty: Ty::Str, description: "Comma-separated artifact registry URLs." },
-    Param { name: "artifact_registry", ty: Ty::Str, description: "Artifact registry product." },
+    Param { name: "runtime_risk", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#), description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`.", required: false },
+    Param { name: "artifact_registry_url", ty: Ty::Str, description: "Comma-separated artifact registry URLs.", required: false },
+    Param { name: "artifact_registry", ty: Ty::Str, description: "Artifact registry product.", required: false },
 );
 static REPO_QUERY: [Param; 16] =
-    list_params!(Param { name: "manifest", ty: Ty::Str, description: "Comma-separated manifest paths." });
+    list_params!(Param { name: "manifest", ty: Ty::Str, description: "Comma-separated manifest paths.", required: false });
 
 pub static LIST_FOR_ENTERPRISE: Operation = Operation {
     id: "depbot-alerts/list-for-enterprise",

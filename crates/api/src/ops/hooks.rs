@@ -112,9 +112,9 @@ pub static UPDATE_CONFIG: Operation = Operation {
 };
 
 static DELIVERY_QUERY: [Param; 3] = [
-    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100)." },
-    Param { name: "cursor", ty: Ty::Str, description: "Starting point of the page, from a `Link` header." },
-    Param { name: "status", ty: Ty::Enum(&["success", "failure"]), description: "`success`: status code 200–399; `failure`: any other." },
+    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
+    Param { name: "cursor", ty: Ty::Str, description: "Starting point of the page, from a `Link` header.", required: false },
+    Param { name: "status", ty: Ty::Enum(&["success", "failure"]), description: "`success`: status code 200–399; `failure`: any other.", required: false },
 ];
 
 pub static LIST_DELIVERIES: Operation = Operation {

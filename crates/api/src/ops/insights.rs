@@ -42,18 +42,21 @@ const MIN_TS: Param = Param {
     name: "min_timestamp",
     ty: Ty::Json(TS_SCHEMA),
     description: "Required. Start of the window (inclusive), `YYYY-MM-DDTHH:MM:SSZ`.",
+    required: true,
 };
 const MAX_TS: Param = Param {
     name: "max_timestamp",
     ty: Ty::Json(TS_SCHEMA),
     description: "End of the window (exclusive), `YYYY-MM-DDTHH:MM:SSZ`; default now.",
+    required: false,
 };
 const DIRECTION: Param =
-    Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Sort direction (default `desc`)." };
+    Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Sort direction (default `desc`).", required: false };
 const INCREMENT: Param = Param {
     name: "timestamp_increment",
     ty: Ty::Json(r#"{"type": "string", "pattern": "^[1-9][0-9]{0,3}[mhd]$"}"#),
     description: "Required. Bucket width: minutes, hours or days, e.g. `5m`, `10m`, `1h`, `1d`.",
+    required: true,
 };
 
 const WINDOW: &[Param] = &[MIN_TS, MAX_TS];
@@ -68,13 +71,15 @@ const ROUTE_QUERY: &[Param] = &[
         name: "sort",
         ty: Ty::Json(r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route", "total_request_count"]}}"#),
         description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
+        required: false,
     },
-    Param { name: "api_route_substring", ty: Ty::Str, description: "Only routes containing this text (case-insensitive)." },
+    Param { name: "api_route_substring", ty: Ty::Str, description: "Only routes containing this text (case-insensitive).", required: false },
 ];
 const SUBJECT_SORT: Param = Param {
     name: "sort",
     ty: Ty::Json(r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "subject_name", "total_request_count"]}}"#),
     description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
+    required: false,
 };
 const SUBJECT_QUERY: &[Param] = &[
     MIN_TS,
@@ -83,7 +88,7 @@ const SUBJECT_QUERY: &[Param] = &[
     PAGINATION[1],
     DIRECTION,
     SUBJECT_SORT,
-    Param { name: "subject_name_substring", ty: Ty::Str, description: "Only subjects whose name contains this text (case-insensitive)." },
+    Param { name: "subject_name_substring", ty: Ty::Str, description: "Only subjects whose name contains this text (case-insensitive).", required: false },
 ];
 const USER_QUERY: &[Param] = &[
     MIN_TS,
@@ -92,7 +97,7 @@ const USER_QUERY: &[Param] = &[
     PAGINATION[1],
     DIRECTION,
     SUBJECT_SORT,
-    Param { name: "actor_name_substring", ty: Ty::Str, description: "Only actors whose name contains this text (case-insensitive)." },
+    Param { name: "actor_name_substring", ty: Ty::Str, description: "Only actors whose name contains this text (case-insensitive).", required: false },
 ];
 
 macro_rules! insights_op {

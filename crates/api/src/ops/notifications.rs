@@ -27,12 +27,12 @@ pub const MARK_READ_ACCEPTED: &str =
     "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
 
 const LIST_QUERY: [Param; 6] = [
-    Param { name: "all", ty: Ty::Bool, description: "Include read notifications (default false)." },
-    Param { name: "participating", ty: Ty::Bool, description: "Only threads the caller takes part in: every reason but `subscribed` (default false)." },
-    Param { name: "since", ty: Ty::Timestamp, description: "Only threads updated at or after this ISO 8601 time." },
-    Param { name: "before", ty: Ty::Timestamp, description: "Only threads updated before this ISO 8601 time." },
-    Param { name: "per_page", ty: Ty::Int, description: "Results per page (default 50, max 50)." },
-    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch." },
+    Param { name: "all", ty: Ty::Bool, description: "Include read notifications (default false).", required: false },
+    Param { name: "participating", ty: Ty::Bool, description: "Only threads the caller takes part in: every reason but `subscribed` (default false).", required: false },
+    Param { name: "since", ty: Ty::Timestamp, description: "Only threads updated at or after this ISO 8601 time.", required: false },
+    Param { name: "before", ty: Ty::Timestamp, description: "Only threads updated before this ISO 8601 time.", required: false },
+    Param { name: "per_page", ty: Ty::Int, description: "Results per page (default 50, max 50).", required: false },
+    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch.", required: false },
 ];
 
 pub static LIST: Operation = Operation {

@@ -96,7 +96,7 @@ pub static CANCEL: Operation = Operation {
     responses: &[Resp::empty(204, "The import was cancelled and removed.")],
 };
 
-const SINCE: [Param; 1] = [Param { name: "since", ty: Ty::Int, description: "Only authors with an id above this." }];
+const SINCE: [Param; 1] = [Param { name: "since", ty: Ty::Int, description: "Only authors with an id above this.", required: false }];
 
 pub static LIST_AUTHORS: Operation = Operation {
     id: "imports/list-authors",

@@ -42,11 +42,11 @@ const CREATED_SCHEMA: &str = concat!(
     r#"{"type": "string", "pattern": "^((>=|<=|>|<)?"#, date_re!(), r"|", date_re!(), r"\\.\\.(", date_re!(), r"|\\*)|\\*\\.\\.", date_re!(), r#")$"}"#
 );
 const EXCLUDE_PRS: Param =
-    Param { name: "exclude_pull_requests", ty: Ty::Bool, description: "If true, pull_requests is empty in the response." };
+    Param { name: "exclude_pull_requests", ty: Ty::Bool, description: "If true, pull_requests is empty in the response.", required: false };
 const LIST_QUERY: [Param; 10] = [
-    Param { name: "actor", ty: Ty::Str, description: "Runs of this user (the one who pushed or opened the trigger)." },
-    Param { name: "branch", ty: Ty::Str, description: "Runs of this branch." },
-    Param { name: "event", ty: Ty::Str, description: "Runs triggered by this event." },
+    Param { name: "actor", ty: Ty::Str, description: "Runs of this user (the one who pushed or opened the trigger).", required: false },
+    Param { name: "branch", ty: Ty::Str, description: "Runs of this branch.", required: false },
+    Param { name: "event", ty: Ty::Str, description: "Runs triggered by this event.", required: false },
     Param {
         name: "status",
         ty: Ty::Enum(&[
@@ -54,6 +54,7 @@ const LIST_QUERY: [Param; 10] = [
             "in_progress", "queued", "requested", "waiting", "pending",
         ]),
         description: "A status or a conclusion.",
+        required: false,
     },
     PAGINATION[0],
     PAGINATION[1],
@@ -61,10 +62,11 @@ const LIST_QUERY: [Param; 10] = [
         name: "created",
         ty: Ty::Json(CREATED_SCHEMA),
         description: "Creation time in search syntax: >=D, <=D, >D, <D, D..D, D..*, *..D or D; dates or date-times.",
+        required: false,
     },
     EXCLUDE_PRS,
-    Param { name: "check_suite_id", ty: Ty::Int, description: "Runs of this check suite." },
-    Param { name: "head_sha", ty: Ty::Str, description: "Runs of this head commit." },
+    Param { name: "check_suite_id", ty: Ty::Int, description: "Runs of this check suite.", required: false },
+    Param { name: "head_sha", ty: Ty::Str, description: "Runs of this head commit.", required: false },
 ];
 
 macro_rules! op {

@@ -33,7 +33,7 @@ const READ: Access = Access::read(SCOPES, "metadata");
 const WRITE: Access = Access::write(SCOPES, "administration");
 
 const INCLUDES_PARENTS: Param =
-    Param { name: "includes_parents", ty: Ty::Bool, description: "Include rulesets of the organization that apply to the repository (default true)." };
+    Param { name: "includes_parents", ty: Ty::Bool, description: "Include rulesets of the organization that apply to the repository (default true).", required: false };
 
 static LIST_QUERY: [Param; 4] = [
     PAGINATION[0],
@@ -43,6 +43,7 @@ static LIST_QUERY: [Param; 4] = [
         name: "targets",
         ty: Ty::Json(r#"{"type": "string", "pattern": "^(branch|tag|push)(,(branch|tag|push))*$"}"#),
         description: "Comma-separated targets to list (branch, tag, push).",
+        required: false,
     },
 ];
 
