@@ -75,7 +75,7 @@ impl Default for ApiConfig {
 /// Caches of hot reads, exact under [`AppState::generation`].
 pub struct Caches {
     /// Token hash → the authenticated token.
-    pub tokens: GenCache<String, Arc<TokenAuth>>,
+    pub tokens: GenCache<u128, Arc<TokenAuth>>,
     /// (owner, repo, principal key) → the lookup and the caller's role.
     pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
     /// (path and query, version, caller) → a whole GET response, with the span of the platform

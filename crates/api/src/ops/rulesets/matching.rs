@@ -223,6 +223,27 @@ impl Condition {
         self.holds_chars(name, &name.chars().collect::<Vec<_>>(), default)
     }
 
+    /// The literal prefixes one of which a name must start with for an include pattern to match,
+    /// or `None` when some include pattern may match any name (`~ALL`, `~DEFAULT_BRANCH`, a
+    /// leading wildcard): lets many conditions be narrowed down by prefix before matching.
+    pub fn include_prefixes(&self) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for p in &self.include {
+            match p {
+                Pattern::Glob(alts) => {
+                    for g in alts {
+                        if g.prefix.is_empty() {
+                            return None;
+                        }
+                        out.push(g.prefix.iter().collect());
+                    }
+                }
+                Pattern::All | Pattern::DefaultBranch => return None,
+            }
+        }
+        Some(out)
+    }
+
     /// [`Condition::holds`] for a name already split into characters (one split for many conditions).
     pub fn holds_chars(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
         let hit = |p: &Pattern| p.matches_chars(name, chars, default);

@@ -6,6 +6,7 @@ pub mod body;
 pub mod control;
 pub mod matching;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
@@ -347,6 +348,10 @@ async fn visible(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Vec<Ruleset
 /// shaped as BranchRule values). Cached per repository for as long as nothing is written.
 pub struct BranchRulesets {
     entries: Vec<(Condition, Vec<Value>)>,
+    /// Entries by the literal prefixes of their include patterns, and those that any name may
+    /// match: a branch is matched against the entries some prefix of it names, not all of them.
+    by_prefix: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
+    always: Vec<usize>,
 }
 
 impl BranchRulesets {
@@ -375,14 +380,41 @@ impl BranchRulesets {
                     .collect();
                 (Condition::compile(&def["conditions"]["ref_name"]), rules)
             })
-            .collect();
-        BranchRulesets { entries }
+            .collect::<Vec<(Condition, Vec<Value>)>>();
+        let (mut by_prefix, mut always) = (HashMap::<String, Vec<usize>, foldhash::fast::RandomState>::default(), Vec::new());
+        for (i, (cond, _)) in entries.iter().enumerate() {
+            match cond.include_prefixes() {
+                Some(prefixes) => {
+                    for p in prefixes {
+                        let at = by_prefix.entry(p).or_default();
+                        if at.last() != Some(&i) {
+                            at.push(i);
+                        }
+                    }
+                }
+                None => always.push(i),
+            }
+        }
+        BranchRulesets { entries, by_prefix, always }
     }
 
     fn for_branch(&self, branch: &str, default_branch: &str) -> Vec<&Value> {
         let (r, d) = (format!("refs/heads/{branch}"), format!("refs/heads/{default_branch}"));
+        let mut candidates = self.always.clone();
+        for (end, _) in r.char_indices().skip(1).chain([(r.len(), ' ')]) {
+            if let Some(at) = self.by_prefix.get(&r[..end]) {
+                candidates.extend(at);
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
         let chars: Vec<char> = r.chars().collect();
-        self.entries.iter().filter(|(cond, _)| cond.holds_chars(&r, &chars, Some(&d))).flat_map(|(_, rules)| rules).collect()
+        candidates
+            .into_iter()
+            .map(|i| &self.entries[i])
+            .filter(|(cond, _)| cond.holds_chars(&r, &chars, Some(&d)))
+            .flat_map(|(_, rules)| rules)
+            .collect()
     }
 }
 
