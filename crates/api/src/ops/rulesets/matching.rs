@@ -146,10 +146,28 @@ fn tokens(p: &str) -> Vec<Tok> {
 /// matching slow however many stars it has.
 fn matches(p: &[Tok], s: &[char]) -> bool {
     let n = s.len();
+    // Common shapes first: a literal tail, or `*` and a literal suffix (`feature/*-fix`).
+    if p.iter().all(|t| matches!(t, Tok::Lit(_))) {
+        return p.len() == n && p.iter().zip(s).all(|(t, c)| matches!(t, Tok::Lit(l) if l == c));
+    }
+    if let [Tok::Star, rest @ ..] = p {
+        if rest.iter().all(|t| matches!(t, Tok::Lit(_))) && rest.len() <= n {
+            let split = n - rest.len();
+            return !s[..split].contains(&'/') && rest.iter().zip(&s[split..]).all(|(t, c)| matches!(t, Tok::Lit(l) if l == c));
+        }
+    }
+    // Short names keep the two rows on the stack.
+    let (mut a, mut b) = ([false; 128], [false; 128]);
+    let (mut va, mut vb);
+    let (mut next, mut cur): (&mut [bool], &mut [bool]) = if n < 128 {
+        (&mut a[..=n], &mut b[..=n])
+    } else {
+        va = vec![false; n + 1];
+        vb = vec![false; n + 1];
+        (&mut va[..], &mut vb[..])
+    };
     // `next[j]`: tokens after the current one match `s[j..]`.
-    let mut next = vec![false; n + 1];
     next[n] = true;
-    let mut cur = vec![false; n + 1];
     for tok in p.iter().rev() {
         let one = |c: char| match tok {
             Tok::Lit(l) => c == *l,
@@ -223,19 +241,19 @@ impl Condition {
         self.holds_chars(name, &name.chars().collect::<Vec<_>>(), default)
     }
 
-    /// The literal prefixes one of which a name must start with for an include pattern to match,
+    /// The include alternatives that start with a literal prefix, as (prefix, include, alternative),
     /// or `None` when some include pattern may match any name (`~ALL`, `~DEFAULT_BRANCH`, a
     /// leading wildcard): lets many conditions be narrowed down by prefix before matching.
-    pub fn include_prefixes(&self) -> Option<Vec<String>> {
+    pub fn include_prefixes(&self) -> Option<Vec<(String, usize, usize)>> {
         let mut out = Vec::new();
-        for p in &self.include {
+        for (i, p) in self.include.iter().enumerate() {
             match p {
                 Pattern::Glob(alts) => {
-                    for g in alts {
+                    for (a, g) in alts.iter().enumerate() {
                         if g.prefix.is_empty() {
                             return None;
                         }
-                        out.push(g.prefix.iter().collect());
+                        out.push((g.prefix.iter().collect(), i, a));
                     }
                 }
                 Pattern::All | Pattern::DefaultBranch => return None,
@@ -244,10 +262,28 @@ impl Condition {
         Some(out)
     }
 
+    /// Does the include alternative `(include, alternative)` of [`Condition::include_prefixes`]
+    /// match the name, whose start is known to be its prefix?
+    pub fn include_rest_matches(&self, include: usize, alternative: usize, chars: &[char]) -> bool {
+        match &self.include[include] {
+            Pattern::Glob(alts) => alts[alternative].matches(chars),
+            _ => false,
+        }
+    }
+
+    /// Does an include pattern match?
+    pub fn includes(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
+        self.include.iter().any(|p| p.matches_chars(name, chars, default))
+    }
+
+    /// Does an exclude pattern match?
+    pub fn excluded(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
+        self.exclude.iter().any(|p| p.matches_chars(name, chars, default))
+    }
+
     /// [`Condition::holds`] for a name already split into characters (one split for many conditions).
     pub fn holds_chars(&self, name: &str, chars: &[char], default: Option<&str>) -> bool {
-        let hit = |p: &Pattern| p.matches_chars(name, chars, default);
-        self.include.iter().any(hit) && !self.exclude.iter().any(hit)
+        self.includes(name, chars, default) && !self.excluded(name, chars, default)
     }
 }
 
@@ -299,6 +335,12 @@ mod tests {
         assert!(!m("refs/heads/[!a-c]x", "refs/heads/bx"));
         assert!(m("refs/heads/{main,master}", "refs/heads/master"));
         assert!(m("refs/heads/[x", "refs/heads/[x"));
+        // The shortcut shapes: a literal tail, and `*` before a literal suffix.
+        assert!(m("refs/heads/feature/*50", "refs/heads/feature/x50"));
+        assert!(m("refs/heads/feature/*50", "refs/heads/feature/50"));
+        assert!(!m("refs/heads/feature/*50", "refs/heads/feature/a/x50"));
+        assert!(!m("refs/heads/feature/*50", "refs/heads/feature/0"));
+        assert!(m("refs/*/main", "refs/heads/main") && !m("refs/*/main", "refs/heads/x/main"));
         assert!(m("~ALL", "refs/heads/anything"));
         assert!(m("~DEFAULT_BRANCH", "refs/heads/main"));
         assert!(!m("~DEFAULT_BRANCH", "refs/heads/other"));

@@ -348,9 +348,10 @@ async fn visible(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Vec<Ruleset
 /// shaped as BranchRule values). Cached per repository for as long as nothing is written.
 pub struct BranchRulesets {
     entries: Vec<(Condition, Vec<Value>)>,
-    /// Entries by the literal prefixes of their include patterns, and those that any name may
-    /// match: a branch is matched against the entries some prefix of it names, not all of them.
-    by_prefix: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
+    /// Include alternatives by their literal prefixes (entry, include, alternative), and the
+    /// entries any name may match: a branch is matched against the alternatives some prefix of
+    /// it names, not against every pattern.
+    by_prefix: HashMap<String, Vec<(usize, usize, usize)>, foldhash::fast::RandomState>,
     always: Vec<usize>,
 }
 
@@ -381,15 +382,12 @@ impl BranchRulesets {
                 (Condition::compile(&def["conditions"]["ref_name"]), rules)
             })
             .collect::<Vec<(Condition, Vec<Value>)>>();
-        let (mut by_prefix, mut always) = (HashMap::<String, Vec<usize>, foldhash::fast::RandomState>::default(), Vec::new());
+        let (mut by_prefix, mut always) = (HashMap::<_, Vec<_>, foldhash::fast::RandomState>::default(), Vec::new());
         for (i, (cond, _)) in entries.iter().enumerate() {
             match cond.include_prefixes() {
-                Some(prefixes) => {
-                    for p in prefixes {
-                        let at = by_prefix.entry(p).or_default();
-                        if at.last() != Some(&i) {
-                            at.push(i);
-                        }
+                Some(alternatives) => {
+                    for (prefix, include, alternative) in alternatives {
+                        by_prefix.entry(prefix).or_default().push((i, include, alternative));
                     }
                 }
                 None => always.push(i),
@@ -400,19 +398,23 @@ impl BranchRulesets {
 
     fn for_branch(&self, branch: &str, default_branch: &str) -> Vec<&Value> {
         let (r, d) = (format!("refs/heads/{branch}"), format!("refs/heads/{default_branch}"));
-        let mut candidates = self.always.clone();
+        let chars: Vec<char> = r.chars().collect();
+        let mut included = vec![false; self.entries.len()];
+        for &i in &self.always {
+            included[i] = self.entries[i].0.includes(&r, &chars, Some(&d));
+        }
         for (end, _) in r.char_indices().skip(1).chain([(r.len(), ' ')]) {
-            if let Some(at) = self.by_prefix.get(&r[..end]) {
-                candidates.extend(at);
+            for &(i, include, alternative) in self.by_prefix.get(&r[..end]).into_iter().flatten() {
+                if !included[i] {
+                    included[i] = self.entries[i].0.include_rest_matches(include, alternative, &chars);
+                }
             }
         }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let chars: Vec<char> = r.chars().collect();
-        candidates
-            .into_iter()
-            .map(|i| &self.entries[i])
-            .filter(|(cond, _)| cond.holds_chars(&r, &chars, Some(&d)))
+        self.entries
+            .iter()
+            .zip(included)
+            .filter(|((cond, _), inc)| *inc && !cond.excluded(&r, &chars, Some(&d)))
+            .map(|(e, _)| e)
             .flat_map(|(_, rules)| rules)
             .collect()
     }
