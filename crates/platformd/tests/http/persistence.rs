@@ -164,23 +164,24 @@ impl Proc {
     }
 }
 
-struct Http {
+/// HTTP to a spawned binary: the control plane and API calls.
+pub(crate) struct Http {
     base: String,
     client: reqwest::Client,
 }
 
 impl Http {
-    fn new(base: &str) -> Http {
+    pub(crate) fn new(base: &str) -> Http {
         Http { base: base.to_string(), client: reqwest::Client::new() }
     }
-    async fn admin(&self, path: &str, body: Value) -> Value {
+    pub(crate) async fn admin(&self, path: &str, body: Value) -> Value {
         let r = self.client.post(format!("{}/_admin{path}", self.base)).bearer_auth(ADMIN_TOKEN).json(&body).send().await.unwrap();
         let st = r.status();
         let text = r.text().await.unwrap();
         assert!(st.is_success(), "{path}: {st} {text}");
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
-    async fn call(&self, method: reqwest::Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
+    pub(crate) async fn call(&self, method: reqwest::Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
         let mut r = self.client.request(method, format!("{}{path}", self.base)).header("user-agent", UA);
         if let Some(t) = token {
             r = r.bearer_auth(t);

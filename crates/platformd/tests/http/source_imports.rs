@@ -471,44 +471,25 @@ both!(internal_hosts_refused_unless_allowed, Options { webhooks: Default::defaul
 // ---------------------------------------------------------------------------------------------
 // The real binary, killed (SIGKILL) mid-import and started again on the same database.
 
-async fn http(client: &reqwest::Client, method: Method, url: String, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
-    let mut r = client.request(method, url).header("user-agent", UA);
-    if let Some(t) = token {
-        r = r.bearer_auth(t);
-    }
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let r = r.send().await.unwrap();
-    let st = r.status().as_u16();
-    (st, serde_json::from_str(&r.text().await.unwrap()).unwrap_or(Value::Null))
-}
-
-async fn admin(c: &reqwest::Client, base: &str, path: &str, body: Value) -> Value {
-    let r = c.post(format!("{base}/_admin{path}")).bearer_auth(crate::persistence::ADMIN_TOKEN).json(&body).send().await.unwrap();
-    assert!(r.status().is_success(), "{path}: {}", r.status());
-    serde_json::from_str(&r.text().await.unwrap()).unwrap_or(Value::Null)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_killed_mid_import_resumes() {
-    use crate::persistence::spawn_with_env;
+    use crate::persistence::{spawn_with_env, Http};
     let dir = tempdir();
     let db = dir.0.join("p.db").display().to_string();
     let env = [("PLATFORM_CLOCK", "manual"), ("PLATFORM_IMPORT_STEP_SECONDS", "10"), ("PLATFORM_WEBHOOK_ALLOWED_HOSTS", "loopback")];
     let src = source(false);
     let url = served(&src, None).await;
-    let c = reqwest::Client::new();
     let mut p = spawn_with_env(&db, &[], &env);
-    admin(&c, &p.base, "/users", json!({"login": "alice"})).await;
-    admin(&c, &p.base, "/repos", json!({"owner": "alice", "name": "widgets", "private": true})).await;
-    let t = admin(&c, &p.base, "/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["repo"]})).await["token"].as_str().unwrap().to_string();
+    let h = Http::new(&p.base);
+    h.admin("/users", json!({"login": "alice"})).await;
+    h.admin("/repos", json!({"owner": "alice", "name": "widgets", "private": true})).await;
+    let t = h.admin("/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["repo"]})).await["token"].as_str().unwrap().to_string();
     let imp = "/repos/alice/widgets/import";
-    let (st, b) = http(&c, Method::PUT, format!("{}{imp}", p.base), Some(&t), Some(json!({"vcs_url": url, "vcs": "git"}))).await;
+    let (st, b) = h.call(Method::PUT, imp, Some(&t), Some(json!({"vcs_url": url, "vcs": "git"}))).await;
     assert_eq!(st, 201, "{b}");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (_, b) = http(&c, Method::GET, format!("{}{imp}", p.base), Some(&t), None).await;
+        let (_, b) = h.call(Method::GET, imp, Some(&t), None).await;
         if b["commit_count"] == 4 {
             assert_eq!(b["status"], "importing");
             break;
@@ -522,12 +503,13 @@ async fn binary_killed_mid_import_resumes() {
     p.child.wait().unwrap();
 
     let mut p = spawn_with_env(&db, &[], &env);
-    let (st, b) = http(&c, Method::GET, format!("{}{imp}", p.base), Some(&t), None).await;
+    let h = Http::new(&p.base);
+    let (st, b) = h.call(Method::GET, imp, Some(&t), None).await;
     assert_eq!((st, b["status"].as_str()), (200, Some("importing")), "{b}");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        admin(&c, &p.base, "/clock", json!({"advance_seconds": 30})).await;
-        let (_, b) = http(&c, Method::GET, format!("{}{imp}", p.base), Some(&t), None).await;
+        h.admin("/clock", json!({"advance_seconds": 30})).await;
+        let (_, b) = h.call(Method::GET, imp, Some(&t), None).await;
         if b["status"] == "complete" {
             break;
         }
@@ -535,7 +517,7 @@ async fn binary_killed_mid_import_resumes() {
         assert!(Instant::now() < deadline, "{b}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (st, b) = http(&c, Method::POST, format!("{}/repos/alice/widgets/statuses/{}", p.base, src.feature), Some(&t), Some(json!({"state": "success"}))).await;
+    let (st, b) = h.call(Method::POST, &format!("/repos/alice/widgets/statuses/{}", src.feature), Some(&t), Some(json!({"state": "success"}))).await;
     assert_eq!(st, 201, "{b}");
     p.child.kill().unwrap();
     p.child.wait().unwrap();
