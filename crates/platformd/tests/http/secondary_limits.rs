@@ -113,8 +113,8 @@ both!(content_creation_per_hour, with(SecondarySettings { content_per_minute: 2,
 
 both!(concurrent_requests_per_user, defaults(), |s| {
     let t = setup(&s).await;
-    // Every request to the combined status waits 1.5 s in flight.
-    s.admin(Method::POST, "/faults", json!({"kind": "latency", "latency_ms": 1500, "path": "/repos/alice/hello/commits/**"})).await;
+    // Every request to the combined status waits 3 s in flight (all 101 are sent well within it).
+    s.admin(Method::POST, "/faults", json!({"kind": "latency", "latency_ms": 3000, "path": "/repos/alice/hello/commits/**"})).await;
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     let calls: Vec<_> = (0..101)
         .map(|_| {
