@@ -98,20 +98,8 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Princ
     }
 }
 
-/// SipHash-1-3 with 128-bit output under keys drawn at start-up.
-struct TokenKeys(u64, u64);
-
-impl TokenKeys {
-    fn hash_one(&self, text: &str) -> u128 {
-        use siphasher::sip128::{Hasher128, SipHasher13};
-        use std::hash::Hasher;
-        let mut h = SipHasher13::new_with_keys(self.0, self.1);
-        h.write(text.as_bytes());
-        h.finish128().as_u128()
-    }
-}
-
-static TOKEN_KEYS: std::sync::LazyLock<TokenKeys> = std::sync::LazyLock::new(|| TokenKeys(rand::random(), rand::random()));
+/// Keys of the token cache's hash, drawn at start-up.
+static TOKEN_KEYS: std::sync::LazyLock<(u64, u64)> = std::sync::LazyLock::new(|| (rand::random(), rand::random()));
 
 async fn authenticate_token(state: &AppState, text: &str) -> Result<Principal, ApiError> {
     if TokenKind::from_token(text).is_none() {
@@ -119,7 +107,7 @@ async fn authenticate_token(state: &AppState, text: &str) -> Result<Principal, A
     }
     // The cache is keyed by a keyed 128-bit hash of the token (secret per process, so no
     // collision can be aimed at); SHA-256, which the store is keyed by, only on a miss.
-    let key = TOKEN_KEYS.hash_one(text);
+    let key = crate::contract::sip128(TOKEN_KEYS.0, TOKEN_KEYS.1, text.as_bytes());
     let now = state.clock.now();
     let generation = state.generation();
     let cached = generation.and_then(|g| state.caches.tokens.get(&key, g));

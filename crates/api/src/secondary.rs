@@ -135,10 +135,6 @@ impl Secondary {
         Secondary { settings, factor: if factor > 0.0 { factor } else { 1.0 }, requesters: Sharded::default(), apps: Sharded::default(), logins: Sharded::default() }
     }
 
-    pub fn enabled(&self) -> bool {
-        self.settings.enabled
-    }
-
     fn bound(&self, n: i64) -> i64 {
         ((n as f64) * self.factor).round().max(1.0) as i64
     }
@@ -202,9 +198,10 @@ impl Secondary {
         let mut map = self.logins.shard(&ip);
         let l = map.entry(ip).or_default();
         if l.failures.take(now, len, 1, limit - 1).is_err() {
-            // The limit-th failure: locked for the lockout period from now, counting afresh after.
+            // The limit-th failure: locked for the lockout period from now. No login is tried
+            // meanwhile, so the count starts afresh with the next failure after it.
             l.locked_until = now + len;
-            l.failures = Window { start: now + len, used: 0 };
+            l.failures = Window::default();
         }
     }
 

@@ -333,12 +333,21 @@ fn position(ctx: &Ctx, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Opt
 
 /// One page of alerts and its `Link` header: `next` when more follow, `prev` when alerts come
 /// before, `first` once paging started. No `last`: cursors cannot compute it.
-/// One page of alerts, with their repositories (each loaded once, in the same read) when the
-/// list spans several, and its `Link` header.
-async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<(Vec<Alert>, Vec<Repo>, Option<String>)> {
+/// One page of alerts: the alerts, their repositories (each loaded once, in the same read) when
+/// the list spans several, and its `Link` header.
+struct AlertPage {
+    rows: Vec<Alert>,
+    repos: Vec<Repo>,
+    link: Option<String>,
+    /// The store generation the page was read at (rendered alerts are kept under it).
+    generation: Option<u64>,
+}
+
+async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<AlertPage> {
     let (sort, desc) = order(ctx)?;
     let at = position(ctx, sort, bad)?;
-    let Some(f) = filter(ctx).await? else { return Ok((Vec::new(), Vec::new(), None)) };
+    let generation = ctx.app.generation();
+    let Some(f) = filter(ctx).await? else { return Ok(AlertPage { rows: Vec::new(), repos: Vec::new(), link: None, generation }) };
     let per_page = ctx.page(30, 100)?.per_page;
     let from = at.clone();
     let (mut rows, repos) = ctx
@@ -389,12 +398,13 @@ async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResu
     if at.is_some() {
         links.push(format!("<{}>; rel=\"first\"", url(None)));
     }
-    Ok((rows, repos, (!links.is_empty()).then(|| links.join(", "))))
+    Ok(AlertPage { rows, repos, link: (!links.is_empty()).then(|| links.join(", ")), generation })
 }
 
 /// A list of alerts of several repositories, each with its repository.
-fn with_repos(ctx: &Ctx, generation: Option<u64>, rows: &[Alert], repos: &[Repo]) -> Reply {
-    Reply::ok_serialized(render_list(&ctx.app, generation, ctx.version, rows, |a| repos.iter().find(|r| r.id == a.repo_id), true))
+fn with_repos(ctx: &Ctx, p: AlertPage) -> Reply {
+    let body = render_list(&ctx.app, p.generation, ctx.version, &p.rows, |a| p.repos.iter().find(|r| r.id == a.repo_id), true);
+    Reply::ok_serialized(body).opt_header("link", p.link)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -430,9 +440,7 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
     // Unknown enterprises and enterprises the caller is no member of look the same.
     let orgs = orgs.ok_or_else(ApiError::not_found)?;
     ctx.cached(async {
-        let generation = ctx.app.generation();
-        let (rows, repos, link) = page(&ctx, Within::Orgs(orgs), |m| unprocessable(m)).await?;
-        Ok(with_repos(&ctx, generation, &rows, &repos).opt_header("link", link))
+        Ok(with_repos(&ctx, page(&ctx, Within::Orgs(orgs), unprocessable).await?))
     })
     .await
 }
@@ -440,9 +448,7 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
     ctx.cached(async {
-        let generation = ctx.app.generation();
-        let (rows, repos, link) = page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?;
-        Ok(with_repos(&ctx, generation, &rows, &repos).opt_header("link", link))
+        Ok(with_repos(&ctx, page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?))
     })
     .await
 }
@@ -450,10 +456,9 @@ async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
 async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     ctx.cached(async {
-        let generation = ctx.app.generation();
-        let (rows, _, link) = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
-        let body = render_list(&ctx.app, generation, ctx.version, &rows, |_| Some(&repo), false);
-        Ok(Reply::ok_serialized(body).opt_header("link", link))
+        let p = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
+        let body = render_list(&ctx.app, p.generation, ctx.version, &p.rows, |_| Some(&repo), false);
+        Ok(Reply::ok_serialized(body).opt_header("link", p.link))
     })
     .await
 }
