@@ -12,6 +12,7 @@ PACKAGES=(
   postgresql-client            # psql, pg_isready
   postgresql                   # pg_ctlcluster + server for PostgreSQL-backed tests
   chromium                     # headless browser for the /docs page test
+  git                          # source imports run the git binary (and their tests make repositories)
 )
 
 missing=()
