@@ -103,6 +103,8 @@ fn map_err(e: &postgres::Error) -> DbError {
         let code = db.code();
         let kind = if *code == SqlState::UNIQUE_VIOLATION {
             DbErrorKind::Unique
+        } else if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
+            DbErrorKind::Conflict
         } else if code.code().starts_with("08")
             || [
                 SqlState::ADMIN_SHUTDOWN,
@@ -506,18 +508,32 @@ impl PgStore {
     }
 
     pub(crate) async fn reset(&self) -> Result<(), DbError> {
-        self.write(|c| {
-            let tables = c.query(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> ?",
-                &[Value::from(migrate::TABLE)],
-            )?;
-            if tables.is_empty() {
-                return Ok(());
+        // TRUNCATE locks every table, one after another, while background writers (insights,
+        // deliveries) may hold one and wait for another: PostgreSQL then breaks the deadlock by
+        // rolling one side back. Nothing was truncated, so the reset is tried again.
+        let mut attempt = 0;
+        loop {
+            let r = self
+                .write(|c| {
+                    let tables = c.query(
+                        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> ?",
+                        &[Value::from(migrate::TABLE)],
+                    )?;
+                    if tables.is_empty() {
+                        return Ok(());
+                    }
+                    let list: Vec<String> = tables.iter().map(|t| format!("\"{}\"", t.str(0))).collect();
+                    c.batch(&format!("TRUNCATE {} RESTART IDENTITY", list.join(", ")))
+                })
+                .await;
+            match r {
+                Err(e) if e.kind == DbErrorKind::Conflict && attempt < 5 => {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
+                }
+                r => return r,
             }
-            let list: Vec<String> = tables.iter().map(|t| format!("\"{}\"", t.str(0))).collect();
-            c.batch(&format!("TRUNCATE {} RESTART IDENTITY", list.join(", ")))
-        })
-        .await
+        }
     }
 
     pub(crate) async fn close(&self) {

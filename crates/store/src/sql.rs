@@ -182,6 +182,9 @@ pub enum DbErrorKind {
     Unique,
     /// The database cannot be reached (connection refused/lost, store closed).
     Unavailable,
+    /// The database rolled the transaction back for a concurrent one (a deadlock or a
+    /// serialization failure): running it again may succeed.
+    Conflict,
     Other,
 }
 
