@@ -35,24 +35,44 @@ const UA_MESSAGE: &str = "Request forbidden by administrative rules. Please make
 /// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
 /// router sees one segment; the path extractor decodes them again.
 fn normalize_path(path: &str) -> Option<String> {
-    // Most paths need nothing: skip the split for them.
-    if !path.starts_with("/repos/") || !(path.contains("/commits/") || path.contains("/rules/branches/")) {
+    // Most paths need nothing: look at the fifth segment only, without splitting the rest.
+    let mut head = path.splitn(6, '/');
+    let (Some(""), Some("repos"), Some(owner), Some(repo), Some(fifth), Some(rest)) =
+        (head.next(), head.next(), head.next(), head.next(), head.next(), head.next())
+    else {
+        return None;
+    };
+    // `…/commits/{ref..}/status|statuses` and `…/rules/branches/{branch..}`: the slashes of the
+    // ref or branch (what lies between `keep_head` and `keep_tail`) are encoded.
+    let (keep_head, name, keep_tail) = match fifth {
+        "commits" => {
+            let (name, last) = rest.rsplit_once('/')?;
+            if last != "status" && last != "statuses" {
+                return None;
+            }
+            ("commits/", name, Some(last))
+        }
+        "rules" => ("rules/branches/", rest.strip_prefix("branches/")?, None),
+        _ => return None,
+    };
+    if !name.contains('/') {
         return None;
     }
-    let segs: Vec<&str> = path.split('/').collect();
-    // ["", "repos", owner, repo, "commits", ref.., "status"|"statuses"]
-    if segs.len() > 7 && segs[1] == "repos" && segs[4] == "commits" {
-        let last = segs[segs.len() - 1];
-        if last == "status" || last == "statuses" {
-            let r = segs[5..segs.len() - 1].join("%2F");
-            return Some(format!("/repos/{}/{}/commits/{r}/{last}", segs[2], segs[3]));
+    let mut out = String::with_capacity(path.len() + 16);
+    for part in ["/repos/", owner, "/", repo, "/", keep_head] {
+        out.push_str(part);
+    }
+    for (i, seg) in name.split('/').enumerate() {
+        if i > 0 {
+            out.push_str("%2F");
         }
+        out.push_str(seg);
     }
-    // ["", "repos", owner, repo, "rules", "branches", branch..]
-    if segs.len() > 7 && segs[1] == "repos" && segs[4] == "rules" && segs[5] == "branches" {
-        return Some(format!("/repos/{}/{}/rules/branches/{}", segs[2], segs[3], segs[6..].join("%2F")));
+    if let Some(last) = keep_tail {
+        out.push('/');
+        out.push_str(last);
     }
-    None
+    Some(out)
 }
 
 fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
@@ -148,6 +168,8 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
     let mut principal = Principal::Anonymous;
     let mut quota: Option<Quota> = None;
     let mut rate_limited = false;
+    // The operation of an answer given before routing (a known 304); routed answers carry theirs.
+    let mut answered_by: Option<&'static crate::operation::Operation> = None;
 
     let mut resp = 'serve: {
         if method == Method::OPTIONS {
@@ -228,10 +250,11 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             (Some(inm), Some(g)) if method == Method::GET => {
                 let pq = req.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
                 let key = (pq, version, principal.cache_key());
-                if let Some(r) = not_modified::answer(&app, &key, g, inm, now) {
+                if let Some((r, op)) = not_modified::answer(&app, &key, g, inm, now) {
                     if charged {
                         quota = Some(app.limiter.refund(&class, now));
                     }
+                    answered_by = Some(op);
                     break 'serve r;
                 }
                 Some((key, g))
@@ -291,7 +314,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         quota = Some(app.limiter.peek(&principal.rate_class(ip), app.clock.now()));
     }
 
-    let op = resp.extensions().get::<OpRef>().map(|o| o.0);
+    let op = answered_by.or_else(|| resp.extensions().get::<OpRef>().map(|o| o.0));
     // Error bodies carry the operation's documentation URL; the rate-limit page marks limits
     // refused inside the operation (content creation, token issuing).
     let mark = resp.extensions().get::<ErrorMark>().cloned();
@@ -306,7 +329,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
 
     let status = resp.status();
     let h = resp.headers_mut();
-    h.reserve(24); // the headers below, without regrowing the map several times
+    h.reserve(ADDED_HEADERS); // the headers below, without regrowing the map several times
     let put = |h: &mut HeaderMap, k: HeaderName, v: &str| {
         if let Ok(v) = HeaderValue::from_str(v) {
             h.insert(k, v);
@@ -327,17 +350,13 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             put(h, names::X_OAUTH_CLIENT_ID, &app.client_id);
         }
     }
-    if let Some(op) = op {
-        put(h, names::X_ACCEPTED_OAUTH_SCOPES, &op.accepted_scopes());
-        if let Some(p) = op.accepted_permissions() {
-            put(h, names::X_ACCEPTED_SERVICE_PERMISSIONS, &p);
-        }
-        if let Some(cd) = op.closing_down() {
-            put(h, names::DEPRECATION, cd.deprecation);
-            put(h, names::SUNSET, cd.sunset);
+    let meta = op.map(|o| (o, o.meta()));
+    if let Some((_, meta)) = meta {
+        for (name, value) in &meta.headers {
+            h.insert(name.clone(), value.clone());
         }
     }
-    if let Some(op) = op.filter(|o| o.polled() && matches!(status, StatusCode::OK | StatusCode::NOT_MODIFIED)) {
+    if let Some((op, _)) = meta.filter(|(_, m)| m.polled && matches!(status, StatusCode::OK | StatusCode::NOT_MODIFIED)) {
         let base = if op.id.starts_with("notifications/") { app.config.notifications_poll_interval } else { app.config.poll_interval };
         h.insert(names::X_POLL_INTERVAL, HeaderValue::from(poll_interval(base, app.metrics.in_flight.load(Ordering::Relaxed))));
     }
@@ -355,9 +374,13 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
     app.metrics.record(method_name(&method), route, status, took, rate_limited);
     app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     crate::access_log::record(&rid, method_name(&method), route, status, took);
-    crate::insights::record(&app, &principal, op, method_name(&method), &path, status, rate_limited);
+    crate::insights::record(&app, &principal, meta, method_name(&method), &path, status, rate_limited);
     resp
 }
+
+/// How many headers the contract may add to a response: maps made for responses leave room
+/// for them.
+pub const ADDED_HEADERS: usize = 24;
 
 /// Requests in flight above which the server counts as busy and `X-Poll-Interval` doubles.
 pub const BUSY_IN_FLIGHT: i64 = 512;
@@ -398,5 +421,10 @@ mod tests {
         );
         assert_eq!(super::normalize_path("/repos/o/r/commits/main/status"), None);
         assert_eq!(super::normalize_path("/repos/o/r/rules/branches/feature/x").as_deref(), Some("/repos/o/r/rules/branches/feature%2Fx"));
+        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/main"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/check-runs"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/statuses").as_deref(), Some("/repos/o/r/commits/a%2Fb/statuses"));
+        assert_eq!(super::normalize_path("/repos/o/r/rulesets/1/x"), None);
+        assert_eq!(super::normalize_path("/orgs/o/r/commits/a/b/status"), None);
     }
 }

@@ -21,7 +21,7 @@ use platform_store::domain::insights::{self as store, Entry};
 use platform_store::DbError;
 
 use crate::error::ApiError;
-use crate::operation::Operation;
+use crate::operation::{OpMeta, Operation};
 use crate::principal::Principal;
 use crate::state::{AppState, Shared};
 
@@ -83,7 +83,7 @@ impl Unrouted {
     /// The record of the operation the path names, if it names one and an organization.
     fn route(self) -> Option<Record> {
         let op = match_route(self.method, &self.path)?;
-        let org = org_segment(op.path).and_then(|i| self.path.split('/').nth(i)).and_then(Login::new)?;
+        let org = op.meta().org_segment.and_then(|i| self.path.split('/').nth(i)).and_then(Login::new)?;
         Some(Record { at: self.at, principal: self.principal, op, method: self.method, status: self.status, rate_limited: self.rate_limited, org })
     }
 }
@@ -155,17 +155,12 @@ fn shard_index() -> usize {
     SHARD.with(|s| *s)
 }
 
-/// Index of the path segment naming the organization (`{org}`, or `{owner}` of a repository).
-fn org_segment(template: &str) -> Option<usize> {
-    template.split('/').position(|s| s == "{org}" || s == "{owner}")
-}
-
-/// Records one request (the contract layer's hook). `op` is the operation that answered, none
-/// when the answer came before routing; `path` is the request path below the API base.
+/// Records one request (the contract layer's hook). `op` is the operation that answered (with
+/// its [`OpMeta`]), none when the answer came before routing; `path` is the request path below the API base.
 pub fn record(
     app: &AppState,
     principal: &Principal,
-    op: Option<&'static Operation>,
+    op: Option<(&'static Operation, &OpMeta)>,
     method: &'static str,
     path: &str,
     status: u16,
@@ -177,8 +172,8 @@ pub fn record(
     }
     let at = app.clock.now();
     match op {
-        Some(op) => {
-            let Some(i) = org_segment(op.path) else { return };
+        Some((op, meta)) => {
+            let Some(i) = meta.org_segment else { return };
             let Some(org) = path.split('/').nth(i).and_then(Login::new) else { return };
             ins.push(Record { at, principal: principal.clone(), op, method, status, rate_limited, org });
         }
@@ -420,9 +415,10 @@ mod tests {
     #[test]
     fn routes_and_segments() {
         assert_eq!(api_route("/repos/{owner}/{repo}/commits/{ref}/status"), "/repos/:owner/:repo/commits/:ref/status");
-        assert_eq!(org_segment("/orgs/{org}/hooks"), Some(2));
-        assert_eq!(org_segment("/repos/{owner}/{repo}"), Some(2));
-        assert_eq!(org_segment("/notifications"), None);
+        let segment = |path: &str| crate::router::api().ops.into_iter().find(|o| o.path == path).and_then(|o| o.meta().org_segment);
+        assert_eq!(segment("/orgs/{org}/hooks"), Some(2));
+        assert_eq!(segment("/repos/{owner}/{repo}/commits/{ref}/status"), Some(2));
+        assert_eq!(segment("/notifications"), None);
         let l = Login::new("AcMe").unwrap();
         assert_eq!(l.as_str(), "acme");
         assert!(Login::new(&"x".repeat(41)).is_none());

@@ -11,7 +11,6 @@ use axum::response::Response;
 use platform_core::ApiVersion;
 
 use crate::operation::Operation;
-use crate::request::OpRef;
 use crate::state::AppState;
 
 /// (path and query as sent, version, caller).
@@ -26,17 +25,27 @@ pub struct Validated {
     op: &'static Operation,
 }
 
-/// The 304 for `key` when the caller's `If-None-Match` names the ETag still current.
-pub fn answer(app: &AppState, key: &Key, generation: u64, if_none_match: &HeaderValue, now: i64) -> Option<Response> {
+/// The 304 for `key` when the caller's `If-None-Match` names the ETag still current, with the
+/// operation that answered.
+pub fn answer(app: &AppState, key: &Key, generation: u64, if_none_match: &HeaderValue, now: i64) -> Option<(Response, &'static Operation)> {
     let v = app.caches.validated.get(key, generation)?;
     if now >= v.until || !crate::contract::etag_matches(Some(if_none_match), &v.etag) {
         return None;
     }
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::NOT_MODIFIED;
-    *resp.headers_mut() = v.headers.clone();
-    resp.extensions_mut().insert(OpRef(v.op));
-    Some(resp)
+    *resp.headers_mut() = with_room(&v.headers);
+    Some((resp, v.op))
+}
+
+/// A copy of `headers` with room for the contract's: a clone would have none, and regrow on
+/// every header added after it.
+fn with_room(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(headers.len() + crate::contract::ADDED_HEADERS);
+    for (name, value) in headers {
+        out.append(name.clone(), value.clone());
+    }
+    out
 }
 
 /// Remembers a cached GET's validator, from the response's head as the handler made it.

@@ -1,7 +1,10 @@
 //! Every operation is declared once: method, path, access rule and docs. The same declaration
 //! wires the route, enforces authentication/authorization, fills the `X-Accepted-*` headers and
 //! (later) feeds the OpenAPI document, so none of them can drift.
-use axum::http::Method;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use axum::http::{HeaderName, HeaderValue, Method};
 
 use crate::validate::{Schema, Ty};
 
@@ -175,5 +178,51 @@ impl Operation {
     /// The dates of a closing-down operation.
     pub fn closing_down(&self) -> Option<ClosingDown> {
         CLOSING_DOWN.iter().find(|(id, _)| *id == self.id).map(|(_, c)| *c)
+    }
+}
+
+/// What follows from an operation's declaration alone, worked out once per process instead of
+/// on every request: the constant headers its responses carry, and where its path names an
+/// organization.
+pub struct OpMeta {
+    /// `X-Accepted-OAuth-Scopes`, `X-Accepted-Service-Permissions`, `Deprecation`, `Sunset`.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Index of the path segment naming the organization (`{org}`, or a repository's `{owner}`).
+    pub org_segment: Option<usize>,
+    /// Responses carry `X-Poll-Interval` (see [`Operation::polled`]).
+    pub polled: bool,
+}
+
+impl OpMeta {
+    fn of(op: &Operation) -> OpMeta {
+        use crate::headers as names;
+        // The table lives as long as the process, so its values can be static ones: cloning
+        // them per response is a copy, with no reference count shared between threads.
+        let value = |s: String| HeaderValue::from_static(Box::leak(s.into_boxed_str()));
+        let mut headers = vec![(names::X_ACCEPTED_OAUTH_SCOPES, value(op.accepted_scopes()))];
+        if let Some(p) = op.accepted_permissions() {
+            headers.push((names::X_ACCEPTED_SERVICE_PERMISSIONS, value(p)));
+        }
+        if let Some(cd) = op.closing_down() {
+            headers.push((names::DEPRECATION, HeaderValue::from_static(cd.deprecation)));
+            headers.push((names::SUNSET, HeaderValue::from_static(cd.sunset)));
+        }
+        let org_segment = op.path.split('/').position(|s| s == "{org}" || s == "{owner}");
+        OpMeta { headers, org_segment, polled: op.polled() }
+    }
+}
+
+impl Operation {
+    /// This operation's [`OpMeta`].
+    pub fn meta(&'static self) -> &'static OpMeta {
+        static TABLE: OnceLock<HashMap<usize, OpMeta, foldhash::fast::RandomState>> = OnceLock::new();
+        let table = TABLE.get_or_init(|| {
+            crate::router::api().ops.into_iter().map(|op| (op as *const Operation as usize, OpMeta::of(op))).collect()
+        });
+        match table.get(&(self as *const Operation as usize)) {
+            Some(m) => m,
+            // Every served operation is registered; an unregistered one (a test's) is kept once.
+            None => Box::leak(Box::new(OpMeta::of(self))),
+        }
     }
 }

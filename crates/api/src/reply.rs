@@ -69,14 +69,13 @@ impl Reply {
 
 impl IntoResponse for Reply {
     fn into_response(self) -> Response {
-        let mut resp = match self.body {
-            Some(b) => {
-                let mut r = Response::new(Body::from(b));
-                r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
-                r
-            }
-            None => Response::new(Body::empty()),
-        };
+        let has_body = self.body.is_some();
+        let mut resp = Response::new(self.body.map_or_else(Body::empty, Body::from));
+        // Room for the contract layer's headers from the start: growing a map rehashes it.
+        *resp.headers_mut() = axum::http::HeaderMap::with_capacity(self.headers.len() + 1 + crate::contract::ADDED_HEADERS);
+        if has_body {
+            resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
+        }
         *resp.status_mut() = self.status;
         if let Some(until) = self.fresh_until {
             resp.extensions_mut().insert(Fresh(until));

@@ -31,19 +31,47 @@ pub enum Pattern {
 #[derive(Clone, Debug)]
 pub struct Glob {
     prefix: Vec<char>,
-    rest: Vec<Tok>,
+    rest: Rest,
+}
+
+/// What follows a pattern's literal prefix, with the common shapes told apart when compiled.
+#[derive(Clone, Debug)]
+enum Rest {
+    /// Nothing: the pattern is a literal.
+    Nothing,
+    /// `*` and a literal suffix (`feature/*-fix`).
+    StarThen(Vec<char>),
+    /// Anything else: matched by [`matches`].
+    Tokens(Vec<Tok>),
 }
 
 impl Glob {
     fn new(p: &str) -> Glob {
         let toks = tokens(p);
+        let lit = |t: &Tok| if let Tok::Lit(c) = t { Some(*c) } else { None };
         let n = toks.iter().take_while(|t| matches!(t, Tok::Lit(_))).count();
-        let prefix = toks[..n].iter().map(|t| if let Tok::Lit(c) = t { *c } else { unreachable!() }).collect();
-        Glob { prefix, rest: toks[n..].to_vec() }
+        let prefix = toks[..n].iter().filter_map(lit).collect();
+        let rest = match &toks[n..] {
+            [] => Rest::Nothing,
+            [Tok::Star, tail @ ..] if tail.iter().all(|t| matches!(t, Tok::Lit(_))) => Rest::StarThen(tail.iter().filter_map(lit).collect()),
+            other => Rest::Tokens(other.to_vec()),
+        };
+        Glob { prefix, rest }
     }
 
     fn matches(&self, s: &[char]) -> bool {
-        s.starts_with(&self.prefix) && matches(&self.rest, &s[self.prefix.len()..])
+        s.starts_with(&self.prefix) && self.rest_matches(&s[self.prefix.len()..])
+    }
+
+    /// Does the rest match `s`, the characters after the prefix?
+    fn rest_matches(&self, s: &[char]) -> bool {
+        match &self.rest {
+            Rest::Nothing => s.is_empty(),
+            Rest::StarThen(suffix) => {
+                s.len() >= suffix.len() && s.ends_with(suffix) && !s[..s.len() - suffix.len()].contains(&'/')
+            }
+            Rest::Tokens(toks) => matches(toks, s),
+        }
     }
 }
 
@@ -146,16 +174,6 @@ fn tokens(p: &str) -> Vec<Tok> {
 /// matching slow however many stars it has.
 fn matches(p: &[Tok], s: &[char]) -> bool {
     let n = s.len();
-    // Common shapes first: a literal tail, or `*` and a literal suffix (`feature/*-fix`).
-    if p.iter().all(|t| matches!(t, Tok::Lit(_))) {
-        return p.len() == n && p.iter().zip(s).all(|(t, c)| matches!(t, Tok::Lit(l) if l == c));
-    }
-    if let [Tok::Star, rest @ ..] = p {
-        if rest.iter().all(|t| matches!(t, Tok::Lit(_))) && rest.len() <= n {
-            let split = n - rest.len();
-            return !s[..split].contains(&'/') && rest.iter().zip(&s[split..]).all(|(t, c)| matches!(t, Tok::Lit(l) if l == c));
-        }
-    }
     // Short names keep the two rows on the stack.
     let (mut a, mut b) = ([false; 128], [false; 128]);
     let (mut va, mut vb);
@@ -263,10 +281,10 @@ impl Condition {
     }
 
     /// Does the include alternative `(include, alternative)` of [`Condition::include_prefixes`]
-    /// match the name, whose start is known to be its prefix?
-    pub fn include_rest_matches(&self, include: usize, alternative: usize, chars: &[char]) -> bool {
+    /// match the rest of a name whose start is its prefix (`rest`: the characters after it)?
+    pub fn include_rest_matches(&self, include: usize, alternative: usize, rest: &[char]) -> bool {
         match &self.include[include] {
-            Pattern::Glob(alts) => alts[alternative].matches(chars),
+            Pattern::Glob(alts) => alts[alternative].rest_matches(rest),
             _ => false,
         }
     }
@@ -341,6 +359,9 @@ mod tests {
         assert!(!m("refs/heads/feature/*50", "refs/heads/feature/a/x50"));
         assert!(!m("refs/heads/feature/*50", "refs/heads/feature/0"));
         assert!(m("refs/*/main", "refs/heads/main") && !m("refs/*/main", "refs/heads/x/main"));
+        assert!(m("refs/heads/feature/*", "refs/heads/feature/") && !m("refs/heads/feature/*", "refs/heads/feature/a/b"));
+        assert!(!m("refs/heads/feature/*long-suffix", "refs/heads/feature/x"));
+        assert!(m("*", "main") && !m("*", "a/b") && m("*x", "x"));
         assert!(m("~ALL", "refs/heads/anything"));
         assert!(m("~DEFAULT_BRANCH", "refs/heads/main"));
         assert!(!m("~DEFAULT_BRANCH", "refs/heads/other"));
