@@ -158,11 +158,18 @@ fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// The last `width` decimal digits of `n`, zero-padded.
+fn push_padded(out: &mut Vec<u8>, n: u64, width: u32) {
+    for p in (0..width).rev() {
+        out.push(b'0' + (n / 10u64.pow(p) % 10) as u8);
+    }
+}
+
 /// Microseconds as milliseconds with three decimals (`1.025`).
 fn push_ms(out: &mut Vec<u8>, us: u64) {
     push_u64(out, us / 1000);
-    let frac = us % 1000;
-    out.extend_from_slice(&[b'.', b'0' + (frac / 100) as u8, b'0' + (frac / 10 % 10) as u8, b'0' + (frac % 10) as u8]);
+    out.push(b'.');
+    push_padded(out, us % 1000, 3);
 }
 
 fn json_str(out: &mut Vec<u8>, s: &str) {
@@ -183,11 +190,8 @@ fn timestamp(out: &mut Vec<u8>) {
         SECOND.set((now.as_secs(), prefix));
     }
     out.extend_from_slice(&prefix);
-    let us = now.subsec_micros();
     out.push(b'.');
-    for d in [100_000, 10_000, 1_000, 100, 10, 1] {
-        out.push(b'0' + (us / d % 10) as u8);
-    }
+    push_padded(out, now.subsec_micros().into(), 6);
     out.push(b'Z');
 }
 

@@ -77,12 +77,10 @@ pub fn render_list<'a>(
     repo_of: impl Fn(&Alert) -> Option<&'a Repo>,
     with_repository: bool,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(2 + rows.len() * 6 * 1024);
-    out.push(b'[');
-    for a in rows {
-        let Some(repo) = repo_of(a) else { continue };
+    let rendered = rows.iter().filter_map(|a| {
+        let repo = repo_of(a)?;
         let key = (a.id, v, with_repository);
-        let json = match generation.and_then(|g| app.caches.alerts.get(&key, g)) {
+        Some(match generation.and_then(|g| app.caches.alerts.get(&key, g)) {
             Some(b) => b,
             None => {
                 let b = Bytes::from(serde_json::to_vec(&alert_json(&app.urls, v, repo, a, with_repository)).unwrap_or_default());
@@ -91,14 +89,9 @@ pub fn render_list<'a>(
                 }
                 b
             }
-        };
-        if out.len() > 1 {
-            out.push(b',');
-        }
-        out.extend_from_slice(&json);
-    }
-    out.push(b']');
-    out
+        })
+    });
+    crate::reply::json_array(rendered, 2 + rows.len() * 6 * 1024)
 }
 
 #[derive(Deserialize)]

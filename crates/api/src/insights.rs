@@ -11,7 +11,7 @@
 //! matching no operation are not recorded.
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use foldhash::quality::RandomState;
@@ -196,8 +196,7 @@ pub fn record(
 /// The operation serving `method path`, for answers given before routing: literal segments win
 /// over parameters (`…/summary-stats/users/{user_id}` over `…/summary-stats/{actor_type}/{actor_id}`).
 fn match_route(method: &str, path: &str) -> Option<&'static Operation> {
-    static OPS: OnceLock<Vec<&'static Operation>> = OnceLock::new();
-    let ops = OPS.get_or_init(|| crate::router::api().ops);
+    let ops = crate::router::operations();
     let method = if method == "HEAD" { "GET" } else { method };
     let n = path.split('/').count();
     let mut best: Option<(usize, &'static Operation)> = None;
@@ -415,7 +414,7 @@ mod tests {
     #[test]
     fn routes_and_segments() {
         assert_eq!(api_route("/repos/{owner}/{repo}/commits/{ref}/status"), "/repos/:owner/:repo/commits/:ref/status");
-        let segment = |path: &str| crate::router::api().ops.into_iter().find(|o| o.path == path).and_then(|o| o.meta().org_segment);
+        let segment = |path: &str| crate::router::operations().iter().find(|o| o.path == path).and_then(|o| o.meta().org_segment);
         assert_eq!(segment("/orgs/{org}/hooks"), Some(2));
         assert_eq!(segment("/repos/{owner}/{repo}/commits/{ref}/status"), Some(2));
         assert_eq!(segment("/notifications"), None);

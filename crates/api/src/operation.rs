@@ -215,14 +215,19 @@ impl OpMeta {
 impl Operation {
     /// This operation's [`OpMeta`].
     pub fn meta(&'static self) -> &'static OpMeta {
-        static TABLE: OnceLock<HashMap<usize, OpMeta, foldhash::fast::RandomState>> = OnceLock::new();
-        let table = TABLE.get_or_init(|| {
-            crate::router::api().ops.into_iter().map(|op| (op as *const Operation as usize, OpMeta::of(op))).collect()
+        type Table = HashMap<usize, &'static OpMeta, foldhash::fast::RandomState>;
+        static REGISTERED: OnceLock<Table> = OnceLock::new();
+        // Every served operation is registered; one that is not is worked out once, kept here.
+        static OTHERS: std::sync::Mutex<Option<Table>> = std::sync::Mutex::new(None);
+        let key = self as *const Operation as usize;
+        let registered = REGISTERED.get_or_init(|| {
+            let leak = |op: &Operation| &*Box::leak(Box::new(OpMeta::of(op)));
+            crate::router::operations().iter().map(|&op| (op as *const Operation as usize, leak(op))).collect()
         });
-        match table.get(&(self as *const Operation as usize)) {
-            Some(m) => m,
-            // Every served operation is registered; an unregistered one (a test's) is kept once.
-            None => Box::leak(Box::new(OpMeta::of(self))),
+        if let Some(m) = registered.get(&key) {
+            return m;
         }
+        let mut others = OTHERS.lock().unwrap_or_else(|e| e.into_inner());
+        others.get_or_insert_with(Table::default).entry(key).or_insert_with(|| Box::leak(Box::new(OpMeta::of(self))))
     }
 }

@@ -14,6 +14,20 @@ pub fn json_response(status: StatusCode, body: &Value) -> Response {
     resp
 }
 
+/// A JSON array of items already serialized as JSON (answers assembled from cached renderings).
+pub fn json_array<T: AsRef<[u8]>>(items: impl IntoIterator<Item = T>, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
+    out.push(b'[');
+    for item in items {
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.as_ref());
+    }
+    out.push(b']');
+    out
+}
+
 /// A response, its JSON body serialized at construction so it can be cached and cloned cheaply.
 #[derive(Clone)]
 pub struct Reply {

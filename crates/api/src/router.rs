@@ -61,6 +61,12 @@ pub fn api() -> Api {
     crate::ops::register(Api::new())
 }
 
+/// Every registered operation, listed once per process (for lookups outside routing).
+pub fn operations() -> &'static [&'static Operation] {
+    static OPS: std::sync::OnceLock<Vec<&'static Operation>> = std::sync::OnceLock::new();
+    OPS.get_or_init(|| api().ops)
+}
+
 /// The whole HTTP application: health and metrics, the API reference page (`/docs`), the
 /// control plane, and the API (behind the contract layer, which runs before routing so it can
 /// normalise paths).

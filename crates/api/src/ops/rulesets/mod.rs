@@ -21,7 +21,7 @@ use crate::authorize::Role;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Operation, Param, Resp, PAGINATION};
 use crate::principal::Principal;
-use crate::reply::Reply;
+use crate::reply::{json_array, Reply};
 use crate::request::{Ctx, JsonBody};
 use crate::router::Api;
 use crate::shapes::Urls;
@@ -469,16 +469,7 @@ async fn branch_rules(ctx: Ctx) -> ApiResult<Reply> {
     let rules = compiled.for_branch(ctx.param("branch"), &repo.default_branch);
     let total = rules.len() as i64;
     let items = rules.into_iter().skip(page.offset() as usize).take(page.per_page as usize);
-    let mut body = Vec::with_capacity(512);
-    body.push(b'[');
-    for (n, rule) in items.enumerate() {
-        if n > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(rule);
-    }
-    body.push(b']');
-    Ok(Reply::ok_serialized(body).opt_header("link", ctx.link(page, total)))
+    Ok(Reply::ok_serialized(json_array(items, 512)).opt_header("link", ctx.link(page, total)))
 }
 
 async fn list(ctx: Ctx) -> ApiResult<Reply> {
