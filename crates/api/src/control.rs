@@ -215,10 +215,8 @@ pub fn push_ref(c: &mut dyn Conn, repo: &Repo, r: &RefIn, now: i64) -> R<serde_j
         None => None,
     };
     let before = repos::set_ref(c, repo.id, &r.name, &sha, now)?;
-    let org_id = repo.owner.is_org().then_some(repo.owner.id);
     let mut record = |kind: &str, payload: serde_json::Value| -> Result<i64, DbError> {
-        let a = NewActivity { kind, actor_id: pusher.as_ref().map(|p| p.id), repo_id: Some(repo.id), org_id, public: !repo.private, payload: &payload };
-        activity::record(c, &a, now)
+        activity::record(c, &NewActivity::in_repo(kind, pusher.as_ref().map(|p| p.id), repo, &payload), now)
     };
     if before.is_none() {
         record(
@@ -308,9 +306,7 @@ pub fn star(c: &mut dyn Conn, repo: &Repo, s: &StarIn, now: i64) -> R<Option<ser
         return Ok(None);
     }
     let payload = json!({"action": "started"});
-    let org_id = repo.owner.is_org().then_some(repo.owner.id);
-    let a = NewActivity { kind: "WatchEvent", actor_id: Some(u.id), repo_id: Some(repo.id), org_id, public: !repo.private, payload: &payload };
-    activity::record(c, &a, now)?;
+    activity::record(c, &NewActivity::in_repo("WatchEvent", Some(u.id), repo, &payload), now)?;
     Ok(Some(json!({"repo": repo.full_name(), "login": u.login, "starred_at": platform_core::time::format_ts(now)})))
 }
 

@@ -294,9 +294,8 @@ pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> Api
         depbot::update(c, &alert, None, &ch, now)?;
     }
     let payload = json!({"action": "created", "alert": {"number": number}});
-    let org_id = repo.owner.is_org().then_some(repo.owner.id);
     // Alerts are never public activity.
-    let act = NewActivity { kind: "DepbotAlertEvent", actor_id: None, repo_id: Some(repo.id), org_id, public: false, payload: &payload };
+    let act = NewActivity { public: false, ..NewActivity::in_repo("DepbotAlertEvent", None, repo, &payload) };
     activity::record(c, &act, now)?;
     Ok(depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)?)
 }

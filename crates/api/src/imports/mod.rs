@@ -152,15 +152,7 @@ pub fn large_file_json(f: &LargeFile) -> Value {
 /// `success`, `cancelled` or `failure`, in the transaction of the change.
 pub fn record_event(c: &mut dyn Conn, repo: &Repo, actor_id: Option<i64>, status: &str, now: i64) -> Result<(), DbError> {
     let payload = json!({"status": status});
-    let a = NewActivity {
-        kind: "RepositoryImportEvent",
-        actor_id,
-        repo_id: Some(repo.id),
-        org_id: repo.owner.is_org().then_some(repo.owner.id),
-        public: !repo.private,
-        payload: &payload,
-    };
-    activity::record(c, &a, now)?;
+    activity::record(c, &NewActivity::in_repo("RepositoryImportEvent", actor_id, repo, &payload), now)?;
     Ok(())
 }
 

@@ -28,15 +28,7 @@ pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> 
             "workflow_run": super::shapes::run(u, ApiVersion::DEFAULT, &repo, &run, false),
             "workflow": {"id": run.workflow_id, "name": run.workflow_name, "path": run.workflow_path},
         });
-        let a = NewActivity {
-            kind: "WorkflowRunEvent",
-            actor_id: Some(run.triggering_actor.id),
-            repo_id: Some(repo.id),
-            org_id: repo.owner.is_org().then_some(repo.owner.id),
-            public: !repo.private,
-            payload: &payload,
-        };
-        activity::record(c, &a, now)?;
+        activity::record(c, &NewActivity::in_repo("WorkflowRunEvent", Some(run.triggering_actor.id), &repo, &payload), now)?;
     }
     Ok(())
 }
