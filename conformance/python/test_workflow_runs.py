@@ -2,6 +2,9 @@
 plane and are moved step by step (``/_admin/runs/{id}/advance``). Operations PyGithub has no
 method for are driven through its requester (``requestJsonAndCheck``) and recorded as such.
 """
+import io
+import zipfile
+
 import pytest
 from github import GithubException, UnknownObjectException
 from github.WorkflowRun import WorkflowRun
@@ -126,7 +129,11 @@ def test_logs(owner):
 
         with urllib.request.urlopen(location, timeout=10) as r:
             data = r.read()
-        assert data[:4] == b"PK\x03\x04" and b"hello from python" in data
+        # A real zip reader: central directory, offsets, sizes and CRCs are checked.
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        assert archive.testzip() is None
+        assert archive.namelist() == ["0_build.txt"]
+        assert "hello from python" in archive.read("0_build.txt").decode()
     status, _, _ = owner.requester.requestJson("DELETE", f"{RUNS}/{run['id']}/logs")
     assert status == 204
     status, _, _ = owner.requester.requestJson("GET", f"{RUNS}/{run['id']}/logs")
