@@ -38,7 +38,7 @@ fn simple_user() -> Value {
         ("id", json!({"type": "integer"})),
         ("node_id", string()),
         ("avatar_url", uri()),
-        ("gravatar_id", nullable(string())),
+        ("gravatar_id", string()),
         ("url", uri()),
         ("html_url", uri()),
     ];
@@ -121,7 +121,7 @@ fn state() -> Value {
 fn status_fields() -> Vec<(&'static str, Value)> {
     vec![
         ("url", uri()),
-        ("avatar_url", nullable(uri())),
+        ("avatar_url", uri()),
         ("id", json!({"type": "integer"})),
         ("node_id", string()),
         ("state", state()),
@@ -135,7 +135,7 @@ fn status_fields() -> Vec<(&'static str, Value)> {
 
 fn commit_status() -> Value {
     let mut f = status_fields();
-    f.push(("creator", nullable(r("SimpleUser"))));
+    f.push(("creator", r("SimpleUser")));
     object(&f, &[])
 }
 
@@ -159,10 +159,10 @@ fn authorization() -> Value {
         &[
             ("id", json!({"type": "integer"})),
             ("url", uri()),
-            ("scopes", nullable(json!({"type": "array", "items": {"type": "string"}}))),
+            ("scopes", json!({"type": "array", "items": {"type": "string"}})),
             ("token", string()),
-            ("token_last_eight", nullable(string())),
-            ("hashed_token", nullable(string())),
+            ("token_last_eight", string()),
+            ("hashed_token", string()),
             ("app", object(&[("client_id", string()), ("name", string()), ("url", uri())], &[])),
             ("note", nullable(string())),
             ("note_url", nullable(string())),
@@ -170,8 +170,9 @@ fn authorization() -> Value {
             ("created_at", timestamp()),
             ("fingerprint", nullable(string())),
             ("expires_at", nullable(timestamp())),
+            ("user", r("SimpleUser")),
         ],
-        &[("user", nullable(r("SimpleUser"))), ("installation", json!({"type": ["object", "null"]}))],
+        &[("installation", json!({"type": ["object", "null"]}))],
     )
 }
 
@@ -235,7 +236,7 @@ fn validation_error() -> Value {
 
 fn thread() -> Value {
     let subject = object(
-        &[("title", string()), ("url", nullable(string())), ("latest_comment_url", nullable(string())), ("type", string())],
+        &[("title", string()), ("url", string()), ("latest_comment_url", string()), ("type", string())],
         &[],
     );
     object(
@@ -271,7 +272,7 @@ fn thread_subscription() -> Value {
 fn event() -> Value {
     let int = || json!({"type": "integer"});
     let actor = object(
-        &[("id", int()), ("login", string()), ("gravatar_id", nullable(string())), ("url", uri()), ("avatar_url", uri())],
+        &[("id", int()), ("login", string()), ("gravatar_id", string()), ("url", uri()), ("avatar_url", uri())],
         &[("display_login", string())],
     );
     let repo = object(&[("id", int()), ("name", string()), ("url", uri())], &[]);
@@ -287,12 +288,12 @@ fn event() -> Value {
     object(
         &[
             ("id", string()),
-            ("type", nullable(string())),
+            ("type", string()),
             ("actor", actor.clone()),
             ("repo", repo),
             ("payload", json!({ "description": "Shape by `type`: WatchEvent, PushEvent, CreateEvent.", "anyOf": [watch, push, create] })),
             ("public", json!({"type": "boolean"})),
-            ("created_at", nullable(timestamp())),
+            ("created_at", timestamp()),
         ],
         &[("org", actor)],
     )
@@ -455,7 +456,7 @@ fn enterprise_team() -> Value {
             ("updated_at", timestamp()),
         ],
         &[
-            ("description", nullable(string())),
+            s("description"),
             s("sync_to_organizations"),
             s("organization_selection_type"),
             ("group_name", nullable(string())),
@@ -569,27 +570,27 @@ fn array(items: Value) -> Value {
 }
 
 fn workflow_run() -> Value {
-    let person = nullable(object(&[("name", string()), ("email", nullable(string()))], &[]));
+    let person = object(&[("name", string()), ("email", string())], &[]);
     let pr_ref = object(&[("ref", string()), ("sha", string()), ("repo", object(&[("id", int()), ("url", uri()), ("name", string())], &[]))], &[]);
     let pull_request = object(&[("id", int()), ("number", int()), ("url", uri()), ("head", pr_ref.clone()), ("base", pr_ref)], &[]);
-    let head_commit = nullable(object(
+    let head_commit = object(
         &[("id", string()), ("tree_id", string()), ("message", string()), ("timestamp", timestamp()), ("author", person.clone()), ("committer", person)],
         &[],
-    ));
+    );
     let mut req: Vec<(&str, Value)> = vec![
         ("id", int()),
-        ("name", nullable(string())),
+        ("name", string()),
         ("node_id", string()),
-        ("head_branch", nullable(string())),
+        ("head_branch", string()),
         ("head_sha", string()),
         ("path", string()),
         ("run_number", int()),
         ("event", string()),
         ("display_title", string()),
-        ("status", nullable(string())),
+        ("status", string()),
         ("conclusion", nullable(string())),
         ("workflow_id", int()),
-        ("pull_requests", nullable(array(pull_request))),
+        ("pull_requests", array(pull_request)),
         ("created_at", timestamp()),
         ("updated_at", timestamp()),
         ("head_commit", head_commit),
@@ -674,7 +675,7 @@ fn pending_deployment() -> Value {
         &[
             ("environment", environment_ref(false)),
             ("wait_timer", int()),
-            ("wait_timer_started_at", nullable(timestamp())),
+            ("wait_timer_started_at", timestamp()),
             ("current_user_can_approve", boolean()),
             ("reviewers", array(reviewer)),
         ],
@@ -693,8 +694,8 @@ fn deployment() -> Value {
             ("task", string()),
             ("payload", json!({"anyOf": [{"type": "object"}, {"type": "string"}]})),
             ("environment", string()),
-            ("description", nullable(string())),
-            ("creator", nullable(r("SimpleUser"))),
+            ("description", string()),
+            ("creator", r("SimpleUser")),
             ("created_at", timestamp()),
             ("updated_at", timestamp()),
             ("statuses_url", uri()),

@@ -141,7 +141,8 @@ pub fn team_json(u: &Urls, ent: &Enterprise, t: &EnterpriseTeam) -> Value {
     json!({
         "id": t.id,
         "name": t.name,
-        "description": t.description,
+        // A string in the spec: a team created without one has an empty description.
+        "description": t.description.as_deref().unwrap_or(""),
         "slug": t.slug,
         "url": url,
         "html_url": format!("{}/enterprises/{}/teams/{}", u.web, ent.slug, t.slug),

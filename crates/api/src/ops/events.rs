@@ -257,7 +257,8 @@ fn account_ref(u: &Urls, a: &Account, display: bool) -> Value {
 /// present whenever the repository belongs to an organization.
 pub fn event(u: &Urls, e: &FeedEvent) -> Value {
     let a = &e.activity;
-    let actor = e.actor.as_ref().or(e.org.as_ref()).map(|x| account_ref(u, x, true)).unwrap_or(Value::Null);
+    // An object in the spec: an event whose actor is gone shows the ghost account.
+    let actor = account_ref(u, e.actor.as_ref().or(e.org.as_ref()).unwrap_or_else(|| crate::shapes::ghost()), true);
     let (repo_id, name) = e.repo.clone().unwrap_or((0, String::new()));
     let mut v = json!({
         "id": a.id.to_string(),

@@ -364,10 +364,14 @@ async fn delete_subscription(ctx: Ctx) -> ApiResult<Reply> {
 /// The Thread shape (api-facts §4.11).
 pub fn thread_value(u: &Urls, version: platform_core::ApiVersion, t: &Thread, repo: &repos::Repo) -> Value {
     let url = thread_url(u, t.id);
+    // Strings in the spec: a subject delivered without a URL points at its repository, and
+    // without a latest comment at the subject itself.
+    let subject_url = t.subject_url.clone().unwrap_or_else(|| shapes::repo_api_url(u, repo));
+    let latest_comment_url = t.latest_comment_url.clone().unwrap_or_else(|| subject_url.clone());
     json!({
         "id": t.id.to_string(),
         "repository": shapes::minimal_repository(u, version, repo),
-        "subject": {"title": t.subject_title, "url": t.subject_url, "latest_comment_url": t.latest_comment_url, "type": t.subject_type},
+        "subject": {"title": t.subject_title, "url": subject_url, "latest_comment_url": latest_comment_url, "type": t.subject_type},
         "reason": t.reason,
         "unread": t.unread,
         "updated_at": format_ts(t.updated_at),

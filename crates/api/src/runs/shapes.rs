@@ -15,12 +15,13 @@ pub fn run_url(u: &Urls, repo: &Repo, run_id: i64) -> String {
 }
 
 /// `{name, email}` of a commit person: as planned, else the actor's.
+/// A head commit's author or committer: what the control plane gave, with `name` and `email`
+/// (strings in the spec) filled from the actor where it left them out.
 fn person(given: &Value, actor: &Account) -> Value {
-    if given.is_object() {
-        return given.clone();
-    }
-    let email = actor.email.clone().unwrap_or_else(|| format!("{}@users.noreply.service.example", actor.login));
-    json!({"name": actor.name.clone().unwrap_or_else(|| actor.login.clone()), "email": email})
+    let text = |k: &str| given.get(k).and_then(Value::as_str).map(str::to_string);
+    let name = text("name").unwrap_or_else(|| actor.name.clone().unwrap_or_else(|| actor.login.clone()));
+    let email = text("email").unwrap_or_else(|| actor.email.clone().unwrap_or_else(|| format!("{}@users.noreply.service.example", actor.login)));
+    json!({"name": name, "email": email})
 }
 
 /// Pull requests as PullRequestMinimal (none when `exclude_pull_requests` is set).
@@ -204,8 +205,8 @@ pub fn deployment(u: &Urls, repo: &Repo, d: &Deployment) -> Value {
         "payload": {},
         "original_environment": d.environment,
         "environment": d.environment,
-        "description": null,
-        "creator": d.creator.as_ref().map(|c| simple_user(u, c)),
+        "description": "",
+        "creator": simple_user(u, d.creator.as_ref().unwrap_or_else(|| crate::shapes::ghost())),
         "created_at": format_ts(d.created_at),
         "updated_at": format_ts(d.created_at),
         "statuses_url": format!("{base}/deployments/{}/statuses", d.id),
