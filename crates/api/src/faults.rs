@@ -474,6 +474,17 @@ pub fn glob_match(glob: &str, path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Fault path globs come from the control plane; paths from anyone.
+    #[test]
+    fn globs_never_panic() {
+        let inputs = platform_core::fuzz::strings(&["/repos/*/*/events", "/repos/**", "/orgs/{org}/hooks", "*", "/a/b"], 3_000, 5);
+        for (i, g) in inputs.iter().enumerate() {
+            for p in inputs.iter().skip(i % 89).step_by(277) {
+                let _ = glob_match(g, p);
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -24,6 +24,9 @@ fn ty_schema(ty: Ty) -> Value {
 
 fn field_schema(f: &Field) -> Value {
     let mut s = ty_schema(f.ty);
+    if let Some(max) = f.max_chars() {
+        s["maxLength"] = max.into();
+    }
     if f.nullable {
         s = json!({"anyOf": [s, {"type": "null"}]});
     }

@@ -1,6 +1,7 @@
 //! Pure domain rules of the platform: no I/O, no storage, no HTTP.
 pub mod clock;
 pub mod daterange;
+pub mod fuzz;
 pub mod ids;
 pub mod pagination;
 pub mod status;

@@ -61,6 +61,10 @@ pub fn parse_http_date(s: &str) -> Option<i64> {
     if hms.len() != 3 || it.next()? != "GMT" {
         return None;
     }
+    // Field ranges first: the arithmetic below must not overflow on a hostile header.
+    if !(1..=31).contains(&d) || !(0..=9999).contains(&y) || hms[0] > 23 || hms[1] > 59 || hms[2] > 60 || hms.iter().any(|v| *v < 0) {
+        return None;
+    }
     Some(days_from_civil(y, mo, d) * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
 }
 
@@ -107,7 +111,7 @@ pub fn parse_ts(s: &str) -> Option<i64> {
     }
     let offset = match &s[i..] {
         "Z" | "z" | "" => 0,
-        tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) && &tz[3..4] == ":" => {
+        tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) && tz.as_bytes()[3] == b':' => {
             let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
             let o = oh * 3600 + om * 60;
             if tz.starts_with('+') { o } else { -o }

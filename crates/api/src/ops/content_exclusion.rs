@@ -219,6 +219,15 @@ fn strip_comments(s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    /// Rules documents are client text: parsed or refused, never a panic.
+    #[test]
+    fn rules_never_panic() {
+        let seeds = ["octo-repo:\n  - \"/src/some-dir/kernel.rs\"\n", "\"*\":\n  - \"**/.env\"\n", "a: [\"x\"]", "# c\nk:\n  - v"];
+        for s in platform_core::fuzz::strings(&seeds, 20_000, 6) {
+            let _ = super::parse_rules(s.as_bytes());
+        }
+    }
+
     use super::*;
     #[test]
     fn duplicates_keep_the_last_and_comments_go() {

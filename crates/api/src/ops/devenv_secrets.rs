@@ -17,7 +17,7 @@ use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::router::Api;
 use crate::secrets::{self, KeyScope};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
 
 const ACCESS: Access = Access {
     auth: AuthKind::Token,
@@ -66,7 +66,7 @@ pub static GET: Operation = Operation {
 
 static PUT_BODY: Schema = Schema {
     resource: "Secret",
-    fields: &[Field::req("encrypted_value", Ty::Str), Field::req("key_id", Ty::Str)],
+    fields: &[Field::req("encrypted_value", Ty::Str).max(SEALED_VALUE_MAX_CHARS), Field::req("key_id", Ty::Str)],
 };
 
 pub static PUT: Operation = Operation {

@@ -17,7 +17,7 @@ use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::router::Api;
 use crate::secrets::{self, KeyScope};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
 
 const fn access(level: Level) -> Access {
     Access {
@@ -63,7 +63,7 @@ macro_rules! registry_fields {
             Field::$req("visibility", Ty::Enum(VISIBILITIES)),
             Field::nullable("username", Ty::Str),
             Field::opt("replaces_base", Ty::Bool),
-            Field::opt("encrypted_value", Ty::Str),
+            Field::opt("encrypted_value", Ty::Str).max(SEALED_VALUE_MAX_CHARS),
             Field::opt("key_id", Ty::Str),
             Field::opt("selected_repository_ids", Ty::IntArray),
             Field::opt("auth_type", Ty::Enum(AUTH_TYPES)),

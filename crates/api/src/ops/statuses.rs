@@ -122,9 +122,10 @@ static CREATE_BODY: Schema = Schema {
     resource: "Status",
     fields: &[
         Field::req("state", Ty::Enum(&STATES)),
-        Field::nullable("target_url", Ty::Str),
-        Field::nullable("description", Ty::Str),
-        Field::nullable("context", Ty::Str),
+        Field::nullable("target_url", Ty::Str).max(2048),
+        // The hosted platform's limit.
+        Field::nullable("description", Ty::Str).max(140),
+        Field::nullable("context", Ty::Str).max(255),
     ],
 };
 
@@ -140,14 +141,6 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     ctx.check_body(&body)?;
     let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
-    if b.description.as_ref().is_some_and(|d| d.chars().count() > 140) {
-        return Err(ApiError::invalid_field(
-            "Status",
-            "description",
-            "custom",
-            Some("description is too long (maximum is 140 characters)".into()),
-        ));
-    }
     let context = b.context.filter(|c| !c.is_empty()).unwrap_or_else(|| "default".into());
     let given = ctx.param("sha").to_string();
     let (id, g) = (repo.id, given.clone());

@@ -16,7 +16,7 @@ use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody, Sharing};
 use crate::router::Api;
 use crate::runs::{engine, logs, shapes};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::{Field, Schema, Ty, BODY_STRING_MAX_CHARS};
 
 const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "actions");
@@ -148,7 +148,7 @@ static REVIEW_BODY: Schema = Schema {
     fields: &[
         Field::req("environment_ids", Ty::IntArray),
         Field::req("state", Ty::Enum(&["approved", "rejected"])),
-        Field::req("comment", Ty::Str),
+        Field::req("comment", Ty::Str).max(BODY_STRING_MAX_CHARS),
     ],
 };
 static RERUN_BODY: Schema = Schema { resource: "WorkflowRun", fields: &[Field::opt("enable_debug_logging", Ty::Bool)] };

@@ -13,6 +13,7 @@ mod enterprise_teams;
 mod events;
 mod faults;
 mod hooks;
+mod input_bounds;
 mod insights;
 mod meta;
 mod notifications;

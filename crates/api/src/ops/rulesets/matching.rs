@@ -332,6 +332,19 @@ impl RepoCondition {
 
 #[cfg(test)]
 mod tests {
+    /// Ruleset patterns and the names matched against them come from clients.
+    #[test]
+    fn patterns_never_panic() {
+        let seeds = ["refs/heads/main", "refs/heads/**/*", "refs/heads/{a,b}*", "release/[0-9]*", "~ALL", "~DEFAULT_BRANCH", "**", "a?b", "[!a-z]x"];
+        let inputs = platform_core::fuzz::strings(&seeds, 3_000, 4);
+        for (i, p) in inputs.iter().enumerate() {
+            let pattern = Pattern::compile(p);
+            for name in inputs.iter().skip(i % 97).step_by(301) {
+                let _ = pattern.matches(name, Some("refs/heads/main"));
+            }
+        }
+    }
+
     use super::*;
 
     fn m(p: &str, s: &str) -> bool {
