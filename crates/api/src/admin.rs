@@ -52,8 +52,14 @@ pub fn router(state: Shared) -> Router<Shared> {
         .layer(middleware::from_fn_with_state(state, guard))
 }
 
-/// Only `Authorization: Bearer <admin token>` passes.
+/// Only `Authorization: Bearer <admin token>` passes. Wrong tokens count as failed logins of
+/// the address, which is locked out of the control plane as the API locks out its clients.
 async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
+    let ip = crate::contract::client_ip(&req, app.config.trust_forwarded);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    if app.admin_logins.locked_out(ip, now).is_some() {
+        return ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response();
+    }
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -62,7 +68,11 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
         .unwrap_or("");
     let expected = &app.config.admin_token;
     if expected.is_empty() || !constant_time_eq(given.trim().as_bytes(), expected.as_bytes()) {
-        return if given.is_empty() { ApiError::requires_authentication() } else { ApiError::bad_credentials() }.into_response();
+        if given.is_empty() {
+            return ApiError::requires_authentication().into_response();
+        }
+        app.admin_logins.failed_login(ip, now);
+        return ApiError::bad_credentials().into_response();
     }
     next.run(req).await
 }

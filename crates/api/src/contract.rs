@@ -75,7 +75,7 @@ fn normalize_path(path: &str) -> Option<String> {
     Some(out)
 }
 
-fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
+pub fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
     if trust_forwarded {
         if let Some(ip) = req
             .headers()

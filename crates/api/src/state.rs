@@ -115,6 +115,10 @@ pub struct AppState {
     pub urls: Urls,
     pub limiter: Limiter,
     pub secondary: crate::secondary::Secondary,
+    /// Failed control-plane logins per address: the API's lockout rule, always on (the limit
+    /// switches are for tests and benchmarks of the API, not for guessing the admin token), on
+    /// the wall clock (the platform clock may be manual).
+    pub admin_logins: crate::secondary::Secondary,
     /// Injected faults (control plane `/_admin/faults`), in memory.
     pub faults: Faults,
     pub metrics: Metrics,
@@ -137,6 +141,10 @@ impl AppState {
             secondary: crate::secondary::Secondary::new(
                 crate::secondary::SecondarySettings { enabled: config.rate_limits && config.secondary.enabled, ..config.secondary.clone() },
                 config.rate_limit_factor,
+            ),
+            admin_logins: crate::secondary::Secondary::new(
+                crate::secondary::SecondarySettings { enabled: true, ..config.secondary.clone() },
+                1.0,
             ),
             faults: Faults::default(),
             metrics: Metrics::default(),

@@ -24,7 +24,12 @@ fn assert_validation(st: u16, b: &Value, field: &str, code: &str) {
     assert_eq!(b["errors"][0]["code"], code, "{b}");
 }
 
-both!(admin_token_required, |s| {
+/// Failed control-plane logins lock out after `attempts` for `lockout_seconds` of wall-clock time.
+fn admin_lockout(attempts: i64, lockout_seconds: i64) -> Options {
+    Options { secondary: platform_api::secondary::SecondarySettings { enabled: false, login_attempts: attempts, login_lockout_seconds: lockout_seconds, ..Default::default() }, ..Options::default() }
+}
+
+both!(admin_token_required, admin_lockout(1000, 300), |s| {
     for (m, p) in [(Method::POST, "/users"), (Method::GET, "/clock"), (Method::POST, "/reset"), (Method::POST, "/tokens"), (Method::POST, "/nope")] {
         let (st, h, b) = raw(&s, m.clone(), p, None, json!({"login": "mallory"})).await;
         assert_error(st, &h, &b, 401, "Requires authentication");
@@ -42,6 +47,26 @@ both!(admin_token_required, |s| {
     // Unknown admin paths with the token: 404.
     let (st, h, b) = raw(&s, Method::GET, "/nope", Some(ADMIN), Value::Null).await;
     assert_error(st, &h, &b, 404, "Not Found");
+});
+
+// Guessing the admin token: wrong tokens lock the address out of the control plane (even with
+// the right token, until the lockout passes), although the API's limits are switched off.
+both!(wrong_admin_tokens_lock_out, admin_lockout(3, 2), |s| {
+    for _ in 0..2 {
+        let (st, h, b) = raw(&s, Method::GET, "/clock", Some("guess"), Value::Null).await;
+        assert_error(st, &h, &b, 401, "Bad credentials");
+    }
+    let (st, _, _) = raw(&s, Method::GET, "/clock", Some(ADMIN), Value::Null).await;
+    assert_eq!(st, 200, "two failures do not lock");
+    let (st, _, _) = raw(&s, Method::GET, "/clock", Some("guess"), Value::Null).await;
+    assert_eq!(st, 401, "the third failure");
+    let (st, h, b) = raw(&s, Method::GET, "/clock", Some(ADMIN), Value::Null).await;
+    assert_error(st, &h, &b, 403, "Maximum number of login attempts exceeded. Please try again later.");
+    // The API itself is not locked by control-plane failures.
+    assert_eq!(s.get("/", None).await.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let (st, _, _) = raw(&s, Method::GET, "/clock", Some(ADMIN), Value::Null).await;
+    assert_eq!(st, 200, "after the lockout");
 });
 
 both!(admin_validation, |s| {
