@@ -199,12 +199,21 @@ impl Query {
 }
 
 pub fn percent_decode(s: &str) -> String {
+    decode(s, true)
+}
+
+/// Percent-decoding of a URL path, where `+` is itself.
+pub fn percent_decode_path(s: &str) -> String {
+    decode(s, false)
+}
+
+fn decode(s: &str, plus_is_space: bool) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' if i + 2 < b.len() => match std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 Some(v) => {
                     out.push(v);

@@ -71,6 +71,9 @@ pub struct Config {
     pub data_dir: Option<String>,
     /// `PLATFORM_IMPORT_STEP_SECONDS`: platform-clock seconds each import status lasts at least.
     pub import_step_seconds: i64,
+    /// `PLATFORM_IMPORT_LOCAL_SOURCES`: `on` lets imports read paths on this machine (off: remote
+    /// URLs only).
+    pub import_local_sources: bool,
     /// `PLATFORM_INSIGHTS`: `on` (default) records requests for API usage insights; `off` does not.
     pub insights: bool,
     /// `PLATFORM_INSIGHTS_DELAY_SECONDS`: how long before a request shows in insights (default 0;
@@ -113,6 +116,7 @@ impl Default for Config {
             webhook_concurrency: 256,
             data_dir: None,
             import_step_seconds: 0,
+            import_local_sources: false,
             insights: true,
             insights_delay_seconds: 0,
         }
@@ -202,6 +206,7 @@ impl Config {
         if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") { c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?; }
         if let Some(v) = get("PLATFORM_DATA_DIR") { c.data_dir = Some(v); }
         if let Some(v) = get("PLATFORM_IMPORT_STEP_SECONDS") { c.import_step_seconds = number("PLATFORM_IMPORT_STEP_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_IMPORT_LOCAL_SOURCES") { c.import_local_sources = flag("PLATFORM_IMPORT_LOCAL_SOURCES", &v)?; }
         if let Some(v) = get("PLATFORM_INSIGHTS") { c.insights = flag("PLATFORM_INSIGHTS", &v)?; }
         if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") { c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?; }
         c.validate()?;

@@ -78,7 +78,7 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             disable_after: c.webhook_disable_after,
             concurrency: c.webhook_concurrency,
         },
-        imports: platform_api::imports::ImportSettings { data_dir: Some(data_dir(c)), step_seconds: c.import_step_seconds },
+        imports: platform_api::imports::ImportSettings { data_dir: Some(data_dir(c)), step_seconds: c.import_step_seconds, local_sources: c.import_local_sources },
         insights: c.insights,
         insights_delay_seconds: c.insights_delay_seconds,
     };

@@ -10,12 +10,16 @@ use std::process::{Command, Stdio};
 
 use platform_store::domain::source_imports::LargeFile;
 
+use super::source::Kind;
 use crate::webhooks::AllowList;
 
 /// Where an import reads from.
 #[derive(Clone)]
 pub struct Source {
+    /// A URL [`super::source::classify`] approved.
     pub url: String,
+    /// A local path (git may use its file transport), not a remote URL.
+    pub local: bool,
     pub username: Option<String>,
     pub password: Option<String>,
     /// `host:port:address` pinned for HTTP(S) sources (see [`guard`]).
@@ -28,11 +32,6 @@ pub enum GitError {
     Auth,
     /// Anything else, with a short message for `error_message`.
     Failed(String),
-}
-
-/// Is `url` a local path (allowed: the operator's own machine)?
-pub fn is_local(url: &str) -> bool {
-    url.starts_with('/') || url.starts_with("file:///")
 }
 
 /// Host and port of an `http(s)://` URL; `None` when it is not one. Userinfo is refused by the
@@ -65,13 +64,11 @@ pub fn http_host(url: &str) -> Option<(String, u16)> {
     (!host.is_empty()).then_some((host, port))
 }
 
-/// Resolves an HTTP(S) source's host and refuses internal addresses unless allow-listed;
-/// returns the `host:port:address` to pin. Local paths need no check.
-pub async fn guard(url: &str, allow: &AllowList) -> Result<Option<String>, String> {
-    if is_local(url) {
-        return Ok(None);
-    }
-    let (host, port) = http_host(url).ok_or_else(|| "vcs_url must be an http(s) URL or a local path".to_string())?;
+/// Resolves a remote source's host and refuses internal addresses unless allow-listed;
+/// returns the `host:port:address` to pin. Local paths (allowed by configuration) need none.
+pub async fn guard(kind: &Kind, allow: &AllowList) -> Result<Option<String>, String> {
+    let Kind::Remote { host, port } = kind else { return Ok(None) };
+    let (host, port) = (host.clone(), *port);
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
         .await
         .map_err(|_| format!("could not resolve host {host}"))?
@@ -89,19 +86,31 @@ pub async fn guard(url: &str, allow: &AllowList) -> Result<Option<String>, Strin
     Ok(Some(format!("{}:{port}:{ip}", host.trim_start_matches('[').trim_end_matches(']'))))
 }
 
-/// A git command with the safe environment, credentials and pinning of `src`.
+/// A git command with the safe environment, credentials and pinning of `src`: nothing of the
+/// server's environment (no `GIT_*`, no proxies), only the transports the source needs.
 fn git(src: Option<&Source>) -> Command {
     let mut c = Command::new("git");
+    c.env_clear();
+    for keep in ["PATH", "TMPDIR"] {
+        if let Some(v) = std::env::var_os(keep) {
+            c.env(keep, v);
+        }
+    }
+    let protocols = if src.is_some_and(|s| s.local) { "file" } else { "http:https" };
     c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "")
         .env("SSH_ASKPASS", "")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_ALLOW_PROTOCOL", "http:https:file")
+        .env("GIT_ALLOW_PROTOCOL", protocols)
+        .env("HOME", "/nonexistent")
         .env("LC_ALL", "C")
-        .env_remove("GIT_DIR")
-        .args(["-c", "http.followRedirects=false", "-c", "credential.helper="])
+        .args(["-c", "http.followRedirects=false", "-c", "credential.helper=", "-c", "protocol.allow=never"])
+        .args(["-c", &format!("protocol.{}.allow=always", if protocols == "file" { "file" } else { "https" })])
         .stdin(Stdio::null());
+    if protocols != "file" {
+        c.args(["-c", "protocol.http.allow=always"]);
+    }
     if let Some(s) = src {
         if let Some(pin) = &s.pin {
             c.args(["-c", &format!("http.curloptResolve={pin}")]);
@@ -321,7 +330,6 @@ mod tests {
         assert_eq!(http_host("http://[::1]:81/r"), Some(("::1".into(), 81)));
         assert_eq!(http_host("http://u:p@h/r"), None);
         assert_eq!(http_host("ssh://h/r"), None);
-        assert!(is_local("/srv/git/r.git") && !is_local("relative/path"));
         assert_eq!(classify("fatal: could not read Username for 'http://h': terminal prompts disabled"), GitError::Auth);
         assert_eq!(classify("fatal: repository 'http://h/x/' not found\n"), GitError::Failed("repository 'http://h/x/' not found".into()));
     }

@@ -2,6 +2,7 @@
 //! the `RepositoryImportEvent` activity. `git` runs the machine's git binary, `worker` moves
 //! imports through their statuses in the background (resuming after a restart).
 pub mod git;
+pub mod source;
 pub mod worker;
 
 use std::path::PathBuf;
@@ -23,20 +24,14 @@ pub struct ImportSettings {
     /// Platform-clock seconds each status lasts at least (0: as fast as the work goes). Makes
     /// progress observable with a manual clock.
     pub step_seconds: i64,
+    /// Imports from paths on this machine (`PLATFORM_IMPORT_LOCAL_SOURCES`): off, API callers
+    /// may only import from remote URLs.
+    pub local_sources: bool,
 }
 
 impl ImportSettings {
     pub fn mirrors(&self) -> PathBuf {
         self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data")).join("imports")
-    }
-
-    /// Local sources may be anywhere on the machine but in the mirrors of other imports
-    /// (repositories the caller may not be allowed to see).
-    pub fn local_source_allowed(&self, url: &str) -> bool {
-        let path = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
-        let mirrors = self.mirrors();
-        let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        !canon(&path).starts_with(canon(&mirrors)) && !path.starts_with(&mirrors)
     }
 }
 

@@ -161,16 +161,19 @@ async fn source(state: &Shared, imp: &Import) -> Result<Result<Source, String>, 
         }
         None => None,
     };
-    if git::is_local(&imp.vcs_url) && !state.config.imports.local_source_allowed(&imp.vcs_url) {
-        return Ok(Err("vcs_url names the server's own import data".into()));
-    }
+    // Checked again before every git run: the settings or the host's addresses may have changed.
+    let kind = match super::source::classify(&imp.vcs_url, &state.config.imports) {
+        Ok(k) => k,
+        Err(m) => return Ok(Err(m)),
+    };
     let allow = AllowList::parse(&state.config.webhooks.allowed_hosts).unwrap_or_default();
-    let pin = match git::guard(&imp.vcs_url, &allow).await {
+    let pin = match git::guard(&kind, &allow).await {
         Ok(p) => p,
         Err(m) => return Ok(Err(m)),
     };
     let (username, password) = creds.map(|(u, p)| (Some(u), Some(p))).unwrap_or((None, None));
-    Ok(Ok(Source { url: imp.vcs_url.clone(), username, password, pin }))
+    let local = matches!(kind, super::source::Kind::Local(_));
+    Ok(Ok(Source { url: imp.vcs_url.clone(), local, username, password, pin }))
 }
 
 fn mirror(state: &Shared, imp: &Import) -> PathBuf {

@@ -196,26 +196,12 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
     ApiError::invalid_field("Import", field, "invalid", Some(message.into()))
 }
 
-/// Checks a source URL: an http(s) URL without credentials in it, or a local path; internal
-/// hosts are refused unless allow-listed (as webhook targets are).
+/// Checks a source URL ([`imports::source::classify`]); internal hosts are refused unless
+/// allow-listed (as webhook targets are).
 async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
-    if git::is_local(url) {
-        if !ctx.app.config.imports.local_source_allowed(url) {
-            return Err(invalid("vcs_url", "vcs_url names the server's own import data"));
-        }
-        return Ok(());
-    }
-    if url.starts_with("http://") || url.starts_with("https://") {
-        let authority = url.split("://").nth(1).unwrap_or("").split(['/', '?', '#']).next().unwrap_or("");
-        if authority.contains('@') {
-            return Err(invalid("vcs_url", "vcs_url must not contain credentials; send vcs_username and vcs_password"));
-        }
-    }
-    if git::http_host(url).is_none() {
-        return Err(invalid("vcs_url", "vcs_url must be an http(s) URL or an absolute local path"));
-    }
+    let kind = imports::source::classify(url, &ctx.app.config.imports).map_err(|m| invalid("vcs_url", m))?;
     let allow = AllowList::parse(&ctx.app.config.webhooks.allowed_hosts).unwrap_or_default();
-    match git::guard(url, &allow).await {
+    match git::guard(&kind, &allow).await {
         Err(m) if m.starts_with("refused") => Err(invalid("vcs_url", m)),
         // Unresolvable hosts are for detection (or the import) to report.
         _ => Ok(()),

@@ -167,8 +167,13 @@ async fn until(s: &Server, t: &str, what: &str, done: impl Fn(&Value) -> bool) -
     }
 }
 
+/// Local sources turned on (off by default): the tests import from repositories they make on disk.
+fn local() -> Options {
+    Options { imports: platform_api::imports::ImportSettings { local_sources: true, ..Default::default() }, ..Default::default() }
+}
+
 fn paced() -> Options {
-    Options { imports: platform_api::imports::ImportSettings { data_dir: None, step_seconds: 10 }, ..Default::default() }
+    Options { imports: platform_api::imports::ImportSettings { data_dir: None, step_seconds: 10, local_sources: true }, ..Default::default() }
 }
 
 fn is_status(want: &'static str) -> impl Fn(&Value) -> bool {
@@ -287,7 +292,7 @@ both!(restart_mid_import_resumes, paced(), |s| {
     check_content(&s, &t, &src).await;
 });
 
-both!(detection_outcomes_and_credentials, |s| {
+both!(detection_outcomes_and_credentials, local(), |s| {
     let t = world(&s).await;
     let src = source(false);
     let base = served(&src, None).await;
@@ -360,7 +365,7 @@ both!(detection_outcomes_and_credentials, |s| {
     }
 });
 
-both!(local_path_with_large_file_and_lfs, |s| {
+both!(local_path_with_large_file_and_lfs, local(), |s| {
     let t = world(&s).await;
     let src = source(true);
     let (st, _, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": src.bare.to_str().unwrap()}))).await;
@@ -389,7 +394,7 @@ both!(local_path_with_large_file_and_lfs, |s| {
     assert_eq!(status(&s, &t).await["use_lfs"], true);
 });
 
-both!(access_validation_maintenance, |s| {
+both!(access_validation_maintenance, local(), |s| {
     let t = world(&s).await;
     let url = "http://127.0.0.1:9/x.git";
     // No import yet.
@@ -522,3 +527,30 @@ async fn binary_killed_mid_import_resumes() {
     p.child.kill().unwrap();
     p.child.wait().unwrap();
 }
+
+// API callers may not read the server's disk: every local spelling is refused by default, and
+// with local sources turned on, other imports' mirrors stay out of reach however they are spelled.
+both!(local_sources_refused_by_default, |s| {
+    let t = world(&s).await;
+    let src = source(false);
+    let path = src.bare.to_str().unwrap().to_string();
+    for url in [path.clone(), format!("file://{path}"), format!("FILE://{path}"), format!("file:{path}"), format!("file%3A%2F%2F{}", path.trim_start_matches('/')),
+                path.replace('/', "%2F"), "../../etc".into(), "ext::sh -c id".into(), "-uhelp".into(), "fd::17".into(), "git://127.0.0.1/x".into()] {
+        let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": url}))).await;
+        assert_error(st, &h, &b, 422, "Validation Failed");
+        assert_eq!(b["errors"][0]["field"], "vcs_url", "{url}: {b}");
+    }
+    let (st, _, _) = call(&s, Method::GET, IMPORT, Some(&t), None).await;
+    assert_eq!(st, 404, "nothing was started");
+});
+
+both!(mirrors_unreachable_with_local_sources, local(), |s| {
+    let t = world(&s).await;
+    let mirrors = s.opts.imports.mirrors();
+    let m = mirrors.to_str().unwrap();
+    for url in [format!("{m}/1-0000.git"), format!("file://{m}/1-0000.git"), format!("file://{m}/%2e%2e/imports/1-0000.git"), format!("{m}/../imports/x.git"),
+                format!("file://{}", m.replace('/', "%2F"))] {
+        let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": url}))).await;
+        assert_error(st, &h, &b, 422, "Validation Failed");
+    }
+});
