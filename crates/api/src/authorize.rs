@@ -3,7 +3,7 @@
 //! may not act on is 403; anonymous callers of non-public operations get 401.
 use platform_core::TokenKind;
 use platform_store::domain::{accounts, security_managers};
-use platform_store::domain::repos::{self, Lookup, Repo};
+use platform_store::domain::repos::{self, Lookup, Reach, Repo};
 use platform_store::{Conn, DbError};
 
 use crate::error::{ApiError, ApiResult};
@@ -59,27 +59,46 @@ pub fn not_accessible(kind: TokenKind) -> ApiError {
     }
 }
 
-/// The identity's role on a repository, with the token's reach applied (fine-grained resource
-/// owner and repository selection, installation account, workflow repository).
+/// What `p` reaches in an operation with `access`, whatever its identity may see: the one
+/// rule for single repositories ([`role_of`], [`check_repo`]) and for lists spanning many
+/// (dependency alerts of organizations and enterprises, user and dashboard event feeds), which
+/// filter their rows by it before paging. Private repositories need, from scope tokens, a
+/// scope the operation accepts for them (`repo` when it names none), from other tokens the
+/// operation's permission.
+pub fn reach(p: &Principal, access: &Access) -> Reach {
+    let Principal::Token(t) = p else { return Reach { private: false, owner: None, only: None } };
+    let private = if t.token.kind.uses_scopes() {
+        has_scope(&t.token.scopes, if access.scopes.is_empty() { &["repo"] } else { access.scopes })
+    } else {
+        access.permission.is_none_or(|perm| has_permission(t, perm))
+    };
+    Reach { private, ..limits(t) }
+}
+
+/// A token's own limits (owner, selection, single repository), private repositories aside.
+fn limits(t: &TokenAuth) -> Reach {
+    let tok = &t.token;
+    let selected = (tok.repository_selection == "selected").then(|| tok.repository_ids.clone());
+    let (owner, only) = match tok.kind {
+        TokenKind::Workflow => (None, Some(tok.repo_id.into_iter().collect())),
+        // No installation behind the token: nothing (no account has id -1).
+        TokenKind::Installation => (Some(t.installation.as_ref().map_or(-1, |i| i.account_id)), selected),
+        TokenKind::FineGrained => (tok.resource_owner_id, selected),
+        _ => (None, None),
+    };
+    Reach { private: true, owner, only }
+}
+
+/// The identity's role on a repository, within the token's limits ([`Reach`]).
 fn role_of(c: &mut dyn Conn, p: &Principal, repo: &Repo) -> Result<Role, DbError> {
     let Principal::Token(t) = p else { return Ok(Role::None) };
-    let tok = &t.token;
-    let reach_selected = tok.repository_selection != "selected" || tok.repository_ids.contains(&repo.id);
-    let role = match tok.kind {
-        TokenKind::Workflow => {
-            if tok.repo_id == Some(repo.id) { Role::Admin } else { Role::None }
-        }
-        TokenKind::Installation => match &t.installation {
-            Some(i) if i.account_id == repo.owner.id && reach_selected => Role::Admin,
-            _ => Role::None,
-        },
+    if !limits(t).within_limits(repo.id, repo.owner.id) {
+        return Ok(Role::None);
+    }
+    let role = match t.token.kind {
+        TokenKind::Workflow | TokenKind::Installation => Role::Admin,
         _ => {
             let Some(user) = &t.user else { return Ok(Role::None) };
-            if tok.kind == TokenKind::FineGrained
-                && (tok.resource_owner_id.is_some_and(|o| o != repo.owner.id) || !reach_selected)
-            {
-                return Ok(Role::None);
-            }
             if repo.owner.id == user.id {
                 Role::Admin
             } else if repo.owner.is_org() {

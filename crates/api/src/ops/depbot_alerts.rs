@@ -350,11 +350,12 @@ async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResu
     let Some(f) = filter(ctx).await? else { return Ok(AlertPage { rows: Vec::new(), repos: Vec::new(), link: None, generation }) };
     let per_page = ctx.page(30, 100)?.per_page;
     let from = at.clone();
+    let reach = crate::authorize::reach(&ctx.principal, &ctx.op.access);
     let (mut rows, repos) = ctx
         .app
         .store
         .read(move |c| -> Result<_, DbError> {
-            let rows = depbot::list(c, &within, &f, sort, desc, from.as_ref(), per_page + 1)?;
+            let rows = depbot::list(c, &within, &reach, &f, sort, desc, from.as_ref(), per_page + 1)?;
             let mut ids: Vec<i64> = match within {
                 Within::Orgs(_) => rows.iter().map(|a| a.repo_id).collect(),
                 Within::Repo(_) => Vec::new(),

@@ -214,17 +214,20 @@ async fn account(ctx: &Ctx, login: &str, org: bool) -> ApiResult<Account> {
     found.filter(|a| !org || a.is_org()).ok_or_else(ApiError::not_found)
 }
 
-/// Serves a page of a timeline. `variant` names the timeline as the caller may see it; with
-/// the request's path and query it keys the page cache.
+/// Serves a page of a timeline. `variant` names the timeline as the caller's identity may see
+/// it; only events of repositories the credential reaches are shown. With the request's path
+/// and query, both key the page cache.
 async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -> ApiResult<Reply> {
     let page = ctx.page(default_per_page, 100)?;
     let now = ctx.app.clock.now();
+    let reach = crate::authorize::reach(&ctx.principal, &ctx.op.access);
+    let variant = format!("{variant}:{}:{:?}:{:?}", reach.private, reach.owner, reach.only);
     let reply = ctx
         .cached_until(Sharing::View(variant), async {
             let rows = ctx.app.store.read(move |c| -> Result<_, DbError> { feeds::timeline(c, scope) }).await?;
             let cutoff = now - WINDOW_SECONDS;
-            let rows: Vec<FeedEvent> =
-                rows.into_iter().filter(|e| e.activity.created_at >= cutoff && e.repo.is_some()).collect();
+            let within = |e: &FeedEvent| e.repo.as_ref().is_some_and(|(id, _)| reach.allows(*id, e.repo_owner_id.unwrap_or(-1), !e.activity.public));
+            let rows: Vec<FeedEvent> = rows.into_iter().filter(|e| e.activity.created_at >= cutoff && within(e)).collect();
             // Exact until the oldest event of the timeline leaves the window.
             let until = rows.iter().map(|e| e.activity.created_at + WINDOW_SECONDS).min().unwrap_or(i64::MAX);
             let total = rows.len() as i64;

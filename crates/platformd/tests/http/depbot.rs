@@ -30,7 +30,7 @@ async fn world(s: &Server) {
 }
 
 /// A control-plane alert body.
-fn alert(eco: &str, pkg: &str, severity: &str) -> Value {
+pub fn alert(eco: &str, pkg: &str, severity: &str) -> Value {
     json!({
         "package": {"ecosystem": eco, "name": pkg},
         "manifest_path": "path/to/manifest",

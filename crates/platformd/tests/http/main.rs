@@ -28,4 +28,5 @@ mod smoke;
 mod source_imports;
 mod spec_types;
 mod statuses;
+mod token_reach;
 mod workflow_runs;

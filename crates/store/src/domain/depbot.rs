@@ -1,6 +1,7 @@
 //! Dependency alerts and their advisories: creation (one, or many in bulk), the filtered lists
 //! with keyset pagination, updates (state, dismissal, assignees) and who may see them.
 use super::accounts::{self, Account};
+use super::repos::Reach;
 use super::security_managers;
 use crate::{params, Conn, DbError, Row, Value};
 
@@ -293,9 +294,11 @@ fn in_list(cond: &mut Vec<String>, p: &mut Vec<Value>, col: &str, values: &[Stri
 
 /// One page of alerts in `sort` order (`desc` or ascending), after or before `at`; `limit` rows.
 /// Keyset pagination over the (key, id) indexes keeps every page as cheap as the first.
-pub fn list(c: &mut dyn Conn, within: &Within, f: &Filter, sort: Sort, desc: bool, at: Option<&Position>, limit: i64) -> Result<Vec<Alert>, DbError> {
+/// Only alerts of repositories within `reach` (the credential's).
+pub fn list(c: &mut dyn Conn, within: &Within, reach: &Reach, f: &Filter, sort: Sort, desc: bool, at: Option<&Position>, limit: i64) -> Result<Vec<Alert>, DbError> {
     let mut cond: Vec<String> = Vec::new();
     let mut p: Vec<Value> = Vec::new();
+    reach.sql("x.repo_id", &mut cond, &mut p);
     match within {
         Within::Repo(id) => {
             cond.push("x.repo_id = ?".into());

@@ -35,6 +35,8 @@ pub struct FeedEvent {
     pub actor: Option<Account>,
     /// `(id, "owner/name")` of the repository as it is named now.
     pub repo: Option<(i64, String)>,
+    /// The repository's owner (what a token's reach is decided on).
+    pub repo_owner_id: Option<i64>,
     pub org: Option<Account>,
 }
 
@@ -55,7 +57,7 @@ pub fn timeline(c: &mut dyn Conn, scope: Scope) -> Result<Vec<FeedEvent>, DbErro
         }
     };
     let sql = format!(
-        "SELECT {}, {}, r.name, ro.login, {} FROM \
+        "SELECT {}, {}, r.name, ro.login, r.owner_id, {} FROM \
          (SELECT id, kind, actor_id, repo_id, org_id, public, payload, created_at FROM activity \
           WHERE {filter}{KINDS_SQL} ORDER BY id DESC LIMIT {TIMELINE_MAX}) v \
          LEFT JOIN accounts ac ON ac.id = v.actor_id \
@@ -82,8 +84,9 @@ fn from_row(r: &Row) -> FeedEvent {
         (Some(id), Some(name), Some(owner)) => Some((id, format!("{owner}/{name}"))),
         _ => None,
     };
-    let org = accounts::opt_from_row(r, 10 + n);
-    FeedEvent { activity, actor, repo, org }
+    let repo_owner_id = r.opt_i64(10 + n);
+    let org = accounts::opt_from_row(r, 11 + n);
+    FeedEvent { activity, actor, repo, repo_owner_id, org }
 }
 
 /// Stars a repository; `false` when the user had already starred it.

@@ -1,6 +1,58 @@
 //! Repositories, their refs and the redirects renames leave behind.
 use super::accounts::{self, Account};
-use crate::{params, Conn, DbError, Row};
+use crate::{params, Conn, DbError, Row, Value};
+
+/// The repositories a credential reaches (decided by the API's `authorize::reach`), as a
+/// filter of rows and queries that span many repositories.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reach {
+    /// Private repositories may appear.
+    pub private: bool,
+    /// Only repositories of this owner.
+    pub owner: Option<i64>,
+    /// Only these repositories.
+    pub only: Option<Vec<i64>>,
+}
+
+impl Reach {
+    /// Is a repository (`id`, its owner's id, whether it is private) within reach for reading?
+    /// Public repositories always are (anyone may read them); private ones with the grant and
+    /// within the limits.
+    pub fn allows(&self, id: i64, owner_id: i64, private: bool) -> bool {
+        !private || (self.private && self.within_limits(id, owner_id))
+    }
+
+    /// Within the credential's own limits (owner, selection), whatever the visibility.
+    pub fn within_limits(&self, id: i64, owner_id: i64) -> bool {
+        self.owner.is_none_or(|o| o == owner_id) && self.only.as_ref().is_none_or(|ids| ids.contains(&id))
+    }
+
+    /// [`Reach::allows`] as an SQL condition on a repository id column (`?` parameters pushed
+    /// to `p`); `None` when every repository is within reach.
+    pub fn sql(&self, repo_id_col: &str, cond: &mut Vec<String>, p: &mut Vec<Value>) {
+        let public = format!("{repo_id_col} IN (SELECT id FROM repos WHERE private = FALSE)");
+        if !self.private {
+            cond.push(public);
+            return;
+        }
+        let mut limits: Vec<String> = Vec::new();
+        if let Some(o) = self.owner {
+            limits.push(format!("{repo_id_col} IN (SELECT id FROM repos WHERE owner_id = ?)"));
+            p.push(Value::from(o));
+        }
+        match &self.only {
+            Some(ids) if ids.is_empty() => limits.push("1 = 0".into()),
+            Some(ids) => {
+                limits.push(format!("{repo_id_col} IN ({})", vec!["?"; ids.len()].join(", ")));
+                p.extend(ids.iter().map(|i| Value::from(*i)));
+            }
+            None => {}
+        }
+        if !limits.is_empty() {
+            cond.push(format!("({public} OR ({}))", limits.join(" AND ")));
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Repo {
