@@ -101,8 +101,8 @@ both!(every_list_with_every_credential, |s| {
     assert!(wrong.is_empty(), "{wrong:#?}");
 });
 
-/// Single repositories follow the same rule: what a list hides, its repository's own list and
-/// items refuse (404 for private repositories out of reach).
+// Single repositories follow the same rule: what a list hides, its repository's own list and
+// items refuse (404 for private repositories out of reach).
 both!(single_repositories_agree_with_lists, |s| {
     world(&s).await;
     let fg_one = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "repositories": ["acme/priv1"],
