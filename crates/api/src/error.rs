@@ -61,6 +61,10 @@ impl ApiError {
     pub fn invalid_request(detail: impl std::fmt::Display) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, format!("Invalid request.\n\n{detail}"))
     }
+    /// 408: the request body did not arrive in time.
+    pub fn request_timeout() -> Self {
+        Self::new(StatusCode::REQUEST_TIMEOUT, "Request Timeout")
+    }
     pub fn payload_too_large() -> Self {
         Self::new(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large")
     }

@@ -15,6 +15,7 @@ pub mod faults;
 pub mod headers;
 pub mod imports;
 pub mod insights;
+pub mod listener;
 pub mod metrics;
 pub mod not_modified;
 pub mod notify;

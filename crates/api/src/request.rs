@@ -263,7 +263,9 @@ impl FromRequest<Shared> for JsonBody {
         if declared.is_some_and(|n| n > limit) {
             return Err(ApiError::payload_too_large());
         }
-        let bytes: Bytes = axum::body::to_bytes(req.into_body(), limit).await.map_err(|e| {
+        // A client sending its body too slowly holds nothing for long.
+        let read = tokio::time::timeout(app.config.body_read_timeout, axum::body::to_bytes(req.into_body(), limit));
+        let bytes: Bytes = read.await.map_err(|_| ApiError::request_timeout())?.map_err(|e| {
             if std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>()) {
                 ApiError::payload_too_large()
             } else {

@@ -29,6 +29,8 @@ pub struct ApiConfig {
     pub secondary: crate::secondary::SecondarySettings,
     /// Request bodies above this are refused with 413.
     pub max_body_bytes: usize,
+    /// A request body not received within this long is refused with 408.
+    pub body_read_timeout: std::time::Duration,
     /// Honour `X-Forwarded-For` for the caller's address (only behind a trusted proxy).
     pub trust_forwarded: bool,
     /// Guards the control plane under `/_admin/`.
@@ -59,6 +61,7 @@ impl Default for ApiConfig {
             rate_limit_factor: 1.0,
             secondary: crate::secondary::SecondarySettings::default(),
             max_body_bytes: 1 << 20,
+            body_read_timeout: std::time::Duration::from_secs(60),
             trust_forwarded: false,
             admin_token: String::new(),
             notifications_sync_limit: 1000,

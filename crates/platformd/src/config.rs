@@ -39,6 +39,14 @@ pub struct Config {
     pub login_lockout_seconds: i64,
     /// `PLATFORM_MAX_BODY_BYTES`: larger request bodies get 413.
     pub max_body_bytes: usize,
+    /// `PLATFORM_HEADER_READ_TIMEOUT_SECONDS`: a request head not complete within this closes the connection.
+    pub header_read_timeout_seconds: u64,
+    /// `PLATFORM_BODY_READ_TIMEOUT_SECONDS`: a request body not complete within this is a 408.
+    pub body_read_timeout_seconds: u64,
+    /// `PLATFORM_IDLE_TIMEOUT_SECONDS`: a kept-alive connection without a request this long is closed.
+    pub idle_timeout_seconds: u64,
+    /// `PLATFORM_MAX_CONNECTIONS`: open connections at most (the longest waiting is closed for a new one).
+    pub max_connections: usize,
     /// `PLATFORM_TRUST_FORWARDED`: take the client address from `X-Forwarded-For`.
     pub trust_forwarded: bool,
     /// `PLATFORM_SQLITE_SYNCHRONOUS`: `full` (default, durable) or `normal`.
@@ -101,6 +109,10 @@ impl Default for Config {
             login_attempts: d.login_attempts,
             login_lockout_seconds: d.login_lockout_seconds,
             max_body_bytes: 1 << 20,
+            header_read_timeout_seconds: 20,
+            body_read_timeout_seconds: 60,
+            idle_timeout_seconds: 75,
+            max_connections: 4096,
             trust_forwarded: false,
             sqlite_synchronous: "full".into(),
             db_pool_size: 8,
@@ -191,6 +203,10 @@ impl Config {
         if let Some(v) = get("PLATFORM_LOGIN_ATTEMPTS") { c.login_attempts = number("PLATFORM_LOGIN_ATTEMPTS", &v)?; }
         if let Some(v) = get("PLATFORM_LOGIN_LOCKOUT_SECONDS") { c.login_lockout_seconds = number("PLATFORM_LOGIN_LOCKOUT_SECONDS", &v)?; }
         if let Some(v) = get("PLATFORM_MAX_BODY_BYTES") { c.max_body_bytes = number("PLATFORM_MAX_BODY_BYTES", &v)?; }
+        if let Some(v) = get("PLATFORM_HEADER_READ_TIMEOUT_SECONDS") { c.header_read_timeout_seconds = number("PLATFORM_HEADER_READ_TIMEOUT_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_BODY_READ_TIMEOUT_SECONDS") { c.body_read_timeout_seconds = number("PLATFORM_BODY_READ_TIMEOUT_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_IDLE_TIMEOUT_SECONDS") { c.idle_timeout_seconds = number("PLATFORM_IDLE_TIMEOUT_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_MAX_CONNECTIONS") { c.max_connections = number("PLATFORM_MAX_CONNECTIONS", &v)?; }
         if let Some(v) = get("PLATFORM_TRUST_FORWARDED") { c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?; }
         if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") { c.sqlite_synchronous = v; }
         if let Some(v) = get("PLATFORM_DB_POOL_SIZE") { c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?; }
@@ -238,6 +254,9 @@ impl Config {
         }
         if let Some(h) = &self.webhook_allowed_hosts {
             platform_api::webhooks::AllowList::parse(h)?;
+        }
+        if self.header_read_timeout_seconds == 0 || self.body_read_timeout_seconds == 0 || self.idle_timeout_seconds == 0 || self.max_connections == 0 {
+            return Err("connection timeouts and max_connections must be positive".into());
         }
         if self.import_step_seconds < 0 {
             return Err("import_step_seconds must not be negative".into());

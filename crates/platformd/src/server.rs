@@ -1,6 +1,4 @@
 //! Wiring: store, state, seeding, the listener and graceful shutdown.
-use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use platform_api::access_log;
@@ -67,6 +65,7 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             login_lockout_seconds: c.login_lockout_seconds,
         },
         max_body_bytes: c.max_body_bytes,
+        body_read_timeout: std::time::Duration::from_secs(c.body_read_timeout_seconds),
         trust_forwarded: c.trust_forwarded,
         admin_token,
         notifications_sync_limit: c.notifications_sync_limit,
@@ -141,7 +140,23 @@ fn print_report(r: &SeedReport, api: &str) {
     }
 }
 
+/// Raises the soft open-file limit to the hard one: every connection is a descriptor, and the
+/// connection cap should be what bounds them, not a low default limit.
+fn raise_open_files() {
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            let wanted = libc::rlimit { rlim_cur: l.rlim_max, rlim_max: l.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &wanted) == 0 {
+                tracing::info!(from = l.rlim_cur, to = l.rlim_max, "raised the open-file limit");
+            }
+        }
+    }
+}
+
 pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
+    raise_open_files();
     let store = open_store(&c).await?;
     let listener = tokio::net::TcpListener::bind(&c.listen).await.map_err(|e| format!("listen on {}: {e}", c.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -171,22 +186,25 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     let _workers = platform_api::spawn_workers(&app);
     let on_exit = app.clone();
     let router = platform_api::app(app);
+    let conns = platform_api::listener::ConnSettings {
+        header_read: std::time::Duration::from_secs(c.header_read_timeout_seconds),
+        idle: std::time::Duration::from_secs(c.idle_timeout_seconds),
+        max_connections: c.max_connections,
+    };
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
-    let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move {
-            stop.await;
-            let _ = stopping_tx.send(true);
-        })
-        .into_future();
+    let server = platform_api::listener::serve(listener, router, conns, async move {
+        stop.await;
+        let _ = stopping_tx.send(true);
+    });
     let grace_period = std::time::Duration::from_secs(c.shutdown_grace_seconds);
     let grace = async move {
         let _ = stopping.wait_for(|s| *s).await;
         tokio::time::sleep(grace_period).await;
     };
     tokio::select! {
-        r = server => r.map_err(|e| e.to_string())?,
+        _ = server => {}
         _ = grace => tracing::warn!("connections still open after {grace_period:?}; closing them"),
     }
     // Requests recorded since the last flush are written before the store closes.

@@ -33,12 +33,26 @@ pub struct Options {
     /// Source import settings (mirrors in the temporary directory by default).
     pub imports: platform_api::imports::ImportSettings,
     pub insights_delay_seconds: i64,
+    /// Connection timeouts and cap (the binary's defaults).
+    pub conns: Connections,
+}
+
+#[derive(Clone, Debug)]
+pub struct Connections {
+    pub settings: platform_api::listener::ConnSettings,
+    pub body_read: std::time::Duration,
+}
+
+impl Default for Connections {
+    fn default() -> Self {
+        Connections { settings: Default::default(), body_read: std::time::Duration::from_secs(60) }
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0 }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0, conns: Default::default() }
     }
 }
 
@@ -83,6 +97,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         rate_limit_factor: opts.rate_limit_factor,
         secondary: opts.secondary.clone(),
         max_body_bytes: opts.max_body_bytes,
+        body_read_timeout: opts.conns.body_read,
         trust_forwarded: false,
         admin_token: ADMIN.into(),
         notifications_sync_limit: opts.notifications_sync_limit,
@@ -101,10 +116,9 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         let serve = move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) };
         app = axum::Router::new().route("/openapi.json", axum::routing::get(serve)).fallback_service(app);
     }
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    // The binary's own accept loop, so the suite exercises its timeouts and cap.
+    let conns = opts.conns.settings.clone();
+    let task = tokio::spawn(platform_api::listener::serve(listener, app, conns, std::future::pending()));
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     Server { base, addr, client, store, backend, opts, task, workers, db: Some(db) }
 }

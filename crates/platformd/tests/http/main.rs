@@ -5,6 +5,7 @@ mod access;
 mod admin;
 mod authorizations;
 mod content_exclusion;
+mod connections;
 mod contract;
 mod depbot;
 mod devenv_secrets;
