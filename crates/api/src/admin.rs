@@ -265,6 +265,9 @@ async fn delete_fault(State(app): State<Shared>, Path(id): Path<String>) -> ApiR
 /// Empties everything but the admin token (and in-memory limiter state and faults).
 async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     app.store.reset().await.map_err(|e: DbError| ApiError::from(e))?;
+    // The emptied database records which key its new secrets will be encrypted under.
+    let sk = app.config.secret_key;
+    app.store.write(move |c| crate::secrets::prepare(c, &sk)).await?.map_err(|m| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, m))?;
     app.limiter.clear();
     app.secondary.clear();
     app.caches.clear();

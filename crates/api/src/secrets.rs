@@ -20,10 +20,103 @@ pub fn hmac256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     m.finalize().into_bytes().into()
 }
 
-/// The server key (generated once per database).
-pub fn server_key(c: &mut dyn Conn) -> Result<Vec<u8>, DbError> {
-    let k = hooks::key(c, "secret-encryption", || platform_core::ids::random_hex(32))?;
-    Ok(hex::decode(k).unwrap_or_default())
+/// Where the key that encrypts secrets at rest comes from.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub enum AtRestKey {
+    /// Generated once per database and kept in it (zero configuration): protects against
+    /// secrets showing in responses and logs, not against a copy of the database.
+    #[default]
+    InDatabase,
+    /// The operator's (`PLATFORM_SECRET_KEY` / `PLATFORM_SECRET_KEY_FILE`): the database holds
+    /// only a check value, so a copy of it alone reveals no secret.
+    External([u8; 32]),
+}
+
+impl std::fmt::Debug for AtRestKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AtRestKey::InDatabase => "InDatabase",
+            AtRestKey::External(_) => "External(<redacted>)",
+        })
+    }
+}
+
+impl AtRestKey {
+    /// From the operator's text: 64 hex digits or base64 of 32 bytes (e.g. `openssl rand -hex 32`).
+    pub fn parse(text: &str) -> Result<AtRestKey, String> {
+        let t = text.trim();
+        let bytes = hex::decode(t).ok().or_else(|| base64::engine::general_purpose::STANDARD.decode(t).ok());
+        match bytes.and_then(|b| <[u8; 32]>::try_from(b).ok()) {
+            Some(k) => Ok(AtRestKey::External(k)),
+            None => Err("the secret key must be 32 bytes, as 64 hex digits or base64".into()),
+        }
+    }
+}
+
+/// `secret_key = "…"` in the configuration file.
+impl<'de> serde::Deserialize<'de> for AtRestKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        AtRestKey::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Name of the in-database key, and of the check value an external key leaves instead.
+const DB_KEY: &str = "secret-encryption";
+const CHECK: &str = "secret-key-check";
+
+/// Every column holding a value encrypted under the server key.
+const ENCRYPTED: [(&str, &str); 5] =
+    [("hooks", "secret_enc"), ("box_keys", "secret_key_enc"), ("devenv_secrets", "value_enc"), ("private_registries", "value_enc"), ("imports", "credentials_enc")];
+
+/// The server key.
+pub fn server_key(c: &mut dyn Conn, k: &AtRestKey) -> Result<Vec<u8>, DbError> {
+    match k {
+        AtRestKey::External(key) => Ok(key.to_vec()),
+        AtRestKey::InDatabase => {
+            let k = hooks::key(c, DB_KEY, || platform_core::ids::random_hex(32))?;
+            Ok(hex::decode(k).unwrap_or_default())
+        }
+    }
+}
+
+fn check_value(key: &[u8; 32]) -> String {
+    hex::encode(hmac256(key, &[b"platformd at-rest key check"]))
+}
+
+/// Brings the database in line with the configured key, at start and after a reset, in one
+/// write transaction: with an external key, rows still encrypted under the in-database key are
+/// re-encrypted under it and the in-database key is deleted; a key that is not the one the
+/// database was encrypted with, or no key for a database that needs one, is refused.
+pub fn prepare(c: &mut dyn Conn, k: &AtRestKey) -> Result<Result<(), String>, DbError> {
+    // Lock the in-database key's row first: nodes starting together re-encrypt once.
+    c.execute("UPDATE webhook_keys SET value = value WHERE name = ?", platform_store::params![DB_KEY])?;
+    let read = |c: &mut dyn Conn, name: &str| -> Result<Option<String>, DbError> {
+        Ok(c.query_opt("SELECT value FROM webhook_keys WHERE name = ?", platform_store::params![name])?.map(|r| r.string(0)))
+    };
+    let (db_key, check) = (read(c, DB_KEY)?, read(c, CHECK)?);
+    let key = match k {
+        AtRestKey::InDatabase if check.is_some() => {
+            return Ok(Err("this database's secrets are encrypted under an external key: start with PLATFORM_SECRET_KEY or PLATFORM_SECRET_KEY_FILE".into()))
+        }
+        AtRestKey::InDatabase => return Ok(Ok(())),
+        AtRestKey::External(key) => key,
+    };
+    let expected = check_value(key);
+    if check.as_deref().is_some_and(|v| v != expected) {
+        return Ok(Err("PLATFORM_SECRET_KEY is not the key this database's secrets are encrypted with".into()));
+    }
+    if let Some(old) = db_key.and_then(|h| hex::decode(h).ok()) {
+        for (table, col) in ENCRYPTED {
+            let rows = c.query(&format!("SELECT {col} FROM {table} WHERE {col} IS NOT NULL"), &[])?;
+            for text in rows.iter().map(|r| r.string(0)) {
+                let Some(plain) = decrypt(&old, &text) else { continue };
+                c.execute(&format!("UPDATE {table} SET {col} = ? WHERE {col} = ?"), platform_store::params![encrypt(key, &plain), text])?;
+            }
+        }
+        c.execute("DELETE FROM webhook_keys WHERE name = ?", platform_store::params![DB_KEY])?;
+    }
+    c.execute("INSERT INTO webhook_keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", platform_store::params![CHECK, expected])?;
+    Ok(Ok(()))
 }
 
 /// Encrypts a value at rest: HMAC-SHA256 in counter mode as the keystream, then HMAC-SHA256 over
@@ -85,13 +178,13 @@ impl KeyScope {
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 /// The owner's public key `(key_id, base64 key)`, made on first use.
-pub fn public_key(c: &mut dyn Conn, scope: KeyScope, now: i64) -> Result<(String, String), DbError> {
-    let k = key_pair(c, scope, now)?;
+pub fn public_key(c: &mut dyn Conn, sk: &AtRestKey, scope: KeyScope, now: i64) -> Result<(String, String), DbError> {
+    let k = key_pair(c, sk, scope, now)?;
     Ok((k.key_id, k.public_key))
 }
 
-fn key_pair(c: &mut dyn Conn, scope: KeyScope, now: i64) -> Result<box_keys::BoxKey, DbError> {
-    let server = server_key(c)?;
+fn key_pair(c: &mut dyn Conn, sk: &AtRestKey, scope: KeyScope, now: i64) -> Result<box_keys::BoxKey, DbError> {
+    let server = server_key(c, sk)?;
     let (name, owner) = scope.parts();
     box_keys::get_or_create(c, name, owner, now, || {
         let secret = SecretKey::from(rand::random::<[u8; 32]>());
@@ -132,9 +225,9 @@ impl SealError {
 }
 
 /// Opens a sealed box sent with `key_id` and returns its plaintext encrypted at rest.
-pub fn open_sealed(c: &mut dyn Conn, scope: KeyScope, key_id: &str, encrypted_value: &str, now: i64) -> Result<Result<String, SealError>, DbError> {
-    let k = key_pair(c, scope, now)?;
-    let server = server_key(c)?;
+pub fn open_sealed(c: &mut dyn Conn, sk: &AtRestKey, scope: KeyScope, key_id: &str, encrypted_value: &str, now: i64) -> Result<Result<String, SealError>, DbError> {
+    let k = key_pair(c, sk, scope, now)?;
+    let server = server_key(c, sk)?;
     let Ok(boxed) = B64.decode(encrypted_value.trim()) else { return Ok(Err(SealError::Base64)) };
     if key_id != k.key_id {
         return Ok(Err(SealError::StaleKey));

@@ -29,6 +29,8 @@ pub struct ApiConfig {
     pub secondary: crate::secondary::SecondarySettings,
     /// Request bodies above this are refused with 413.
     pub max_body_bytes: usize,
+    /// The key secrets are encrypted under at rest.
+    pub secret_key: crate::secrets::AtRestKey,
     /// A request body not received within this long is refused with 408.
     pub body_read_timeout: std::time::Duration,
     /// Honour `X-Forwarded-For` for the caller's address (only behind a trusted proxy).
@@ -61,6 +63,7 @@ impl Default for ApiConfig {
             rate_limit_factor: 1.0,
             secondary: crate::secondary::SecondarySettings::default(),
             max_body_bytes: 1 << 20,
+            secret_key: Default::default(),
             body_read_timeout: std::time::Duration::from_secs(60),
             trust_forwarded: false,
             admin_token: String::new(),

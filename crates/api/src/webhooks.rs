@@ -426,6 +426,7 @@ fn client(allow: &Arc<AllowList>, insecure: bool) -> reqwest::Client {
 /// Starts the sender: claims due deliveries (waking on every local write, and polling for
 /// retries and other nodes), sends them concurrently, records each attempt.
 pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
+    let sk = state.config.secret_key;
     tokio::spawn(async move {
         let allow = match AllowList::parse(&state.config.webhooks.allowed_hosts) {
             Ok(a) => Arc::new(a),
@@ -443,7 +444,7 @@ pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
                     if single {
                         hooks::release_claims(c)?;
                     }
-                    secrets::server_key(c)
+                    secrets::server_key(c, &sk)
                 })
                 .await;
             match r {

@@ -15,6 +15,9 @@ pub struct Config {
     pub public_url: Option<String>,
     /// `PLATFORM_ADMIN_TOKEN`: guards `/_admin/`; generated and printed when absent.
     pub admin_token: Option<String>,
+    /// `PLATFORM_SECRET_KEY` (or the contents of `PLATFORM_SECRET_KEY_FILE`): the key secrets
+    /// are encrypted under at rest, kept outside the database; unset, a key in the database.
+    pub secret_key: platform_api::secrets::AtRestKey,
     /// `PLATFORM_CLOCK`: `system` or `manual` (time moves only through the control plane).
     pub clock: String,
     /// `PLATFORM_RATE_LIMITS`: `on` (default) or `off`.
@@ -97,6 +100,7 @@ impl Default for Config {
             database_url: "platform.db".into(),
             public_url: None,
             admin_token: None,
+            secret_key: Default::default(),
             clock: "system".into(),
             rate_limits: true,
             rate_limit_factor: 1.0,
@@ -191,6 +195,11 @@ impl Config {
         if let Some(v) = get("PLATFORM_DATABASE_URL") { c.database_url = v; }
         if let Some(v) = get("PLATFORM_PUBLIC_URL") { c.public_url = Some(v); }
         if let Some(v) = get("PLATFORM_ADMIN_TOKEN") { c.admin_token = Some(v); }
+        if let Some(path) = get("PLATFORM_SECRET_KEY_FILE") {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("PLATFORM_SECRET_KEY_FILE {path}: {e}"))?;
+            c.secret_key = platform_api::secrets::AtRestKey::parse(&text).map_err(|e| format!("PLATFORM_SECRET_KEY_FILE: {e}"))?;
+        }
+        if let Some(v) = get("PLATFORM_SECRET_KEY") { c.secret_key = platform_api::secrets::AtRestKey::parse(&v).map_err(|e| format!("PLATFORM_SECRET_KEY: {e}"))?; }
         if let Some(v) = get("PLATFORM_CLOCK") { c.clock = v; }
         if let Some(v) = get("PLATFORM_RATE_LIMITS") { c.rate_limits = flag("PLATFORM_RATE_LIMITS", &v)?; }
         if let Some(v) = get("PLATFORM_RATE_LIMIT_FACTOR") { c.rate_limit_factor = number("PLATFORM_RATE_LIMIT_FACTOR", &v)?; }
@@ -294,5 +303,23 @@ mod tests {
         let dbg = format!("{c:?}");
         assert!(!dbg.contains("s3cret") && !dbg.contains("pw@"), "{dbg}");
         assert!(Config::load(None, |k| (k == "PLATFORM_CLOCK").then(|| "fast".into())).is_err());
+    }
+
+    #[test]
+    fn secret_key_from_env_or_file() {
+        use platform_api::secrets::AtRestKey;
+        let hex_key = "07".repeat(32);
+        let c = Config::load(None, |k| (k == "PLATFORM_SECRET_KEY").then(|| hex_key.clone())).unwrap();
+        assert_eq!(c.secret_key, AtRestKey::External([7; 32]));
+        assert!(!format!("{c:?}").contains(&hex_key));
+        let file = std::env::temp_dir().join(format!("platformd-key-{}", std::process::id()));
+        std::fs::write(&file, format!("{}\n", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [9u8; 32]))).unwrap();
+        let path = file.to_str().unwrap().to_string();
+        let c = Config::load(None, |k| (k == "PLATFORM_SECRET_KEY_FILE").then(|| path.clone())).unwrap();
+        assert_eq!(c.secret_key, AtRestKey::External([9; 32]));
+        std::fs::remove_file(&file).unwrap();
+        assert!(Config::load(None, |k| (k == "PLATFORM_SECRET_KEY").then(|| "short".into())).is_err());
+        assert!(Config::load(None, |k| (k == "PLATFORM_SECRET_KEY_FILE").then(|| "/nonexistent/key".into())).is_err());
+        assert_eq!(Config::load(None, |_| None).unwrap().secret_key, AtRestKey::InDatabase);
     }
 }

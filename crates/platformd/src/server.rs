@@ -65,6 +65,7 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             login_lockout_seconds: c.login_lockout_seconds,
         },
         max_body_bytes: c.max_body_bytes,
+        secret_key: c.secret_key,
         body_read_timeout: std::time::Duration::from_secs(c.body_read_timeout_seconds),
         trust_forwarded: c.trust_forwarded,
         admin_token,
@@ -85,6 +86,12 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
 }
 
 /// `PLATFORM_DATA_DIR`, else next to the SQLite file, else (PostgreSQL) the temporary directory.
+/// Re-encrypts secrets under an external key, or refuses a key that does not fit the database.
+async fn prepare_secret_key(app: &Shared) -> Result<(), String> {
+    let sk = app.config.secret_key;
+    app.store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.map_err(|e| format!("database: {}", e.message))?
+}
+
 fn data_dir(c: &Config) -> std::path::PathBuf {
     if let Some(d) = &c.data_dir {
         return d.into();
@@ -176,6 +183,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
         c.webhook_allowed_hosts = Some("loopback".into());
     }
     let app = state(&c, store.clone(), public_url.clone(), admin_token);
+    prepare_secret_key(&app).await?;
     if let Some(text) = seed_text(args)? {
         let report = run_seed(&app, &text, args.tokens_out.as_deref()).await?;
         print_report(&report, &public_url);
@@ -255,6 +263,7 @@ pub async fn seed_only(c: Config, args: &Args) -> Result<(), String> {
     let store = open_store(&c).await?;
     let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{}", c.listen));
     let app = state(&c, store.clone(), public_url.clone(), String::new());
+    prepare_secret_key(&app).await?;
     let text = seed_text(args)?.unwrap_or_default();
     let report = run_seed(&app, &text, args.tokens_out.as_deref()).await?;
     print_report(&report, &public_url);

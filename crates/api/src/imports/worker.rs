@@ -153,10 +153,11 @@ type Progress = Arc<Mutex<Option<i64>>>;
 
 /// The source with its credentials and the address the guard checked.
 async fn source(state: &Shared, imp: &Import) -> Result<Result<Source, String>, ApiError> {
+    let sk = state.config.secret_key;
     let enc = imp.credentials_enc.clone();
     let creds = match enc {
         Some(enc) => {
-            let key = state.store.write(|c| crate::secrets::server_key(c)).await?;
+            let key = state.store.write(move |c| crate::secrets::server_key(c, &sk)).await?;
             super::open_credentials(&key, &enc)
         }
         None => None,

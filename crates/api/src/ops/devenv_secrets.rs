@@ -132,6 +132,7 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     // Not available to app tokens.
     if let Principal::Token(t) = &ctx.principal {
         if t.token.kind.is_integration() {
@@ -140,7 +141,7 @@ async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
     }
     let repo = ctx.repo().await?;
     let now = ctx.app.clock.now();
-    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, KeyScope::Repo(repo.id), now)).await?;
+    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Repo(repo.id), now)).await?;
     Ok(Reply::ok(json!({"key_id": key_id, "key": key})))
 }
 
@@ -152,6 +153,7 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let (repo, role) = ctx.repo_role().await?;
     require_admin(role)?;
     ctx.check_body(&body)?;
@@ -170,7 +172,7 @@ async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .app
         .store
         .write(move |c| -> ApiResult<bool> {
-            let enc = secrets::open_sealed(c, KeyScope::Repo(repo.id), &key_id, &value, now)?.map_err(|e| e.into_error("Secret"))?;
+            let enc = secrets::open_sealed(c, &sk, KeyScope::Repo(repo.id), &key_id, &value, now)?.map_err(|e| e.into_error("Secret"))?;
             Ok(store::put(c, repo.id, &name, &enc, now)?)
         })
         .await?;
@@ -196,6 +198,7 @@ pub async fn admin_verify(
     axum::extract::Path((owner, repo, name)): axum::extract::Path<(String, String, String)>,
     JsonBody(b): JsonBody,
 ) -> ApiResult<Reply> {
+    let sk = app.config.secret_key;
     let value = b.get("value").and_then(Value::as_str).ok_or_else(|| ApiError::invalid_request("\"value\" wasn't supplied."))?.to_string();
     let name = secret_name(&name).ok_or_else(ApiError::not_found)?;
     let matches = app
@@ -203,7 +206,7 @@ pub async fn admin_verify(
         .read(move |c| -> ApiResult<bool> {
             let repo = crate::control::repo(c, &format!("{owner}/{repo}"))?;
             let enc = store::value_enc(c, repo.id, &name)?.ok_or_else(ApiError::not_found)?;
-            let key = secrets::server_key(c)?;
+            let key = secrets::server_key(c, &sk)?;
             let plain = secrets::decrypt(&key, &enc).ok_or_else(|| ApiError::from(DbError::other("secret not readable with the server key")))?;
             Ok(crate::principal::constant_time_eq(&plain, value.as_bytes()))
         })

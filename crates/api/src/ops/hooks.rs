@@ -348,6 +348,7 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
     if body.get("config").is_none() {
         return Err(invalid("config", "missing_field", None));
@@ -364,7 +365,7 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .app
         .store
         .write(move |c| -> Result<Hook, DbError> {
-            let key = secrets::server_key(c)?;
+            let key = secrets::server_key(c, &sk)?;
             let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
             let f = HookFields {
                 events: &events,
@@ -392,12 +393,13 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, active: bool) -> ApiResult<Hook> {
+    let sk = ctx.app.config.secret_key;
     let (id, org_id, now) = (hook.id, hook.org_id, ctx.app.clock.now());
     let updated = ctx
         .app
         .store
         .write(move |c| -> Result<Option<Hook>, DbError> {
-            let key = secrets::server_key(c)?;
+            let key = secrets::server_key(c, &sk)?;
             let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
             let f = HookFields {
                 events: &events,

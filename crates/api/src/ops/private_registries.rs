@@ -303,9 +303,9 @@ fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry
 }
 
 /// Opens the sealed value, checks the repository ids against the organization, and writes.
-fn save(c: &mut dyn Conn, org_id: i64, mut r: Registry, sealed: Sealed, create: bool, now: i64) -> ApiResult<Registry> {
+fn save(c: &mut dyn Conn, sk: &secrets::AtRestKey, org_id: i64, mut r: Registry, sealed: Sealed, create: bool, now: i64) -> ApiResult<Registry> {
     if let Some((key_id, value)) = sealed {
-        r.value_enc = Some(secrets::open_sealed(c, KeyScope::Org(org_id), &key_id, &value, now)?.map_err(|e| e.into_error(RESOURCE))?);
+        r.value_enc = Some(secrets::open_sealed(c, sk, KeyScope::Org(org_id), &key_id, &value, now)?.map_err(|e| e.into_error(RESOURCE))?);
     }
     let foreign: Vec<String> = r
         .selected_repository_ids
@@ -358,19 +358,21 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
     ctx.check_body(&body)?;
     let now = ctx.app.clock.now();
     let (r, sealed) = merge(&body, None, now)?;
     let org_id = caller.org.id;
-    let r = ctx.app.store.write(move |c| save(c, org_id, r, sealed, true, now)).await?;
+    let r = ctx.app.store.write(move |c| save(c, &sk, org_id, r, sealed, true, now)).await?;
     Ok(Reply::created(registry_json(&r, true)))
 }
 
 async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
     let (org_id, now) = (caller.org.id, ctx.app.clock.now());
-    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, KeyScope::Org(org_id), now)).await?;
+    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Org(org_id), now)).await?;
     Ok(Reply::ok(json!({"key_id": key_id, "key": key})))
 }
 
@@ -381,13 +383,14 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
     let existing = load(&ctx, caller.org.id).await?;
     ctx.check_body(&body)?;
     let now = ctx.app.clock.now();
     let (r, sealed) = merge(&body, Some(&existing), now)?;
     let org_id = caller.org.id;
-    ctx.app.store.write(move |c| save(c, org_id, r, sealed, false, now)).await?;
+    ctx.app.store.write(move |c| save(c, &sk, org_id, r, sealed, false, now)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 

@@ -227,6 +227,7 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let repo = repo(&ctx).await?;
     ctx.check_body(&body)?;
     let url = str_field(&body, "vcs_url").unwrap_or_default();
@@ -279,7 +280,7 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                 ));
             }
             if username.is_some() || password.is_some() {
-                let key = crate::secrets::server_key(c)?;
+                let key = crate::secrets::server_key(c, &sk)?;
                 imp.credentials_enc = Some(imports::seal_credentials(&key, username.as_deref().unwrap_or(""), password.as_deref().unwrap_or("")));
             }
             store::create(c, &imp)?;
@@ -294,6 +295,7 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 const RETRY_FROM: &[&str] = &["auth_failed", "error", "detection_needs_auth", "detection_found_multiple"];
 
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let sk = ctx.app.config.secret_key;
     let repo = repo(&ctx).await?;
     ctx.check_body(&body)?;
     let given = |k: &str| body.get(k).is_some();
@@ -314,7 +316,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                 imp.tfvc_project = project;
             }
             if username.is_some() || password.is_some() {
-                let key = crate::secrets::server_key(c)?;
+                let key = crate::secrets::server_key(c, &sk)?;
                 let old = imp.credentials_enc.as_deref().and_then(|e| imports::open_credentials(&key, e)).unwrap_or_default();
                 let u = username.unwrap_or(old.0);
                 let p = password.unwrap_or(old.1);

@@ -35,6 +35,8 @@ pub struct Options {
     pub insights_delay_seconds: i64,
     /// Connection timeouts and cap (the binary's defaults).
     pub conns: Connections,
+    /// The at-rest key (in the database by default).
+    pub secret_key: platform_api::secrets::AtRestKey,
 }
 
 #[derive(Clone, Debug)]
@@ -52,7 +54,7 @@ impl Default for Connections {
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0, conns: Default::default() }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0, conns: Default::default(), secret_key: Default::default() }
     }
 }
 
@@ -97,6 +99,7 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         rate_limit_factor: opts.rate_limit_factor,
         secondary: opts.secondary.clone(),
         max_body_bytes: opts.max_body_bytes,
+        secret_key: opts.secret_key,
         body_read_timeout: opts.conns.body_read,
         trust_forwarded: false,
         admin_token: ADMIN.into(),
@@ -110,6 +113,8 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
+    let sk = opts.secret_key;
+    store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.expect("database").expect("secret key fits the database");
     let workers = platform_api::spawn_workers(&state);
     let mut app = platform_api::app(state);
     if let Some(doc) = opts.openapi_fixture {
@@ -125,12 +130,18 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
 
 impl Server {
     /// Stops this server and starts a new one on the same database.
-    pub async fn restart(mut self) -> Server {
+    pub async fn restart(self) -> Server {
+        let opts = self.opts.clone();
+        self.restart_with(opts).await
+    }
+
+    /// Stops this server and starts one with other options on the same database.
+    pub async fn restart_with(mut self, opts: Options) -> Server {
         self.task.abort();
         self.workers.iter().for_each(|w| w.abort());
         self.store.close().await;
         let db = self.db.take().unwrap();
-        start_on(db, self.backend, self.opts.clone()).await
+        start_on(db, self.backend, opts).await
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -22,6 +22,7 @@ mod persistence;
 mod private_registries;
 mod rate_limits;
 mod secondary_limits;
+mod secret_key;
 mod security_managers;
 mod rulesets;
 mod schema_check;
