@@ -147,23 +147,42 @@ fn print_report(r: &SeedReport, api: &str) {
     }
 }
 
-/// Raises the soft open-file limit to the hard one: every connection is a descriptor, and the
-/// connection cap should be what bounds them, not a low default limit.
-fn raise_open_files() {
+/// Raises the soft open-file limit to the hard one (every connection is a descriptor, and the
+/// connection cap should be what bounds them, not a low default); returns the limit in force.
+fn raise_open_files() -> Option<u64> {
     // SAFETY: getrlimit/setrlimit only read and write the struct passed.
     unsafe {
         let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+            return None;
+        }
+        if l.rlim_cur < l.rlim_max {
             let wanted = libc::rlimit { rlim_cur: l.rlim_max, rlim_max: l.rlim_max };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &wanted) == 0 {
                 tracing::info!(from = l.rlim_cur, to = l.rlim_max, "raised the open-file limit");
+                return Some(l.rlim_max as u64);
             }
         }
+        Some(l.rlim_cur as u64)
+    }
+}
+
+/// The connection cap, below the open-file limit: descriptors stay for the database, webhook
+/// deliveries, imports and the log, so the cap is what refuses, never `accept`.
+fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
+    const RESERVED: u64 = 256;
+    match open_files {
+        Some(limit) if (configured as u64) + RESERVED > limit => {
+            let cap = limit.saturating_sub(RESERVED).max(16) as usize;
+            tracing::warn!(configured, cap, limit, "PLATFORM_MAX_CONNECTIONS lowered to fit the open-file limit");
+            cap
+        }
+        _ => configured,
     }
 }
 
 pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
-    raise_open_files();
+    let open_files = raise_open_files();
     let store = open_store(&c).await?;
     let listener = tokio::net::TcpListener::bind(&c.listen).await.map_err(|e| format!("listen on {}: {e}", c.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -197,7 +216,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     let conns = platform_api::listener::ConnSettings {
         header_read: std::time::Duration::from_secs(c.header_read_timeout_seconds),
         idle: std::time::Duration::from_secs(c.idle_timeout_seconds),
-        max_connections: c.max_connections,
+        max_connections: connection_cap(c.max_connections, open_files),
     };
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.
@@ -269,4 +288,17 @@ pub async fn seed_only(c: Config, args: &Args) -> Result<(), String> {
     print_report(&report, &public_url);
     store.close().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connection_cap;
+
+    #[test]
+    fn connection_cap_fits_the_open_file_limit() {
+        assert_eq!(connection_cap(4096, Some(1_048_576)), 4096);
+        assert_eq!(connection_cap(4096, None), 4096);
+        assert_eq!(connection_cap(4096, Some(1024)), 768);
+        assert_eq!(connection_cap(4096, Some(100)), 16);
+    }
 }
