@@ -1,7 +1,8 @@
 //! Consumers of the activity outbox. Every platform action writes an activity record in the
 //! transaction of the change; each consumer (feeds, webhooks, notifications) handles the records
-//! in id order, and its effects and its cursor commit together: every record is handled exactly
-//! once, and a consumer that stops (crash, `kill -9`, restart) resumes where it left off.
+//! in commit-safe order ([`activity::Cursor`]: a record committed late by a slow transaction is
+//! not passed over), and its effects and its cursor commit together: every record is handled
+//! exactly once, and a consumer that stops (crash, `kill -9`, restart) resumes where it left off.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +32,10 @@ pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<usize
         let name = consumer.name();
         let behind = state
             .store
-            .read(move |c| -> Result<bool, DbError> { Ok(activity::last_id(c)? > activity::cursor(c, name)?) })
+            .read(move |c| -> Result<bool, DbError> {
+                let at = activity::cursor(c, name)?;
+                activity::pending(c, at)
+            })
             .await?;
         if !behind {
             return Ok(total);
@@ -42,12 +46,12 @@ pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<usize
             .store
             .write(move |c| -> Result<usize, ApiError> {
                 let name = consumer2.name();
-                let last = activity::lock_cursor(c, name)?;
-                let batch = activity::after(c, last, BATCH)?;
-                if let Some(end) = batch.last() {
-                    consumer2.handle(c, &batch, now)?;
-                    activity::set_cursor(c, name, end.id)?;
-                }
+                let at = activity::lock_cursor(c, name)?;
+                let rows = activity::after(c, at, BATCH)?;
+                let Some(&(end, _)) = rows.last() else { return Ok(0) };
+                let batch: Vec<Activity> = rows.into_iter().map(|(_, a)| a).collect();
+                consumer2.handle(c, &batch, now)?;
+                activity::set_cursor(c, name, end)?;
                 Ok(batch.len())
             })
             .await?;

@@ -18,6 +18,7 @@ mod input_bounds;
 mod insights;
 mod meta;
 mod notifications;
+mod outbox;
 mod persistence;
 mod private_registries;
 mod rate_limits;

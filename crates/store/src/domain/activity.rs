@@ -1,6 +1,6 @@
 //! The activity outbox: every platform action writes one record in the same transaction as the
 //! change; workers fan records out to feeds, webhooks and notifications.
-use crate::{params, Conn, DbError, Row};
+use crate::{Backend, params, Conn, DbError, Row};
 
 pub struct NewActivity<'a> {
     /// Event type name, e.g. `PushEvent`.
@@ -63,31 +63,54 @@ pub fn from_row(r: &Row, at: usize) -> Activity {
     }
 }
 
-/// Up to `limit` records after `last_id`, oldest first.
-pub fn after(c: &mut dyn Conn, last_id: i64, limit: i64) -> Result<Vec<Activity>, DbError> {
-    let sql = format!("SELECT {COLS} FROM activity v WHERE v.id > ? ORDER BY v.id LIMIT ?");
-    Ok(c.query(&sql, params![last_id, limit])?.iter().map(|r| from_row(r, 0)).collect())
+/// A consumer's position: the last record it handled, in (writing transaction, id) order.
+///
+/// Why not ids alone: on PostgreSQL ids are drawn when a row is inserted, but transactions
+/// commit in any order, so a consumer that moved past id 11 would never see id 10 committed a
+/// moment later. Records carry their transaction's id (`txid`) instead, and [`after`] returns
+/// only records of transactions older than the oldest one still running (the snapshot's
+/// `xmin`): those have all ended, so nothing can appear before the cursor afterwards, and every
+/// record is handled exactly once. On SQLite one writer at a time commits ids in order; every
+/// `txid` is 0 and the order is the id order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cursor {
+    pub txid: i64,
+    pub id: i64,
 }
 
-/// The newest record id (0 when there is none).
-pub fn last_id(c: &mut dyn Conn) -> Result<i64, DbError> {
-    c.query_i64("SELECT COALESCE(MAX(id), 0) FROM activity", &[])
+/// Up to `limit` records after `at` that no running transaction can precede, in order.
+pub fn after(c: &mut dyn Conn, at: Cursor, limit: i64) -> Result<Vec<(Cursor, Activity)>, DbError> {
+    let sql = format!("SELECT {COLS}, v.txid FROM activity v WHERE (v.txid, v.id) > (?, ?) AND v.txid < ? ORDER BY v.txid, v.id LIMIT ?");
+    // Taken before the read: every transaction older than it has ended by the time the read's
+    // own snapshot is taken, so all its records are visible to the read.
+    let horizon = match c.backend() {
+        Backend::Postgres => c.query_i64("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint", &[])?,
+        Backend::Sqlite => 1,
+    };
+    let rows = c.query(&sql, params![at.txid, at.id, horizon, limit])?;
+    Ok(rows.iter().map(|r| (Cursor { txid: r.i64(8), id: r.i64(0) }, from_row(r, 0))).collect())
+}
+
+/// Are there records after `at` (whether or not they can be handled yet)?
+pub fn pending(c: &mut dyn Conn, at: Cursor) -> Result<bool, DbError> {
+    Ok(c.query_opt("SELECT 1 FROM activity v WHERE (v.txid, v.id) > (?, ?) LIMIT 1", params![at.txid, at.id])?.is_some())
 }
 
 /// Takes a consumer's cursor for this transaction (the row lock serialises nodes sharing a
 /// PostgreSQL database) and returns its position.
-pub fn lock_cursor(c: &mut dyn Conn, name: &str) -> Result<i64, DbError> {
+pub fn lock_cursor(c: &mut dyn Conn, name: &str) -> Result<Cursor, DbError> {
     c.execute("INSERT INTO worker_cursors (name, last_id) VALUES (?, 0) ON CONFLICT (name) DO NOTHING", params![name])?;
     c.execute("UPDATE worker_cursors SET last_id = last_id WHERE name = ?", params![name])?;
-    c.query_i64("SELECT last_id FROM worker_cursors WHERE name = ?", params![name])
+    cursor(c, name)
 }
 
 /// A consumer's position without locking.
-pub fn cursor(c: &mut dyn Conn, name: &str) -> Result<i64, DbError> {
-    Ok(c.query_opt("SELECT last_id FROM worker_cursors WHERE name = ?", params![name])?.map(|r| r.i64(0)).unwrap_or(0))
+pub fn cursor(c: &mut dyn Conn, name: &str) -> Result<Cursor, DbError> {
+    let row = c.query_opt("SELECT last_txid, last_id FROM worker_cursors WHERE name = ?", params![name])?;
+    Ok(row.map(|r| Cursor { txid: r.i64(0), id: r.i64(1) }).unwrap_or_default())
 }
 
-pub fn set_cursor(c: &mut dyn Conn, name: &str, last_id: i64) -> Result<(), DbError> {
-    c.execute("UPDATE worker_cursors SET last_id = ? WHERE name = ?", params![last_id, name])?;
+pub fn set_cursor(c: &mut dyn Conn, name: &str, at: Cursor) -> Result<(), DbError> {
+    c.execute("UPDATE worker_cursors SET last_txid = ?, last_id = ? WHERE name = ?", params![at.txid, at.id, name])?;
     Ok(())
 }
