@@ -10,7 +10,6 @@ use platform_store::domain::activity::{self, Activity, NewActivity};
 use platform_store::{Conn, DbError};
 
 use crate::both;
-use crate::harness::*;
 
 /// Remembers the ids it handled.
 struct Recorder(Arc<Mutex<Vec<i64>>>);
@@ -65,7 +64,7 @@ both!(every_record_once_under_concurrent_writers, |s| {
     }
     drain(&state, &consumer).await.unwrap();
     let mut seen = seen.lock().unwrap().clone();
-    let mut written = written.lock().unwrap().clone();
+    let written = written.lock().unwrap().clone();
     assert!(written.len() > 100, "{} records", written.len());
     let handled = seen.len();
     seen.sort_unstable();
