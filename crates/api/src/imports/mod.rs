@@ -114,9 +114,10 @@ pub fn import_json(u: &Urls, repo: &Repo, i: &Import) -> Value {
     if i.status == "pushing" {
         v["push_percent"] = json!(i.push_percent.unwrap_or(0));
     }
+    // Strings in the spec: an error recorded without its step or message still names them.
     if i.status == "error" {
-        v["failed_step"] = json!(i.failed_step);
-        v["error_message"] = json!(i.error_message);
+        v["failed_step"] = json!(i.failed_step.as_deref().unwrap_or("import"));
+        v["error_message"] = json!(i.error_message.as_deref().unwrap_or(""));
     }
     if i.status == "detection_found_multiple" {
         v["project_choices"] = json!([]);
