@@ -2,7 +2,7 @@
 //! silent or slow client cannot hold (header-read and idle keep-alive timeouts; the body-read
 //! timeout is the JSON body extractor's), a cap on open connections that evicts the longest
 //! waiting ones first so health checks stay answerable, and the platform's JSON error body on
-//! the protocol errors hyper answers itself (400, 413, 414, 431).
+//! the protocol errors hyper answers itself (400, 431; request targets over 8 KiB are 414 here).
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -20,7 +20,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tower::ServiceExt;
 
-use crate::error::GENERIC_DOCS;
+use crate::error::{ApiError, GENERIC_DOCS};
+
+/// Longest request target (path and query) served; longer is 414.
+const MAX_URI_BYTES: usize = 8 * 1024;
+/// Most bytes of request line and headers together; more is 431 (hyper's check).
+const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct ConnSettings {
@@ -158,8 +163,15 @@ async fn connection(shared: Arc<Shared>, conn: Arc<Conn>, stream: TcpStream, pee
         conn.in_flight.fetch_add(1, Ordering::AcqRel);
         conn.head_ms.store(0, Ordering::Release);
         req.extensions_mut().insert(ConnectInfo(peer));
+        let too_long = req.uri().path_and_query().map_or(0, |p| p.as_str().len()) > MAX_URI_BYTES;
         async move {
-            let resp = app.oneshot(req.map(axum::body::Body::new)).await;
+            let resp = if too_long {
+                let mut r = axum::response::IntoResponse::into_response(ApiError::new(axum::http::StatusCode::URI_TOO_LONG, "URI Too Long"));
+                r.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+                Ok(r)
+            } else {
+                app.oneshot(req.map(axum::body::Body::new)).await
+            };
             conn.head_ms.store(0, Ordering::Release);
             conn.idle_ms.store(shared.now_ms(), Ordering::Release);
             conn.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -167,7 +179,7 @@ async fn connection(shared: Arc<Shared>, conn: Arc<Conn>, stream: TcpStream, pee
         }
     });
     // No hyper timer: the watchdog below tells header-read from idle time.
-    let served = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(io), service);
+    let served = hyper::server::conn::http1::Builder::new().max_header_size(MAX_HEAD_BYTES).serve_connection(TokioIo::new(io), service);
     tokio::pin!(served);
     let stopping = async move {
         let _ = stop.wait_for(|s| *s).await;

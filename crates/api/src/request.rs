@@ -245,6 +245,19 @@ fn encode_query(pairs: &[(String, String)]) -> String {
     pairs.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect::<Vec<_>>().join("&")
 }
 
+/// A request body of at most `limit` bytes (413 beyond), received within the body-read timeout
+/// (408 beyond: a client sending slowly holds nothing for long); the one place bodies are read.
+pub async fn read_body(app: &crate::state::AppState, body: axum::body::Body, limit: usize) -> Result<Bytes, ApiError> {
+    let read = tokio::time::timeout(app.config.body_read_timeout, axum::body::to_bytes(body, limit));
+    read.await.map_err(|_| ApiError::request_timeout())?.map_err(|e| {
+        if std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>()) {
+            ApiError::payload_too_large()
+        } else {
+            ApiError::bad_request("Problems parsing JSON")
+        }
+    })
+}
+
 /// A JSON object body. Empty bodies read as `{}` (required fields then fail validation);
 /// invalid JSON is `400 Problems parsing JSON`, other JSON `400 Body should be a JSON object`,
 /// a body over the configured size `413`.
@@ -263,15 +276,7 @@ impl FromRequest<Shared> for JsonBody {
         if declared.is_some_and(|n| n > limit) {
             return Err(ApiError::payload_too_large());
         }
-        // A client sending its body too slowly holds nothing for long.
-        let read = tokio::time::timeout(app.config.body_read_timeout, axum::body::to_bytes(req.into_body(), limit));
-        let bytes: Bytes = read.await.map_err(|_| ApiError::request_timeout())?.map_err(|e| {
-            if std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>()) {
-                ApiError::payload_too_large()
-            } else {
-                ApiError::bad_request("Problems parsing JSON")
-            }
-        })?;
+        let bytes = read_body(app, req.into_body(), limit).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(JsonBody(Value::Object(Default::default())));
         }

@@ -78,8 +78,9 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 async fn set(ctx: Ctx, body: Body) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let limit = MAX_BODY_BYTES.min(ctx.app.config.max_body_bytes);
-    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::payload_too_large())?;
+    let bytes = crate::request::read_body(&ctx.app, body, limit).await?;
     let rules = parse_rules(&bytes)?;
+    crate::validate::check_strings(&Value::Object(rules.clone()))?;
     let (org_id, now) = (caller.org.id, ctx.app.clock.now());
     let text = Value::Object(rules).to_string();
     ctx.app.store.write(move |c| store::set(c, org_id, &text, now)).await?;
