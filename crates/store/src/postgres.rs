@@ -412,6 +412,10 @@ impl Pool {
 
 pub(crate) struct PgStore {
     pool: Arc<Pool>,
+    /// One permit per pool connection, taken before a blocking thread is: requests waiting for
+    /// a connection wait as futures, not as threads parked on the pool (bounded threads and
+    /// memory under many connections).
+    permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl PgStore {
@@ -426,6 +430,7 @@ impl PgStore {
             config.application_name("platformd");
         }
         Ok(PgStore {
+            permits: Arc::new(tokio::sync::Semaphore::new(pool_size.max(1))),
             pool: Arc::new(Pool {
                 config,
                 max: pool_size.max(1),
@@ -446,10 +451,18 @@ impl PgStore {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        let waited = tokio::time::timeout(POOL_WAIT, self.permits.clone().acquire_owned()).await;
+        let Ok(Ok(permit)) = waited else {
+            return Err(DbError::unavailable("timed out waiting for a PostgreSQL connection").into());
+        };
         let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || f(&mut pool.get()?))
-            .await
-            .unwrap_or_else(|e| Err(DbError::other(format!("database task failed: {e}")).into()))
+        tokio::task::spawn_blocking(move || {
+            let r = f(&mut pool.get()?);
+            drop(permit);
+            r
+        })
+        .await
+        .unwrap_or_else(|e| Err(DbError::other(format!("database task failed: {e}")).into()))
     }
 
     pub(crate) async fn read<T, E, F>(&self, f: F) -> Result<T, E>
