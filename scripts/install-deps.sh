@@ -13,6 +13,8 @@ PACKAGES=(
   postgresql                   # pg_ctlcluster + server for PostgreSQL-backed tests
   chromium                     # headless browser for the /docs page test
   git                          # source imports run the git binary (and their tests make repositories)
+  redis-server                 # limits shared by many nodes (tests, scripts/cluster)
+  haproxy                      # the load balancer of scripts/cluster
 )
 
 missing=()

@@ -20,6 +20,9 @@ before(async () => {
   const t = client({ token: actor.token });
   for (let i = 0; i < 3; i++) await t.request("GET /orgs/{org}/security-managers", { org: ORG });
   await t.request("GET /orgs/{org}/private-registries", { org: ORG });
+  // Each node flushes the requests it recorded every second; a node reading insights flushes
+  // only its own first.
+  if (process.env.PLATFORM_CLUSTER) await new Promise((r) => setTimeout(r, 1500));
 });
 
 check("summaries count the actor's requests exactly", ["insights/get-summary-stats", "insights/get-summary-stats-by-actor", "insights/get-summary-stats-by-user"], async () => {

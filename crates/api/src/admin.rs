@@ -57,7 +57,7 @@ pub fn router(state: Shared) -> Router<Shared> {
 async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
     let ip = crate::contract::client_ip(&req, app.config.trust_forwarded);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-    if app.admin_logins.locked_out(ip, now).is_some() {
+    if app.admin_logins.locked_out(ip, now).await.is_some() {
         return ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response();
     }
     let given = req
@@ -71,7 +71,7 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
         if given.is_empty() {
             return ApiError::requires_authentication().into_response();
         }
-        app.admin_logins.failed_login(ip, now);
+        app.admin_logins.failed_login(ip, now).await;
         return ApiError::bad_credentials().into_response();
     }
     next.run(req).await
@@ -268,8 +268,8 @@ async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     // The emptied database records which key its new secrets will be encrypted under.
     let sk = app.config.secret_key;
     app.store.write(move |c| crate::secrets::prepare(c, &sk)).await?.map_err(|m| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, m))?;
-    app.limiter.clear();
-    app.secondary.clear();
+    app.limiter.clear().await;
+    app.secondary.clear().await;
     app.caches.clear();
     app.faults.clear();
     Ok(Reply::empty(StatusCode::NO_CONTENT))

@@ -177,7 +177,7 @@ impl Ctx {
         let name = self.param("repo");
         let name = name.strip_suffix(".git").unwrap_or(name).to_lowercase();
         let key = (owner, name, self.principal.cache_key());
-        let generation = self.app.generation();
+        let generation = self.access_generation();
         let (found, role) = match generation.and_then(|g| self.app.caches.repos.get(&key, g)) {
             Some(hit) => hit,
             None => {

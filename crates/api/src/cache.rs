@@ -1,7 +1,6 @@
-//! In-process caches that are exact, not approximately fresh: an entry is used only while the
-//! store's write generation is the one it was computed at (see `Store::generation`). They are
-//! on only when this process is the database's single writer (SQLite); on a shared PostgreSQL
-//! every lookup goes to the database.
+//! In-process caches that are exact, not approximately fresh: an entry is used only by a request
+//! that observed the write generation it was computed at (see `state::Generation`: the
+//! in-process generation on SQLite, the shared one every node bumps on PostgreSQL).
 use std::hash::Hash;
 
 use crate::sharded::Sharded;

@@ -196,15 +196,17 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         }
         // An address locked out after failed logins may not authenticate for a while.
         if req.headers().contains_key(header::AUTHORIZATION) {
-            if let Some(_left) = app.secondary.locked_out(ip, app.clock.now()) {
+            if let Some(_left) = app.secondary.locked_out(ip, app.clock.now()).await {
                 break 'serve ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response();
             }
         }
-        principal = match authenticate(&app, req.headers()).await {
+        // Before anything cached is read: see `state::Generation`.
+        let observed = app.observe().await;
+        principal = match authenticate(&app, req.headers(), observed).await {
             Ok(p) => p,
             Err(e) => {
                 if e.status == StatusCode::UNAUTHORIZED && !crate::secondary::is_token_check(&method, &path) {
-                    app.secondary.failed_login(ip, app.clock.now());
+                    app.secondary.failed_login(ip, app.clock.now()).await;
                 }
                 break 'serve e.into_response();
             }
@@ -212,7 +214,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         let class = principal.rate_class(ip);
         // Secondary limits: a place among the requester's concurrent requests (held until the
         // answer is made, injected latency included) and the method's points.
-        let _slot = match app.secondary.enter(class.bucket, &method, app.clock.now()) {
+        let _slot = match app.secondary.enter(class.bucket, &method, app.clock.now()).await {
             Ok(slot) => slot,
             Err(retry_after) => {
                 rate_limited = true;
@@ -228,7 +230,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
         // `GET /rate_limit` is never charged.
         let charged = app.config.rate_limits && path != "/rate_limit";
         if charged {
-            match app.limiter.charge(&class, now) {
+            match app.limiter.charge(&class, now).await {
                 Ok(q) => quota = Some(q),
                 Err(q) => {
                     quota = Some(q);
@@ -239,20 +241,20 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                 }
             }
         } else if app.config.rate_limits {
-            quota = Some(app.limiter.peek(&class, now));
+            quota = Some(app.limiter.peek(&class, now).await);
         }
         // Only the conditional headers are needed after the handler: keep them, not every header.
         let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
         let if_modified_since = req.headers().get(header::IF_MODIFIED_SINCE).cloned();
         // A conditional GET whose answer is known not to have changed: 304 without routing.
-        let generation = app.generation();
+        let generation = app.generation(observed);
         let validator = match (&if_none_match, generation) {
             (Some(inm), Some(g)) if method == Method::GET => {
                 let pq = req.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
                 let key = (pq, version, principal.cache_key());
                 if let Some((r, op)) = not_modified::answer(&app, &key, g, inm, now) {
                     if charged {
-                        quota = Some(app.limiter.refund(&class, now));
+                        quota = Some(app.limiter.refund(&class, now).await);
                     }
                     answered_by = Some(op);
                     break 'serve r;
@@ -261,7 +263,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
             }
             _ => None,
         };
-        req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone() });
+        req.extensions_mut().insert(ReqInfo { principal: principal.clone(), ip, version, request_id: rid.clone(), generation: observed });
         // A panicking handler answers 500 with the error body; the server goes on.
         let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
             Ok(r) => r,
@@ -295,7 +297,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                 resp.headers_mut().remove(header::CONTENT_TYPE);
                 resp.headers_mut().remove(header::CONTENT_LENGTH);
                 if charged {
-                    quota = Some(app.limiter.refund(&class, now));
+                    quota = Some(app.limiter.refund(&class, now).await);
                 }
             } else {
                 resp = Response::from_parts(parts, body);
@@ -311,7 +313,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
     // credentials) still report the caller's bucket (the address's, for an unidentified caller):
     // clients read `x-ratelimit-*` on every response.
     if quota.is_none() && app.config.rate_limits {
-        quota = Some(app.limiter.peek(&principal.rate_class(ip), app.clock.now()));
+        quota = Some(app.limiter.peek(&principal.rate_class(ip), app.clock.now()).await);
     }
 
     let op = answered_by.or_else(|| resp.extensions().get::<OpRef>().map(|o| o.0));

@@ -383,7 +383,7 @@ pub async fn inject(
     let status = StatusCode::from_u16(f.status.unwrap_or(500)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     Some(match f.kind {
         FaultKind::Primary => {
-            let real = app.limiter.peek(class, app.clock.now());
+            let real = app.limiter.peek(class, app.clock.now()).await;
             Injected {
                 response: ApiError::new(status, class.exceeded_message()).with_docs(RATE_LIMIT_DOCS).into_response(),
                 quota: Some(Quota { limit: real.limit, used: real.limit, remaining: 0, reset: real.reset }),

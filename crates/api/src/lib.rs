@@ -34,6 +34,7 @@ pub mod secondary;
 pub mod secrets;
 pub mod seed;
 pub mod shapes;
+pub mod shared_limits;
 pub mod sharded;
 pub mod state;
 pub mod validate;

@@ -1,6 +1,8 @@
 //! Notifications produced by platform activity: the outbox consumer that maps each activity
 //! kind to its recipients and reasons (document 3's reason table), and the background task that
 //! finishes a large mark-all-read.
+use std::collections::HashMap;
+
 use platform_store::domain::activity::Activity;
 use platform_store::domain::depbot;
 use platform_store::domain::notifications::{self as notif, Subject};
@@ -32,16 +34,56 @@ fn str_of<'a>(p: &'a Value, k: &str) -> &'a str {
     p.get(k).and_then(Value::as_str).unwrap_or("")
 }
 
+/// What a batch reads once per repository: its row, its watchers (no record this consumer
+/// handles changes either, and a burst of activity is mostly on one repository) and the pushers
+/// of its commits (which pushes in the batch change, here as in the store).
+#[derive(Default)]
+struct Memo {
+    repos: HashMap<i64, Option<Repo>>,
+    watchers: HashMap<i64, Vec<i64>>,
+    pushers: HashMap<(i64, String), Option<i64>>,
+}
+
+impl Memo {
+    fn repo(&mut self, c: &mut dyn Conn, id: i64) -> Result<Option<Repo>, DbError> {
+        once(&mut self.repos, id, || repos::by_id(c, id))
+    }
+
+    fn watchers(&mut self, c: &mut dyn Conn, repo_id: i64) -> Result<Vec<i64>, DbError> {
+        once(&mut self.watchers, repo_id, || notif::watchers(c, repo_id))
+    }
+
+    fn pusher(&mut self, c: &mut dyn Conn, repo_id: i64, sha: &str) -> Result<Option<i64>, DbError> {
+        once(&mut self.pushers, (repo_id, sha.to_string()), || notif::pusher(c, repo_id, sha))
+    }
+
+    fn set_pusher(&mut self, c: &mut dyn Conn, repo_id: i64, sha: &str, user_id: i64) -> Result<(), DbError> {
+        notif::set_pusher(c, repo_id, sha, user_id)?;
+        self.pushers.insert((repo_id, sha.to_string()), Some(user_id));
+        Ok(())
+    }
+}
+
+/// `map[k]`, loaded the first time it is asked for.
+fn once<K: std::hash::Hash + Eq, V: Clone>(map: &mut HashMap<K, V>, k: K, load: impl FnOnce() -> Result<V, DbError>) -> Result<V, DbError> {
+    if let Some(v) = map.get(&k) {
+        return Ok(v.clone());
+    }
+    let v = load()?;
+    map.insert(k, v.clone());
+    Ok(v)
+}
+
 /// Recipients of activity on a repository: `first` (with their reason) and then every watcher
 /// with `subscribed`; the actor is never notified of their own action, nobody twice.
-fn with_watchers(c: &mut dyn Conn, a: &Activity, repo: &Repo, first: Vec<Delivery>) -> Result<Vec<Delivery>, DbError> {
+fn with_watchers(c: &mut dyn Conn, memo: &mut Memo, a: &Activity, repo: &Repo, first: Vec<Delivery>) -> Result<Vec<Delivery>, DbError> {
     let mut out: Vec<Delivery> = Vec::new();
     for d in first {
         if Some(d.user_id) != a.actor_id && !out.iter().any(|o| o.user_id == d.user_id) && notif::can_see(c, repo.id, d.user_id)? {
             out.push(d);
         }
     }
-    for w in notif::watchers(c, repo.id)? {
+    for w in memo.watchers(c, repo.id)? {
         if Some(w) != a.actor_id && !out.iter().any(|o| o.user_id == w) {
             out.push(Delivery { user_id: w, reason: "subscribed" });
         }
@@ -50,9 +92,9 @@ fn with_watchers(c: &mut dyn Conn, a: &Activity, repo: &Repo, first: Vec<Deliver
 }
 
 impl Notifications {
-    fn handle_one(&self, c: &mut dyn Conn, a: &Activity, now: i64) -> Result<(), DbError> {
+    fn handle_one(&self, c: &mut dyn Conn, memo: &mut Memo, a: &Activity, now: i64) -> Result<(), DbError> {
         let Some(repo_id) = a.repo_id else { return Ok(()) };
-        let Some(repo) = repos::by_id(c, repo_id)? else { return Ok(()) };
+        let Some(repo) = memo.repo(c, repo_id)? else { return Ok(()) };
         let base = repo_api_url(&self.urls, &repo);
         let p = &a.payload;
         let (title, url, latest, recipients): (String, String, String, Vec<Delivery>) = match a.kind.as_str() {
@@ -63,11 +105,11 @@ impl Notifications {
                     return Ok(());
                 }
                 if let Some(actor) = a.actor_id {
-                    notif::set_pusher(c, repo.id, head, actor)?;
+                    memo.set_pusher(c, repo.id, head, actor)?;
                 }
                 let branch = str_of(p, "ref").trim_start_matches("refs/heads/");
                 let url = format!("{base}/commits/{head}");
-                let r = with_watchers(c, a, &repo, Vec::new())?;
+                let r = with_watchers(c, memo, a, &repo, Vec::new())?;
                 (format!("Pushed {} to {branch}", short_sha(head)), url.clone(), url, r)
             }
             // A commit status: the commit's pusher (`author`) and the watchers, on the commit's thread.
@@ -76,9 +118,9 @@ impl Notifications {
                 if sha.is_empty() {
                     return Ok(());
                 }
-                let author = notif::pusher(c, repo.id, sha)?;
+                let author = memo.pusher(c, repo.id, sha)?;
                 let first = author.map(|u| Delivery { user_id: u, reason: "author" }).into_iter().collect();
-                let r = with_watchers(c, a, &repo, first)?;
+                let r = with_watchers(c, memo, a, &repo, first)?;
                 let title = format!("{}: {} on {}", str_of(p, "context"), str_of(p, "state"), short_sha(sha));
                 (title, format!("{base}/commits/{sha}"), format!("{base}/statuses/{sha}"), r)
             }
@@ -106,7 +148,7 @@ impl Notifications {
                 if !repo.owner.is_org() {
                     r.push(Delivery { user_id: repo.owner.id, reason: "security_alert" });
                 }
-                for w in notif::watchers(c, repo.id)? {
+                for w in memo.watchers(c, repo.id)? {
                     if !r.iter().any(|d| d.user_id == w) && depbot::may_see(c, repo.id, w)? {
                         r.push(Delivery { user_id: w, reason: "security_alert" });
                     }
@@ -134,8 +176,9 @@ impl Consumer for Notifications {
     }
 
     fn handle(&self, c: &mut dyn Conn, batch: &[Activity], now: i64) -> Result<(), ApiError> {
+        let mut memo = Memo::default();
         for a in batch {
-            self.handle_one(c, a, now)?;
+            self.handle_one(c, &mut memo, a, now)?;
         }
         Ok(())
     }

@@ -21,12 +21,22 @@ pub trait Consumer: Send + Sync + 'static {
     /// The cursor's name; never change it once records were handled under it.
     fn name(&self) -> &'static str;
     /// Handles a batch inside the consumer's transaction. An error rolls the batch back and it is
-    /// tried again later, so it must not have side effects outside `c`.
+    /// tried again later, so it must not have side effects outside `c`. The transaction commits
+    /// as a content write (`Store::write_content`): it must not change who may reach what.
     fn handle(&self, c: &mut dyn Conn, batch: &[Activity], now: i64) -> Result<(), ApiError>;
 }
 
-/// Handles every record waiting for `consumer`; returns how many it handled.
-pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<usize, ApiError> {
+/// What a drain did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Drained {
+    pub handled: usize,
+    /// Records are waiting and none could be handled: they are behind a transaction still
+    /// running (whose records may come before them). Try again soon: no write may say when.
+    pub held: bool,
+}
+
+/// Handles every record waiting for `consumer` that can be handled now.
+pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<Drained, ApiError> {
     let mut total = 0;
     loop {
         let name = consumer.name();
@@ -38,13 +48,13 @@ pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<usize
             })
             .await?;
         if !behind {
-            return Ok(total);
+            return Ok(Drained { handled: total, held: false });
         }
         let now = state.clock.now();
         let consumer2 = consumer.clone();
         let n = state
             .store
-            .write(move |c| -> Result<usize, ApiError> {
+            .write_content(move |c| -> Result<usize, ApiError> {
                 let name = consumer2.name();
                 let at = activity::lock_cursor(c, name)?;
                 let rows = activity::after(c, at, BATCH)?;
@@ -55,26 +65,76 @@ pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<usize
                 Ok(batch.len())
             })
             .await?;
-        total += n;
-        if (n as i64) < BATCH {
-            return Ok(total);
+        if n == 0 {
+            return Ok(Drained { handled: total, held: true });
         }
+        total += n;
+        // A short batch: the rest waits for the next pass (the next write, or a retry if held).
+        if (n as i64) < BATCH {
+            return Ok(Drained { handled: total, held: false });
+        }
+    }
+}
+
+/// A busy worker's passes are at least this far apart, so one pass serves the writes made
+/// meanwhile: under a thousand writes a second, a pass per write would cost each worker's
+/// queries a thousand times a second (and each pass's own write wakes the others).
+pub const GATHER: Duration = Duration::from_millis(10);
+
+/// The wake-ups of a background worker: after every write of this process (or `poll`, for
+/// writes of other nodes), never sooner than [`GATHER`] after the previous pass began.
+pub struct Wakeups {
+    writes: tokio::sync::watch::Receiver<u64>,
+    poll: Duration,
+    last: tokio::time::Instant,
+}
+
+impl Wakeups {
+    pub fn new(state: &Shared, poll: Duration) -> Wakeups {
+        Wakeups { writes: state.store.subscribe_writes(), poll, last: tokio::time::Instant::now() }
+    }
+
+    /// Marks the start of a pass: writes from now on wake the next one.
+    pub fn begin(&mut self) {
+        self.writes.borrow_and_update();
+        self.last = tokio::time::Instant::now();
+    }
+
+    /// Waits for a write, `poll`, or `also`; false when the store is gone.
+    pub async fn wait(&mut self, also: impl std::future::Future<Output = ()>) -> bool {
+        tokio::select! {
+            r = self.writes.changed() => if r.is_err() { return false },
+            _ = also => {}
+            _ = tokio::time::sleep(self.poll) => {}
+        }
+        tokio::time::sleep_until(self.last + GATHER).await;
+        true
     }
 }
 
 /// Runs a consumer until the process ends: drains, then sleeps until the next write.
 pub fn spawn(state: Shared, consumer: Arc<dyn Consumer>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut writes = state.store.subscribe_writes();
+        let mut wake = Wakeups::new(&state, POLL);
+        // Held records are retried after GATHER, then ever less often (a long transaction may
+        // hold them), up to POLL.
+        let mut retry = GATHER;
         loop {
-            writes.borrow_and_update();
-            if let Err(e) = drain(&state, &consumer).await {
-                tracing::warn!(consumer = consumer.name(), error = %e.message, "activity consumer failed; retrying");
-                tokio::time::sleep(POLL).await;
+            wake.begin();
+            match drain(&state, &consumer).await {
+                Ok(d) if d.held => {
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(POLL);
+                    continue;
+                }
+                Ok(_) => retry = GATHER,
+                Err(e) => {
+                    tracing::warn!(consumer = consumer.name(), error = %e.message, "activity consumer failed; retrying");
+                    tokio::time::sleep(POLL).await;
+                }
             }
-            tokio::select! {
-                r = writes.changed() => if r.is_err() { return },
-                _ = tokio::time::sleep(POLL) => {}
+            if !wake.wait(std::future::pending()).await {
+                return;
             }
         }
     })

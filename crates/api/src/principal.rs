@@ -84,7 +84,7 @@ impl Principal {
 
 /// Reads the credentials of a request. Invalid credentials are `401 Bad credentials`; none is
 /// [`Principal::Anonymous`].
-pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {
+pub async fn authenticate(state: &AppState, headers: &HeaderMap, observed: crate::state::Generation) -> Result<Principal, ApiError> {
     let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
         return Ok(Principal::Anonymous);
     };
@@ -92,7 +92,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Princ
     let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
     let rest = rest.trim();
     match scheme.to_ascii_lowercase().as_str() {
-        "bearer" | "token" if !rest.is_empty() => authenticate_token(state, rest).await,
+        "bearer" | "token" if !rest.is_empty() => authenticate_token(state, rest, observed).await,
         "basic" => authenticate_app(state, rest).await,
         _ => Err(ApiError::bad_credentials()),
     }
@@ -101,7 +101,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Princ
 /// Keys of the token cache's hash, drawn at start-up.
 static TOKEN_KEYS: std::sync::LazyLock<(u64, u64)> = std::sync::LazyLock::new(|| (rand::random(), rand::random()));
 
-async fn authenticate_token(state: &AppState, text: &str) -> Result<Principal, ApiError> {
+async fn authenticate_token(state: &AppState, text: &str, observed: crate::state::Generation) -> Result<Principal, ApiError> {
     if TokenKind::from_token(text).is_none() {
         return Err(ApiError::bad_credentials());
     }
@@ -109,7 +109,7 @@ async fn authenticate_token(state: &AppState, text: &str) -> Result<Principal, A
     // collision can be aimed at); SHA-256, which the store is keyed by, only on a miss.
     let key = crate::contract::sip128(TOKEN_KEYS.0, TOKEN_KEYS.1, text.as_bytes());
     let now = state.clock.now();
-    let generation = state.generation();
+    let generation = state.access_generation(observed);
     let cached = generation.and_then(|g| state.caches.tokens.get(&key, g));
     let auth = match cached {
         Some(a) => Some(a),

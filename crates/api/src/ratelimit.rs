@@ -1,7 +1,11 @@
 //! Primary rate limits: fixed one-hour windows per bucket (address, user, installation,
-//! repository for workflow tokens, app), in memory and sharded so requests rarely contend.
+//! repository for workflow tokens, app), in memory and sharded so requests rarely contend — or,
+//! with Redis configured, shared by every node (`shared_limits`), the memory engine deciding only
+//! while Redis is unreachable.
 use std::net::IpAddr;
+use std::sync::Arc;
 
+use crate::shared_limits::{Mode, Redis};
 use crate::sharded::Sharded;
 
 const WINDOW: i64 = 3600;
@@ -59,11 +63,52 @@ struct Window {
 pub struct Limiter {
     windows: Sharded<Bucket, Window>,
     factor: f64,
+    shared: Option<Arc<Redis>>,
 }
 
 impl Limiter {
-    pub fn new(factor: f64) -> Limiter {
-        Limiter { windows: Sharded::default(), factor: if factor > 0.0 { factor } else { 1.0 } }
+    pub fn new(factor: f64, shared: Option<Arc<Redis>>) -> Limiter {
+        Limiter { windows: Sharded::default(), factor: if factor > 0.0 { factor } else { 1.0 }, shared }
+    }
+
+    /// Asks the shared engine, if any and reachable.
+    async fn shared(&self, class: &RateClass, mode: Mode, now: i64) -> Option<Result<Quota, Quota>> {
+        let limit = self.limit(class);
+        let (used, start, ok) = self.shared.as_ref()?.primary(&class.bucket, limit, WINDOW, mode, now).await.ok()?;
+        let q = Self::quota(limit, Window { start, used });
+        Some(if ok { Ok(q) } else { Err(q) })
+    }
+
+    /// Charges one request. `Err` (nothing charged) when the bucket is exhausted.
+    pub async fn charge(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
+        match self.shared(class, Mode::Charge, now).await {
+            Some(r) => r,
+            None => self.charge_local(class, now),
+        }
+    }
+
+    /// Gives back a charge (a 304, or an operation that is never charged).
+    pub async fn refund(&self, class: &RateClass, now: i64) -> Quota {
+        match self.shared(class, Mode::Refund, now).await {
+            Some(r) => r.unwrap_or_else(|q| q),
+            None => self.refund_local(class, now),
+        }
+    }
+
+    /// The bucket's state without charging.
+    pub async fn peek(&self, class: &RateClass, now: i64) -> Quota {
+        match self.shared(class, Mode::Peek, now).await {
+            Some(r) => r.unwrap_or_else(|q| q),
+            None => self.peek_local(class, now),
+        }
+    }
+
+    /// Forgets every window (the shared ones too).
+    pub async fn clear(&self) {
+        self.windows.clear();
+        if let Some(r) = &self.shared {
+            let _ = r.clear().await;
+        }
     }
 
     fn limit(&self, class: &RateClass) -> i64 {
@@ -74,8 +119,7 @@ impl Limiter {
         Quota { limit, used: w.used, remaining: (limit - w.used).max(0), reset: w.start + WINDOW }
     }
 
-    /// Charges one request. `Err` (nothing charged) when the bucket is exhausted.
-    pub fn charge(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
+    fn charge_local(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
         let limit = self.limit(class);
         let mut map = self.windows.shard(&class.bucket);
         let w = map.entry(class.bucket).or_insert(Window { start: now, used: 0 });
@@ -89,8 +133,7 @@ impl Limiter {
         Ok(Self::quota(limit, *w))
     }
 
-    /// Gives back a charge (a 304, or an operation that is never charged).
-    pub fn refund(&self, class: &RateClass, now: i64) -> Quota {
+    fn refund_local(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
         let mut map = self.windows.shard(&class.bucket);
         match map.get_mut(&class.bucket) {
@@ -102,18 +145,13 @@ impl Limiter {
         }
     }
 
-    /// The bucket's state without charging.
-    pub fn peek(&self, class: &RateClass, now: i64) -> Quota {
+    fn peek_local(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
         let map = self.windows.shard(&class.bucket);
         match map.get(&class.bucket) {
             Some(w) if now < w.start + WINDOW => Self::quota(limit, *w),
             _ => Quota { limit, used: 0, remaining: limit, reset: now + WINDOW },
         }
-    }
-
-    pub fn clear(&self) {
-        self.windows.clear();
     }
 }
 
@@ -122,13 +160,13 @@ mod tests {
     use super::*;
     #[test]
     fn window_exhausts_and_resets() {
-        let l = Limiter::new(1.0);
+        let l = Limiter::new(1.0, None);
         let c = RateClass { bucket: Bucket::User(1), limit: 2 };
-        assert_eq!(l.charge(&c, 100).unwrap().remaining, 1);
-        assert_eq!(l.charge(&c, 100).unwrap().remaining, 0);
-        let q = l.charge(&c, 200).unwrap_err();
+        assert_eq!(l.charge_local(&c, 100).unwrap().remaining, 1);
+        assert_eq!(l.charge_local(&c, 100).unwrap().remaining, 0);
+        let q = l.charge_local(&c, 200).unwrap_err();
         assert_eq!((q.remaining, q.reset), (0, 3700));
-        assert_eq!(l.refund(&c, 200).remaining, 1);
-        assert_eq!(l.charge(&c, 3700).unwrap().used, 1);
+        assert_eq!(l.refund_local(&c, 200).remaining, 1);
+        assert_eq!(l.charge_local(&c, 3700).unwrap().used, 1);
     }
 }

@@ -22,6 +22,8 @@ pub struct ReqInfo {
     pub ip: std::net::IpAddr,
     pub version: ApiVersion,
     pub request_id: String,
+    /// The write generation observed when the request began.
+    pub generation: crate::state::Generation,
 }
 
 /// The operation a route serves; set by the route's own layer.
@@ -31,6 +33,8 @@ pub struct OpRef(pub &'static Operation);
 pub struct Ctx {
     pub app: Shared,
     pub principal: Principal,
+    /// The write generation observed when the request began (see [`Ctx::generation`]).
+    observed: crate::state::Generation,
     pub ip: std::net::IpAddr,
     pub version: ApiVersion,
     pub op: &'static Operation,
@@ -53,7 +57,7 @@ impl FromRequestParts<Shared> for Ctx {
             Principal::Token(t) => t.app.as_ref().map(|a| a.id),
             Principal::Anonymous => None,
         };
-        if let Err(retry_after) = app.secondary.operation(info.principal.rate_class(info.ip).bucket, op, app_id, app.clock.now()) {
+        if let Err(retry_after) = app.secondary.operation(info.principal.rate_class(info.ip).bucket, op, app_id, app.clock.now()).await {
             return Err(crate::secondary::refusal(axum::http::StatusCode::FORBIDDEN, &info.request_id, retry_after));
         }
         // NUL can name nothing stored (PostgreSQL text refuses it): such a path names no
@@ -69,6 +73,7 @@ impl FromRequestParts<Shared> for Ctx {
         Ok(Ctx {
             app: app.clone(),
             principal: info.principal,
+            observed: info.generation,
             ip: info.ip,
             version: info.version,
             op,
@@ -103,6 +108,16 @@ impl Ctx {
             .map_err(|(name, v)| ApiError::invalid_request(format!("For '{name}', {v:?} is not an integer.")))
     }
 
+    /// The generation caches are keyed by for this request now (`None`: no cache).
+    pub fn generation(&self) -> Option<u64> {
+        self.app.generation(self.observed)
+    }
+
+    /// [`Ctx::generation`] for caches of credentials and repository access.
+    pub fn access_generation(&self) -> Option<u64> {
+        self.app.access_generation(self.observed)
+    }
+
     /// Serves a GET from the response cache when nothing was written since it was built. Entries
     /// are per caller (token, app or anonymous) as well as per request, so content that depends on
     /// who asks can never be served to someone else; authorization has already run.
@@ -120,7 +135,7 @@ impl Ctx {
     where
         F: std::future::Future<Output = Result<(crate::reply::Reply, i64), ApiError>>,
     {
-        let Some(generation) = self.app.generation() else { return Ok(build.await?.0) };
+        let Some(generation) = self.generation() else { return Ok(build.await?.0) };
         let now = self.app.clock.now();
         let key = match sharing {
             Sharing::Caller => (self.path_and_query(), self.version, self.principal.cache_key()),

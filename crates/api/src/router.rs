@@ -119,10 +119,18 @@ async fn readyz(State(app): State<Shared>) -> Response {
 }
 
 async fn metrics(State(app): State<Shared>) -> Response {
-    let body = app.metrics.render(&[(
+    let mut body = app.metrics.render(&[(
         "platform_store_pending_writes",
         "Writes waiting for or inside a commit (the group-commit queue on SQLite).",
         app.store.pending_writes(),
     )]);
+    if let Some(r) = &app.shared_limits {
+        use std::fmt::Write;
+        let _ = writeln!(
+            body,
+            "# HELP platform_limits_fallbacks_total Limit decisions made by this node alone because Redis did not answer.\n# TYPE platform_limits_fallbacks_total counter\nplatform_limits_fallbacks_total {}",
+            r.fallbacks()
+        );
+    }
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }

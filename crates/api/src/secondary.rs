@@ -1,4 +1,6 @@
-//! Secondary rate limits of document 1 and the failed-login lockout, in memory per node.
+//! Secondary rate limits of document 1 and the failed-login lockout, in memory per node — or,
+//! with Redis configured, shared by every node (`shared_limits`), the memory engine deciding only
+//! while Redis is unreachable.
 //!
 //! Per requester (the primary limit's bucket): at most `concurrent` requests in flight, at most
 //! `points_per_minute` points a minute (GET/HEAD/OPTIONS cost 1, other methods 5), at most
@@ -10,12 +12,14 @@
 //! Failed logins: `login_attempts` bad credentials from one address within
 //! `login_lockout_seconds` lock that address out of authenticated requests for that long.
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 
 use crate::error::{ApiError, RATE_LIMIT_DOCS};
 use crate::operation::Operation;
 use crate::ratelimit::Bucket;
+use crate::shared_limits::{Redis, Take};
 use crate::sharded::Sharded;
 
 /// The bounds; every count is multiplied by the limiter's factor (but the login attempts).
@@ -104,11 +108,15 @@ pub struct Secondary {
     requesters: Sharded<Bucket, Requester>,
     apps: Sharded<i64, Window>,
     logins: Sharded<IpAddr, Logins>,
+    /// The shared engine and this limiter's key scope in it.
+    shared: Option<(Arc<Redis>, &'static str)>,
 }
 
 /// A request in flight; leaving (drop, also on panic or cancellation) frees its place.
 pub struct Slot<'a> {
     owner: Option<(&'a Secondary, Bucket)>,
+    /// A place taken in the shared engine, freed by a task of its own.
+    shared: Option<(Arc<Redis>, Bucket)>,
 }
 
 impl Drop for Slot<'_> {
@@ -117,6 +125,9 @@ impl Drop for Slot<'_> {
             if let Some(r) = s.requesters.shard(&bucket).get_mut(&bucket) {
                 r.in_flight -= 1;
             }
+        }
+        if let (Some((redis, bucket)), Ok(rt)) = (self.shared.take(), tokio::runtime::Handle::try_current()) {
+            rt.spawn(async move { redis.leave(&bucket).await });
         }
     }
 }
@@ -131,8 +142,9 @@ pub fn is_token_check(method: &Method, path: &str) -> bool {
 }
 
 impl Secondary {
-    pub fn new(settings: SecondarySettings, factor: f64) -> Secondary {
-        Secondary { settings, factor: if factor > 0.0 { factor } else { 1.0 }, requesters: Sharded::default(), apps: Sharded::default(), logins: Sharded::default() }
+    /// `shared`: the engine every node uses and the scope of this limiter's keys in it.
+    pub fn new(settings: SecondarySettings, factor: f64, shared: Option<(Arc<Redis>, &'static str)>) -> Secondary {
+        Secondary { settings, factor: if factor > 0.0 { factor } else { 1.0 }, requesters: Sharded::default(), apps: Sharded::default(), logins: Sharded::default(), shared }
     }
 
     fn bound(&self, n: i64) -> i64 {
@@ -141,12 +153,18 @@ impl Secondary {
 
     /// Admits a request of `bucket`: a place among its concurrent requests and the method's
     /// points. `Err` carries `retry-after` seconds.
-    pub fn enter(&self, bucket: Bucket, method: &Method, now: i64) -> Result<Slot<'_>, i64> {
+    pub async fn enter(&self, bucket: Bucket, method: &Method, now: i64) -> Result<Slot<'_>, i64> {
         if !self.settings.enabled {
-            return Ok(Slot { owner: None });
+            return Ok(Slot { owner: None, shared: None });
         }
         let cost = if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) { 1 } else { 5 };
         let (concurrent, points) = (self.bound(self.settings.concurrent), self.bound(self.settings.points_per_minute));
+        if let Some((redis, _)) = &self.shared {
+            let take = Take { kind: "pts", id: bucket.key(), len: 60, n: cost, limit: points };
+            if let Ok(r) = redis.enter(Some((&bucket, concurrent)), &[take], now).await {
+                return r.map(|()| Slot { owner: None, shared: Some((redis.clone(), bucket)) });
+            }
+        }
         let mut map = self.requesters.shard(&bucket);
         let r = map.entry(bucket).or_default();
         if r.in_flight >= concurrent {
@@ -154,14 +172,31 @@ impl Secondary {
         }
         r.points.take(now, 60, cost, points)?;
         r.in_flight += 1;
-        Ok(Slot { owner: Some((self, bucket)) })
+        Ok(Slot { owner: Some((self, bucket)), shared: None })
     }
 
     /// Charges what an operation itself counts toward: content creation (operations that
     /// answer 201) and token issuing per application. `Err` carries `retry-after` seconds.
-    pub fn operation(&self, bucket: Bucket, op: &Operation, app_id: Option<i64>, now: i64) -> Result<(), i64> {
+    pub async fn operation(&self, bucket: Bucket, op: &Operation, app_id: Option<i64>, now: i64) -> Result<(), i64> {
         if !self.settings.enabled {
             return Ok(());
+        }
+        if let Some((redis, _)) = &self.shared {
+            let mut takes = Vec::new();
+            if let (true, Some(app)) = (TOKEN_ISSUING.contains(&op.id), app_id) {
+                takes.push(Take { kind: "tok", id: app.to_string(), len: 3600, n: 1, limit: self.bound(self.settings.oauth_tokens_per_hour) });
+            }
+            if op.creates() {
+                let (cm, ch) = (self.bound(self.settings.content_per_minute), self.bound(self.settings.content_per_hour));
+                takes.push(Take { kind: "cmin", id: bucket.key(), len: 60, n: 1, limit: cm });
+                takes.push(Take { kind: "chour", id: bucket.key(), len: 3600, n: 1, limit: ch });
+            }
+            if takes.is_empty() {
+                return Ok(());
+            }
+            if let Ok(r) = redis.enter(None, &takes, now).await {
+                return r;
+            }
         }
         if let (true, Some(app)) = (TOKEN_ISSUING.contains(&op.id), app_id) {
             let limit = self.bound(self.settings.oauth_tokens_per_hour);
@@ -181,19 +216,29 @@ impl Secondary {
     }
 
     /// Is the address locked out after failed logins? `Some` holds the seconds left.
-    pub fn locked_out(&self, ip: IpAddr, now: i64) -> Option<i64> {
+    pub async fn locked_out(&self, ip: IpAddr, now: i64) -> Option<i64> {
         if !self.settings.enabled || self.settings.login_attempts <= 0 {
             return None;
+        }
+        if let Some((redis, scope)) = &self.shared {
+            if let Ok(left) = redis.locked_out(scope, &ip.to_string(), now).await {
+                return (left > 0).then_some(left);
+            }
         }
         let map = self.logins.shard(&ip);
         map.get(&ip).filter(|l| l.locked_until > now).map(|l| l.locked_until - now)
     }
 
     /// Counts a failed authentication from `ip`.
-    pub fn failed_login(&self, ip: IpAddr, now: i64) {
+    pub async fn failed_login(&self, ip: IpAddr, now: i64) {
         let (limit, len) = (self.settings.login_attempts, self.settings.login_lockout_seconds.max(1));
         if !self.settings.enabled || limit <= 0 {
             return;
+        }
+        if let Some((redis, scope)) = &self.shared {
+            if redis.failed_login(scope, &ip.to_string(), limit, len, now).await.is_ok() {
+                return;
+            }
         }
         let mut map = self.logins.shard(&ip);
         let l = map.entry(ip).or_default();
@@ -205,10 +250,14 @@ impl Secondary {
         }
     }
 
-    pub fn clear(&self) {
+    /// Forgets every window and lockout (the shared ones of this deployment too).
+    pub async fn clear(&self) {
         self.requesters.clear();
         self.apps.clear();
         self.logins.clear();
+        if let Some((redis, _)) = &self.shared {
+            let _ = redis.clear().await;
+        }
     }
 }
 
@@ -220,47 +269,48 @@ mod tests {
         Secondary::new(
             SecondarySettings { concurrent: 2, points_per_minute: 10, content_per_minute: 2, content_per_hour: 3, login_attempts: 3, login_lockout_seconds: 60, ..Default::default() },
             1.0,
+            None,
         )
     }
 
-    #[test]
-    fn concurrency_frees_places_on_drop() {
+    #[tokio::test]
+    async fn concurrency_frees_places_on_drop() {
         let s = small();
         let b = Bucket::User(1);
-        let a = s.enter(b, &Method::GET, 0).unwrap();
-        let _b = s.enter(b, &Method::GET, 0).unwrap();
-        assert_eq!(s.enter(b, &Method::GET, 0).err(), Some(1));
+        let a = s.enter(b, &Method::GET, 0).await.unwrap();
+        let _b = s.enter(b, &Method::GET, 0).await.unwrap();
+        assert_eq!(s.enter(b, &Method::GET, 0).await.err(), Some(1));
         drop(a);
-        assert!(s.enter(b, &Method::GET, 0).is_ok());
-        assert!(s.enter(Bucket::User(2), &Method::GET, 0).is_ok(), "requesters are separate");
+        assert!(s.enter(b, &Method::GET, 0).await.is_ok());
+        assert!(s.enter(Bucket::User(2), &Method::GET, 0).await.is_ok(), "requesters are separate");
     }
 
-    #[test]
-    fn points_by_method_per_minute() {
+    #[tokio::test]
+    async fn points_by_method_per_minute() {
         let s = small();
         let b = Bucket::User(1);
-        drop(s.enter(b, &Method::POST, 100).unwrap());
-        drop(s.enter(b, &Method::POST, 100).unwrap());
-        assert_eq!(s.enter(b, &Method::GET, 130).err(), Some(30), "10 points used; retry when the minute ends");
-        assert!(s.enter(b, &Method::GET, 160).is_ok());
+        drop(s.enter(b, &Method::POST, 100).await.unwrap());
+        drop(s.enter(b, &Method::POST, 100).await.unwrap());
+        assert_eq!(s.enter(b, &Method::GET, 130).await.err(), Some(30), "10 points used; retry when the minute ends");
+        assert!(s.enter(b, &Method::GET, 160).await.is_ok());
     }
 
-    #[test]
-    fn lockout_after_failed_logins() {
+    #[tokio::test]
+    async fn lockout_after_failed_logins() {
         let s = small();
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
-        s.failed_login(ip, 0);
-        s.failed_login(ip, 1);
-        assert_eq!(s.locked_out(ip, 1), None);
-        s.failed_login(ip, 2);
-        assert_eq!(s.locked_out(ip, 2), Some(60));
-        assert_eq!(s.locked_out(ip, 62), None);
+        s.failed_login(ip, 0).await;
+        s.failed_login(ip, 1).await;
+        assert_eq!(s.locked_out(ip, 1).await, None);
+        s.failed_login(ip, 2).await;
+        assert_eq!(s.locked_out(ip, 2).await, Some(60));
+        assert_eq!(s.locked_out(ip, 62).await, None);
     }
 
-    #[test]
-    fn off_admits_everything() {
-        let s = Secondary::new(SecondarySettings { enabled: false, concurrent: 1, ..Default::default() }, 1.0);
-        let _a = s.enter(Bucket::User(1), &Method::GET, 0).unwrap();
-        assert!(s.enter(Bucket::User(1), &Method::GET, 0).is_ok());
+    #[tokio::test]
+    async fn off_admits_everything() {
+        let s = Secondary::new(SecondarySettings { enabled: false, concurrent: 1, ..Default::default() }, 1.0, None);
+        let _a = s.enter(Bucket::User(1), &Method::GET, 0).await.unwrap();
+        assert!(s.enter(Bucket::User(1), &Method::GET, 0).await.is_ok());
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use platform_core::Clock;
-use platform_store::Store;
+use platform_store::{Generations, Store};
 
 use platform_core::ApiVersion;
 use platform_store::domain::repos::Lookup;
@@ -53,6 +53,11 @@ pub struct ApiConfig {
     pub insights: bool,
     /// Seconds before a recorded request shows in the insights operations (0: once flushed).
     pub insights_delay_seconds: i64,
+    /// Redis shared by every node for the rate limits and the lockout (`redis://…`); `None`:
+    /// each node limits in its own memory (one node needs nothing else).
+    pub redis_url: Option<String>,
+    /// Namespace of this deployment's keys in Redis.
+    pub redis_prefix: String,
 }
 
 impl Default for ApiConfig {
@@ -74,6 +79,8 @@ impl Default for ApiConfig {
             imports: crate::imports::ImportSettings::default(),
             insights: true,
             insights_delay_seconds: 0,
+            redis_url: None,
+            redis_prefix: "platform".into(),
         }
     }
 }
@@ -125,6 +132,8 @@ pub struct AppState {
     /// switches are for tests and benchmarks of the API, not for guessing the admin token), on
     /// the wall clock (the platform clock may be manual).
     pub admin_logins: crate::secondary::Secondary,
+    /// The engine the limits above share with other nodes, if configured.
+    pub shared_limits: Option<Arc<crate::shared_limits::Redis>>,
     /// Injected faults (control plane `/_admin/faults`), in memory.
     pub faults: Faults,
     pub metrics: Metrics,
@@ -134,24 +143,86 @@ pub struct AppState {
 
 pub type Shared = Arc<AppState>;
 
+/// The write generations a request observed when it began. Caches hold values under the
+/// generation they were read at and answer only a request at the same one, so no answer is
+/// older than a write acknowledged — on any node — before the request began (`Store::observe`).
+/// Caches of credentials and repository access are keyed by the access generation, which
+/// content writes (`Store::write_content`) leave alone; every other cache by the write one.
+#[derive(Clone, Copy, Debug)]
+pub enum Generation {
+    /// One writer (SQLite): the in-process generations, read at each use.
+    Local,
+    /// Many nodes (PostgreSQL): the shared values observed, and this node's own then.
+    Shared { shared: Generations, local: Generations },
+    /// The shared generations could not be read: no cache.
+    Unknown,
+}
+
 impl AppState {
-    /// The store generation when in-process caches are coherent (single writer), else `None`.
-    pub fn generation(&self) -> Option<u64> {
-        self.store.single_writer().then(|| self.store.generation())
+    /// The write generations as a request sees them when it begins (one coalesced round trip on
+    /// PostgreSQL, nothing on SQLite); see [`Generation`].
+    pub async fn observe(&self) -> Generation {
+        if self.store.single_writer() {
+            return Generation::Local;
+        }
+        let local = self.local_generations();
+        match self.store.observe().await {
+            Ok(shared) => Generation::Shared { shared, local },
+            Err(e) => {
+                tracing::warn!(error = %e.message, "write generation unreadable: answering without caches");
+                Generation::Unknown
+            }
+        }
+    }
+
+    fn local_generations(&self) -> Generations {
+        Generations { writes: self.store.generation(), access: self.store.access_generation() }
+    }
+
+    /// The generation caches are keyed by for a request that observed `g`, now; `None`: no
+    /// cache may answer or be filled.
+    pub fn generation(&self, g: Generation) -> Option<u64> {
+        self.generations(g, |g| g.writes)
+    }
+
+    /// [`AppState::generation`] for the caches of credentials and repository access.
+    pub fn access_generation(&self, g: Generation) -> Option<u64> {
+        self.generations(g, |g| g.access)
+    }
+
+    fn generations(&self, g: Generation, which: fn(&Generations) -> u64) -> Option<u64> {
+        match g {
+            Generation::Local => Some(which(&self.local_generations())),
+            // A write by this node since (this request's own, say) may not be in what other
+            // requests cached under the observed value: no cache for the rest of the request.
+            Generation::Shared { shared, local } => (which(&self.local_generations()) == which(&local)).then_some(which(&shared)),
+            Generation::Unknown => None,
+        }
     }
 
     pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
+        // The URL was checked with the configuration (`shared_limits::check_url`).
+        let redis = config.redis_url.as_deref().and_then(|url| match crate::shared_limits::Redis::new(url, &config.redis_prefix) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::error!(error = %e, "RATE LIMITS NOT SHARED: bad Redis URL");
+                None
+            }
+        });
         Arc::new(AppState {
             urls: Urls::new(&config.public_url),
-            limiter: Limiter::new(config.rate_limit_factor),
+            limiter: Limiter::new(config.rate_limit_factor, redis.clone()),
             secondary: crate::secondary::Secondary::new(
                 crate::secondary::SecondarySettings { enabled: config.rate_limits && config.secondary.enabled, ..config.secondary.clone() },
                 config.rate_limit_factor,
+                redis.clone().map(|r| (r, "login")),
             ),
             admin_logins: crate::secondary::Secondary::new(
                 crate::secondary::SecondarySettings { enabled: true, ..config.secondary.clone() },
                 1.0,
+                redis.clone().map(|r| (r, "admin")),
             ),
+            shared_limits: redis,
             faults: Faults::default(),
             metrics: Metrics::default(),
             insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds),

@@ -435,7 +435,7 @@ pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
                 Arc::new(AllowList::default())
             }
         };
-        let mut writes = state.store.subscribe_writes();
+        let mut wake = crate::outbox::Wakeups::new(&state, POLL);
         let key = loop {
             let single = state.store.backend() == Backend::Sqlite;
             let r = state
@@ -467,7 +467,7 @@ pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
         let permits = Arc::new(tokio::sync::Semaphore::new(concurrency));
         let done = Arc::new(tokio::sync::Notify::new());
         loop {
-            writes.borrow_and_update();
+            wake.begin();
             let now = state.clock.now();
             let free = permits.available_permits();
             let mut claimed = 0;
@@ -494,10 +494,8 @@ pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
             if claimed > 0 && permits.available_permits() > 0 {
                 continue;
             }
-            tokio::select! {
-                r = writes.changed() => if r.is_err() { return },
-                _ = done.notified() => {}
-                _ = tokio::time::sleep(POLL) => {}
+            if !wake.wait(done.notified()).await {
+                return;
             }
         }
     })
@@ -507,7 +505,7 @@ async fn claim(state: &Shared, now: i64, limit: i64) -> Result<Vec<(Delivery, Ho
     if !state.store.read(move |c| hooks::any_due(c, now)).await? {
         return Ok(Vec::new());
     }
-    state.store.write(move |c| hooks::claim(c, now, now + LEASE_SECONDS, limit)).await
+    state.store.write_content(move |c| hooks::claim(c, now, now + LEASE_SECONDS, limit)).await
 }
 
 struct Outcome {
@@ -572,7 +570,7 @@ impl Sender {
         let r = self
             .state
             .store
-            .write(move |c| {
+            .write_content(move |c| {
                 let a = Attempt {
                     state,
                     next_attempt_at: next,

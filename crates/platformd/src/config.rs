@@ -90,6 +90,11 @@ pub struct Config {
     /// `PLATFORM_INSIGHTS_DELAY_SECONDS`: how long before a request shows in insights (default 0;
     /// the hosted platform takes 4 to 6 hours).
     pub insights_delay_seconds: i64,
+    /// `PLATFORM_REDIS_URL`: Redis (`redis://host:port/db`) shared by every node for the rate
+    /// limits, secondary limits and login lockout; unset: each node limits in its own memory.
+    pub redis_url: Option<String>,
+    /// `PLATFORM_REDIS_PREFIX`: namespace of this deployment's keys in that Redis.
+    pub redis_prefix: String,
 }
 
 impl Default for Config {
@@ -135,6 +140,8 @@ impl Default for Config {
             import_local_sources: false,
             insights: true,
             insights_delay_seconds: 0,
+            redis_url: None,
+            redis_prefix: "platform".into(),
         }
     }
 }
@@ -152,6 +159,7 @@ impl fmt::Debug for Config {
             .field("secondary_limits", &self.secondary_limits)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("sqlite_synchronous", &self.sqlite_synchronous)
+            .field("redis_url", &self.redis_url.as_deref().map(redact_url))
             .finish_non_exhaustive()
     }
 }
@@ -234,6 +242,8 @@ impl Config {
         if let Some(v) = get("PLATFORM_IMPORT_LOCAL_SOURCES") { c.import_local_sources = flag("PLATFORM_IMPORT_LOCAL_SOURCES", &v)?; }
         if let Some(v) = get("PLATFORM_INSIGHTS") { c.insights = flag("PLATFORM_INSIGHTS", &v)?; }
         if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") { c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?; }
+        if let Some(v) = get("PLATFORM_REDIS_URL") { c.redis_url = Some(v); }
+        if let Some(v) = get("PLATFORM_REDIS_PREFIX") { c.redis_prefix = v; }
         c.validate()?;
         Ok(c)
     }
@@ -269,6 +279,12 @@ impl Config {
         }
         if self.import_step_seconds < 0 {
             return Err("import_step_seconds must not be negative".into());
+        }
+        if let Some(url) = &self.redis_url {
+            platform_api::shared_limits::Redis::new(url, &self.redis_prefix)?;
+        }
+        if self.redis_prefix.is_empty() || self.redis_prefix.contains(['*', '?', '[', ' ']) {
+            return Err("redis_prefix must be non-empty, without spaces or glob characters".into());
         }
         if self.insights_delay_seconds < 0 {
             return Err("insights_delay_seconds must not be negative".into());

@@ -62,8 +62,8 @@ fn main() {
         }
     };
     let _log_guard = server::init_logging(&config);
-    // Blocking work (database calls, git) runs on a bounded pool: waiting requests queue as
-    // tasks instead of each holding a thread (the stores gate it by their connection counts too).
+    // Blocking work (git, name lookups) runs on a bounded pool: waiting requests queue as tasks
+    // instead of each holding a thread. The stores have their own fixed database threads.
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(64).build().expect("tokio runtime");
     let result = rt.block_on(async {
         match args.command.as_str() {

@@ -81,6 +81,8 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
         imports: platform_api::imports::ImportSettings { data_dir: Some(data_dir(c)), step_seconds: c.import_step_seconds, local_sources: c.import_local_sources },
         insights: c.insights,
         insights_delay_seconds: c.insights_delay_seconds,
+        redis_url: c.redis_url.clone(),
+        redis_prefix: c.redis_prefix.clone(),
     };
     AppState::new(store, clock, api)
 }

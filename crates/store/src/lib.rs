@@ -55,10 +55,52 @@ pub struct Store {
     /// Bumped after every write (and reset) completes, before its caller resumes; see
     /// [`Store::generation`].
     generation: Arc<std::sync::atomic::AtomicU64>,
+    /// The same, for writes that may change access ([`Store::access_generation`]).
+    access: Arc<std::sync::atomic::AtomicU64>,
     /// Writes submitted and not yet answered (waiting for, or inside, a commit).
     pending_writes: Arc<std::sync::atomic::AtomicI64>,
     /// Publishes the generation after each write, for background workers to wake on.
     written: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Coalesces the reads of the shared generation (PostgreSQL).
+    observer: Arc<Observer>,
+}
+
+/// The shared generations as one read saw them (see [`Store::observe`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Generations {
+    /// Bumped by every observed write.
+    pub writes: u64,
+    /// Bumped by every write that may change access (all but [`Store::write_content`]).
+    pub access: u64,
+}
+
+/// What a write may change, so which generations it bumps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Changes {
+    /// Anything: both generations.
+    Anything,
+    /// Content only, never access: the write generation.
+    Content,
+    /// Rows nothing cached and no worker reads: neither.
+    Unobserved,
+}
+
+/// One read of the shared generations in flight per process, serving every caller that arrived
+/// before it started: callers take a ticket (reads started so far) and accept only the result of
+/// a read numbered after it, so the value was read after they asked.
+#[derive(Default)]
+struct Observer {
+    started: std::sync::atomic::AtomicU64,
+    /// (number of the read, values) of the last finished read.
+    latest: std::sync::Mutex<(u64, Generations)>,
+    leader: tokio::sync::Mutex<()>,
+}
+
+impl Observer {
+    fn after(&self, ticket: u64) -> Option<Generations> {
+        let (n, v) = *self.latest.lock().unwrap_or_else(|e| e.into_inner());
+        (n > ticket).then_some(v)
+    }
 }
 
 impl Store {
@@ -76,8 +118,10 @@ impl Store {
         let store = Store {
             driver: Arc::new(driver),
             generation: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            access: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             pending_writes: Arc::new(std::sync::atomic::AtomicI64::new(0)),
             written: Arc::new(tokio::sync::watch::channel(0).0),
+            observer: Arc::default(),
         };
         store.migrate().await?;
         Ok(store)
@@ -113,23 +157,34 @@ impl Store {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        let out = self.commit(f).await;
-        self.bump();
-        out
+        self.commit(f, Changes::Anything).await
+    }
+
+    /// [`Store::write`] for a write that changes no row deciding who a credential is or what it
+    /// may reach — no account, membership, team, token, app, installation, grant or repository
+    /// (statuses, say) — so the caches of credentials and repository access stay valid across
+    /// it (they are keyed by [`Store::access_generation`]); every other cache is not.
+    pub async fn write_content<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        self.commit(f, Changes::Content).await
     }
 
     /// [`Store::write`] for rows no cached answer and no worker reads (request statistics): it
-    /// leaves the generation alone, so recording requests every second does not empty the caches.
+    /// leaves the generations alone, so recording requests every second does not empty the caches.
     pub async fn write_unobserved<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        self.commit(f).await
+        self.commit(f, Changes::Unobserved).await
     }
 
-    async fn commit<T, E, F>(&self, f: F) -> Result<T, E>
+    async fn commit<T, E, F>(&self, f: F, changes: Changes) -> Result<T, E>
     where
         F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
@@ -139,9 +194,10 @@ impl Store {
         self.pending_writes.fetch_add(1, Relaxed);
         let out = match &*self.driver {
             Driver::Sqlite(s) => s.write(f).await,
-            Driver::Postgres(p) => p.write(f).await,
+            Driver::Postgres(p) => p.write(f, changes).await,
         };
         self.pending_writes.fetch_sub(1, Relaxed);
+        self.bump(changes);
         out
     }
 
@@ -150,7 +206,15 @@ impl Store {
         self.pending_writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn bump(&self) {
+    /// After a write (acknowledged or not), before its caller resumes: the generations `changes`
+    /// calls for.
+    fn bump(&self, changes: Changes) {
+        if changes == Changes::Unobserved {
+            return;
+        }
+        if changes == Changes::Anything {
+            self.access.fetch_add(1, std::sync::atomic::Ordering::Release);
+        }
         let g = self.generation.fetch_add(1, std::sync::atomic::Ordering::Release) + 1;
         self.written.send_replace(g);
     }
@@ -169,10 +233,56 @@ impl Store {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
+    /// [`Store::generation`] for the writes that may change access (all but
+    /// [`Store::write_content`]): what caches of credentials and repository access are keyed by.
+    pub fn access_generation(&self) -> u64 {
+        self.access.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// True when every write goes through this process (SQLite), so in-process caches keyed by
-    /// [`Store::generation`] are coherent. PostgreSQL may be shared by several nodes.
+    /// [`Store::generation`] are coherent. PostgreSQL may be shared by several nodes: see
+    /// [`Store::observe`].
     pub fn single_writer(&self) -> bool {
         self.backend() == Backend::Sqlite
+    }
+
+    /// The shared write generations (PostgreSQL), read after this call began: sequences every
+    /// node bumps after each write commits and before acknowledging it (`write_unobserved`
+    /// excepted; `write_content` bumps only the write generation, not the access one). So if a
+    /// write was acknowledged — on any node — before this call, the value is above the one any
+    /// read that missed the write observed, and a value cached under an observed generation `g`
+    /// is exact for every later caller that observes `g` too. (A
+    /// bump inside the transaction would not do: a reader could observe it, read before the
+    /// commit and cache the old rows under the new value.) Concurrent callers share one read
+    /// (see `Observer`), so this costs at most one round trip per round trip, however many
+    /// requests wait. SQLite: the in-process generations.
+    pub async fn observe(&self) -> Result<Generations, DbError> {
+        if self.single_writer() {
+            return Ok(Generations { writes: self.generation(), access: self.access_generation() });
+        }
+        let o = &self.observer;
+        let ticket = o.started.load(std::sync::atomic::Ordering::SeqCst);
+        if let Some(v) = o.after(ticket) {
+            return Ok(v);
+        }
+        let _leader = o.leader.lock().await;
+        if let Some(v) = o.after(ticket) {
+            return Ok(v);
+        }
+        let n = o.started.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let v = self
+            .read(|c| {
+                // A new sequence's last_value is already 1 before its first nextval: count from 0.
+                let r = c.query(
+                    "SELECT CASE WHEN w.is_called THEN w.last_value ELSE 0 END, CASE WHEN a.is_called THEN a.last_value ELSE 0 END \
+                     FROM write_generation w, access_generation a",
+                    &[],
+                )?;
+                Ok::<_, DbError>(r.first().map_or_else(Generations::default, |r| Generations { writes: r.i64(0) as u64, access: r.i64(1) as u64 }))
+            })
+            .await?;
+        *o.latest.lock().unwrap_or_else(|e| e.into_inner()) = (n, v);
+        Ok(v)
     }
 
     /// Readiness: the database answers and every migration is applied.
@@ -190,7 +300,7 @@ impl Store {
             Driver::Sqlite(s) => s.reset().await,
             Driver::Postgres(p) => p.reset().await,
         };
-        self.bump();
+        self.bump(Changes::Anything);
         out
     }
 

@@ -53,7 +53,7 @@ macro_rules! migrations {
     };
 }
 
-pub(crate) static MIGRATIONS: &[Migration] = migrations!["0001_foundation", "0002_commits", "0003_outbox", "0004_feeds", "0005_webhooks", "0006_notifications", "0007_runs", "0008_orgsec", "0009_rulesets", "0010_depbot", "0011_imports", "0012_insights", "0013_outbox_order"];
+pub(crate) static MIGRATIONS: &[Migration] = migrations!["0001_foundation", "0002_commits", "0003_outbox", "0004_feeds", "0005_webhooks", "0006_notifications", "0007_runs", "0008_orgsec", "0009_rulesets", "0010_depbot", "0011_imports", "0012_insights", "0013_outbox_order", "0014_generation", "0015_status_count"];
 
 /// Applies every pending migration, each in its own transaction.
 /// `conn` must not be inside a transaction.

@@ -1,5 +1,15 @@
-//! PostgreSQL driver: the sync `postgres` client on blocking threads, a small
-//! lazily-filled pool, and a per-connection prepared statement cache.
+//! PostgreSQL driver: tokio-postgres on a fixed set of database threads, a small lazily-filled
+//! pool, and a per-connection prepared statement cache.
+//!
+//! Why each connection on a thread of its own rather than async domain code: the domain code is
+//! one sync code base for both backends (SQLite is sync by nature), and a connection serves one
+//! transaction at a time either way. What an async path buys is kept: a request waiting for the
+//! database waits as a future (a permit per connection), never as a thread; the thread count is
+//! fixed (one database thread per pool connection, started with the store); each statement is
+//! prepared once per connection; a transaction's BEGIN is pipelined with its first statement;
+//! and a request's round trips are merged where they are independent (the commit and the
+//! generation bumps in one batch, reference resolution in one statement, the generation read
+//! shared by concurrent requests).
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
@@ -8,12 +18,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use postgres::error::SqlState;
-use postgres::types::private::BytesMut;
-use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
-use postgres::{Client, Config, NoTls, Statement};
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::private::BytesMut;
+use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use crate::migrate;
+use crate::Changes;
 use crate::sql::{
     panic_error, run_guarded, type_error, Backend, Conn, DbError, DbErrorKind, DriverConn, Row,
     Value,
@@ -26,16 +41,54 @@ const STATEMENT_CACHE: usize = 1024;
 
 pub(crate) struct PgConn {
     client: Client,
+    /// Drives the connection: its task runs while a call on this connection's database thread
+    /// waits in `block_on` (what the sync `postgres` client does too, here in reach).
+    rt: tokio::runtime::Runtime,
     stmts: HashMap<String, Statement>,
     failure: Option<DbError>,
+    /// A transaction was begun and BEGIN not sent yet: it goes out with the first statement,
+    /// pipelined, so a transaction costs no round trip of its own.
+    begin: bool,
 }
 
 impl PgConn {
-    fn statement(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+    fn connect(config: &Config) -> Result<PgConn, tokio_postgres::Error> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("connection runtime");
+        let (client, connection) = rt.block_on(config.connect(NoTls))?;
+        rt.spawn(connection);
+        Ok(PgConn { client, rt, stmts: HashMap::new(), failure: None, begin: false })
+    }
+
+    /// Runs one request on the connection, after a pending BEGIN: BEGIN's first poll queues it
+    /// to the connection before the request is queued, and both go out before either answer is
+    /// read. (BEGIN cannot fail while the statement after it succeeds: both need the connection.)
+    fn call<'a, T, F>(&'a mut self, f: impl FnOnce(&'a Client) -> F) -> Result<T, tokio_postgres::Error>
+    where
+        F: Future<Output = Result<T, tokio_postgres::Error>> + 'a,
+    {
+        let begin = std::mem::take(&mut self.begin);
+        let client = &self.client;
+        self.rt.block_on(async move {
+            if !begin {
+                return f(client).await;
+            }
+            let mut begun = pin!(client.batch_execute("BEGIN"));
+            let early = std::future::poll_fn(|cx| Poll::Ready(begun.as_mut().poll(cx))).await;
+            let r = f(client).await;
+            match early {
+                Poll::Ready(b) => b?,
+                Poll::Pending => begun.await?,
+            }
+            r
+        })
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<Statement, tokio_postgres::Error> {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
         }
-        let stmt = self.client.prepare(&translate_placeholders(sql))?;
+        let text = translate_placeholders(sql);
+        let stmt = self.rt.block_on(self.client.prepare(&text))?;
         if self.stmts.len() >= STATEMENT_CACHE {
             self.stmts.clear();
         }
@@ -43,7 +96,7 @@ impl PgConn {
         Ok(stmt)
     }
 
-    fn record<T>(&mut self, r: Result<T, postgres::Error>) -> Result<T, DbError> {
+    fn record<T>(&mut self, r: Result<T, tokio_postgres::Error>) -> Result<T, DbError> {
         r.map_err(|e| {
             let e = map_err(&e);
             self.failure.get_or_insert_with(|| e.clone());
@@ -51,11 +104,15 @@ impl PgConn {
         })
     }
 
-    fn run(&mut self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>, postgres::Error> {
+    fn run(&mut self, sql: &str, params: &[Value]) -> Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
         let stmt = self.statement(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        self.client.query(&stmt, &refs)
+        self.call(|c| async move { c.query(&stmt, &refs).await })
+    }
+
+    fn batch_execute(&mut self, sql: &str) -> Result<(), tokio_postgres::Error> {
+        self.call(|c| c.batch_execute(sql))
     }
 }
 
@@ -77,13 +134,13 @@ impl Conn for PgConn {
         let r = self.statement(sql).and_then(|stmt| {
             let refs: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-            self.client.execute(&stmt, &refs)
+            self.call(|c| async move { c.execute(&stmt, &refs).await })
         });
         self.record(r)
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        let r = self.client.batch_execute(sql);
+        let r = self.batch_execute(sql);
         self.record(r)
     }
 
@@ -98,7 +155,7 @@ impl DriverConn for PgConn {
     }
 }
 
-fn map_err(e: &postgres::Error) -> DbError {
+fn map_err(e: &tokio_postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let code = db.code();
         let kind = if *code == SqlState::UNIQUE_VIOLATION {
@@ -342,7 +399,7 @@ impl Drop for Pooled {
         if self.broken || conn.client.is_closed() {
             state.open -= 1;
             drop(state);
-            drop(conn); // we are on a blocking thread
+            drop(conn); // we are on a database thread
         } else {
             state.idle.push(conn);
         }
@@ -364,7 +421,7 @@ impl std::ops::DerefMut for Pooled {
 }
 
 impl Pool {
-    /// Blocking: call from a blocking thread only.
+    /// Blocking: call from a database thread only.
     fn get(self: &Arc<Self>) -> Result<Pooled, DbError> {
         let mut state = self.state.lock().unwrap();
         loop {
@@ -379,14 +436,10 @@ impl Pool {
             if state.open < self.max {
                 state.open += 1;
                 drop(state);
-                return match self.config.connect(NoTls) {
-                    Ok(client) => Ok(Pooled {
+                return match PgConn::connect(&self.config) {
+                    Ok(conn) => Ok(Pooled {
                         pool: self.clone(),
-                        conn: Some(PgConn {
-                            client,
-                            stmts: HashMap::new(),
-                            failure: None,
-                        }),
+                        conn: Some(conn),
                         broken: false,
                     }),
                     Err(e) => {
@@ -410,12 +463,53 @@ impl Pool {
     }
 }
 
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The database threads: as many as pool connections, started with the store, ended when it
+/// is dropped (the queue's sender goes). A job runs only after its permit was taken, so a
+/// thread is always free for it and the queue never holds more than the threads can take.
+struct Threads {
+    queue: std::sync::mpsc::Sender<Job>,
+}
+
+impl Threads {
+    fn start(n: usize) -> Threads {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..n {
+            let rx = rx.clone();
+            std::thread::Builder::new()
+                .name(format!("pg-{i}"))
+                .spawn(move || loop {
+                    let job = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+                        Ok(job) => job,
+                        Err(_) => return, // the store is gone
+                    };
+                    // A panic is the job's answer (its sender drops); the thread carries on.
+                    let _ = catch_unwind(AssertUnwindSafe(job));
+                })
+                .expect("database thread");
+        }
+        Threads { queue: tx }
+    }
+
+    async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = tx.send(f());
+        });
+        self.queue.send(job).ok()?;
+        rx.await.ok()
+    }
+}
+
 pub(crate) struct PgStore {
     pool: Arc<Pool>,
-    /// One permit per pool connection, taken before a blocking thread is: requests waiting for
-    /// a connection wait as futures, not as threads parked on the pool (bounded threads and
-    /// memory under many connections).
+    /// One permit per pool connection, taken before a database thread is: requests waiting for
+    /// a connection wait as futures, not as threads (bounded threads and memory under many
+    /// connections).
     permits: Arc<tokio::sync::Semaphore>,
+    threads: Threads,
 }
 
 impl PgStore {
@@ -431,6 +525,7 @@ impl PgStore {
         }
         Ok(PgStore {
             permits: Arc::new(tokio::sync::Semaphore::new(pool_size.max(1))),
+            threads: Threads::start(pool_size.max(1)),
             pool: Arc::new(Pool {
                 config,
                 max: pool_size.max(1),
@@ -443,8 +538,8 @@ impl PgStore {
         })
     }
 
-    /// Runs `f` with a pooled connection on a blocking thread (the sync
-    /// client must never run on an async worker).
+    /// Runs `f` with a pooled connection on a database thread (a connection's `block_on` must
+    /// never run on an async worker).
     async fn with_conn<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: FnOnce(&mut Pooled) -> Result<T, E> + Send + 'static,
@@ -456,13 +551,14 @@ impl PgStore {
             return Err(DbError::unavailable("timed out waiting for a PostgreSQL connection").into());
         };
         let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || {
-            let r = f(&mut pool.get()?);
-            drop(permit);
-            r
-        })
-        .await
-        .unwrap_or_else(|e| Err(DbError::other(format!("database task failed: {e}")).into()))
+        self.threads
+            .run(move || {
+                let r = f(&mut pool.get()?);
+                drop(permit);
+                r
+            })
+            .await
+            .unwrap_or_else(|| Err(DbError::other("database task failed").into()))
     }
 
     pub(crate) async fn read<T, E, F>(&self, f: F) -> Result<T, E>
@@ -481,19 +577,30 @@ impl PgStore {
         .await
     }
 
-    pub(crate) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    /// Commits with the bumps of the shared generations `changes` calls for (see
+    /// `Store::observe`) in the same round trip; an error there leaves the write unacknowledged.
+    pub(crate) async fn write<T, E, F>(&self, f: F, changes: Changes) -> Result<T, E>
     where
         F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        self.with_conn(|c| {
-            let begin = c.client.batch_execute("BEGIN");
-            c.record(begin)?;
+        self.with_conn(move |c| {
+            c.begin = true;
             let r = run_guarded(&mut **c, f);
-            let end = c
-                .client
-                .batch_execute(if r.is_ok() { "COMMIT" } else { "ROLLBACK" });
+            let bump = match changes {
+                Changes::Anything => "SELECT nextval('write_generation'), nextval('access_generation')",
+                Changes::Content => "SELECT nextval('write_generation')",
+                Changes::Unobserved => "",
+            };
+            // Nothing sent (BEGIN still pending): nothing to commit or roll back.
+            let idle = std::mem::take(&mut c.begin);
+            let end = match (r.is_ok(), idle) {
+                (true, false) => c.batch_execute(&format!("COMMIT; {bump}")),
+                (true, true) => c.batch_execute(bump),
+                (false, false) => c.batch_execute("ROLLBACK"),
+                (false, true) => Ok(()),
+            };
             if end.is_err() {
                 c.broken = true;
             }
@@ -527,17 +634,20 @@ impl PgStore {
         let mut attempt = 0;
         loop {
             let r = self
-                .write(|c| {
-                    let tables = c.query(
-                        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> ?",
-                        &[Value::from(migrate::TABLE)],
-                    )?;
-                    if tables.is_empty() {
-                        return Ok(());
-                    }
-                    let list: Vec<String> = tables.iter().map(|t| format!("\"{}\"", t.str(0))).collect();
-                    c.batch(&format!("TRUNCATE {} RESTART IDENTITY", list.join(", ")))
-                })
+                .write(
+                    |c| {
+                        let tables = c.query(
+                            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> ?",
+                            &[Value::from(migrate::TABLE)],
+                        )?;
+                        if tables.is_empty() {
+                            return Ok(());
+                        }
+                        let list: Vec<String> = tables.iter().map(|t| format!("\"{}\"", t.str(0))).collect();
+                        c.batch(&format!("TRUNCATE {} RESTART IDENTITY", list.join(", ")))
+                    },
+                    Changes::Anything,
+                )
                 .await;
             match r {
                 Err(e) if e.kind == DbErrorKind::Conflict && attempt < 5 => {

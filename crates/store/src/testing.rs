@@ -11,18 +11,24 @@ use crate::sql::Backend;
 
 const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-/// The sync PostgreSQL client panics inside an async runtime, and these
-/// helpers are called from `#[tokio::test]`s: run it on a plain thread.
+/// These helpers are sync and called from `#[tokio::test]`s (and from drops), where no runtime
+/// may be blocked on: each runs on a plain thread with a runtime of its own.
 fn on_plain_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(f)
         .join()
         .expect("helper thread panicked")
 }
 
-fn pg_client(url: &str) -> Result<postgres::Client, postgres::Error> {
-    let mut config: postgres::Config = url.parse()?;
-    config.connect_timeout(Duration::from_secs(3));
-    config.connect(postgres::NoTls)
+/// Connects to `url` and runs `sql` (one or more statements); call on a plain thread.
+fn pg_batch(url: &str, sql: &str) -> Result<(), tokio_postgres::Error> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let mut config: tokio_postgres::Config = url.parse()?;
+        config.connect_timeout(Duration::from_secs(3));
+        let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+        tokio::spawn(connection);
+        client.batch_execute(sql).await
+    })
 }
 
 /// `PLATFORM_TEST_POSTGRES_URL`, or the local default, if it answers.
@@ -36,8 +42,7 @@ pub fn postgres_base_url() -> Option<String> {
                 .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.into());
             let probe_url = url.clone();
             let probe = on_plain_thread(move || {
-                pg_client(&probe_url)
-                    .and_then(|mut c| c.simple_query("SELECT 1"))
+                pg_batch(&probe_url, "SELECT 1")
                     .map_err(|e| match std::error::Error::source(&e) {
                         Some(cause) => format!("{e}: {cause}"),
                         None => e.to_string(),
@@ -87,9 +92,7 @@ impl Drop for TestDatabase {
                     format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"),
                 );
                 on_plain_thread(move || {
-                    if let Ok(mut c) = pg_client(&base_url) {
-                        let _ = c.batch_execute(&sql);
-                    }
+                    let _ = pg_batch(&base_url, &sql);
                 });
             }
         }
@@ -125,7 +128,7 @@ pub fn test_database(backend: Backend) -> Option<TestDatabase> {
             let base_url = postgres_base_url()?;
             let schema = unique_name("t");
             let (create_url, sql) = (base_url.clone(), format!("CREATE SCHEMA \"{schema}\""));
-            on_plain_thread(move || pg_client(&create_url)?.batch_execute(&sql))
+            on_plain_thread(move || pg_batch(&create_url, &sql))
                 .unwrap_or_else(|e| panic!("cannot create test schema: {e}"));
             let sep = if base_url.contains('?') { '&' } else { '?' };
             let url = format!("{base_url}{sep}options=-c%20search_path%3D{schema}");

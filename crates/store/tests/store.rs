@@ -46,6 +46,7 @@ both_backends!(
     reads_see_committed_writes,
     execute_counts_and_placeholders,
     close_is_idempotent,
+    generations_follow_what_a_write_may_change,
 );
 
 fn now() -> i64 {
@@ -356,6 +357,35 @@ async fn reads_see_committed_writes(store: Store, _db: TestDatabase) {
             row.expect("committed row visible").string(0),
             format!("r{i}")
         );
+    }
+}
+
+/// Every write moves the write generation; only a write that may change access moves the access
+/// one; unobserved writes move neither. On PostgreSQL a second store on the same database (a
+/// second node) observes what the first wrote.
+async fn generations_follow_what_a_write_may_change(store: Store, db: TestDatabase) {
+    let observe = |s: &Store| {
+        let s = s.clone();
+        async move { s.observe().await.unwrap() }
+    };
+    let g0 = observe(&store).await;
+    store.write(|c| insert_account(c, "g1")).await.unwrap();
+    let g1 = observe(&store).await;
+    assert!(g1.writes > g0.writes && g1.access > g0.access, "{g0:?} -> {g1:?}");
+    store.write_content(|c| insert_account(c, "g2")).await.unwrap();
+    let g2 = observe(&store).await;
+    assert!(g2.writes > g1.writes && g2.access == g1.access, "{g1:?} -> {g2:?}");
+    store.write_unobserved(|c| insert_account(c, "g3")).await.unwrap();
+    assert_eq!(observe(&store).await, g2);
+    // A failed write is not acknowledged and changes nothing cached.
+    let _ = store.write(|c| insert_account(c, "g1")).await;
+    if store.backend() == Backend::Postgres {
+        let other = open(&db).await;
+        assert_eq!(observe(&other).await, observe(&store).await);
+        other.write(|c| insert_account(c, "g4")).await.unwrap();
+        let g4 = observe(&store).await;
+        assert!(g4.writes > g2.writes && g4.access > g2.access, "{g2:?} -> {g4:?}");
+        other.close().await;
     }
 }
 

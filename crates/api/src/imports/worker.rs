@@ -34,18 +34,17 @@ fn wall() -> i64 {
 
 pub fn spawn(state: Shared) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut writes = state.store.subscribe_writes();
+        let mut wake = crate::outbox::Wakeups::new(&state, POLL);
         let slots = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
         loop {
-            writes.borrow_and_update();
+            wake.begin();
             match tick(&state, &slots).await {
                 Ok(true) => continue,
                 Ok(false) => {}
                 Err(e) => tracing::warn!(error = %e.message, "import worker failed; retrying"),
             }
-            tokio::select! {
-                r = writes.changed() => if r.is_err() { return },
-                _ = tokio::time::sleep(POLL) => {}
+            if !wake.wait(std::future::pending()).await {
+                return;
             }
         }
     })

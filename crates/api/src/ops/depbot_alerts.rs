@@ -346,7 +346,7 @@ struct AlertPage {
 async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<AlertPage> {
     let (sort, desc) = order(ctx)?;
     let at = position(ctx, sort, bad)?;
-    let generation = ctx.app.generation();
+    let generation = ctx.generation();
     let Some(f) = filter(ctx).await? else { return Ok(AlertPage { rows: Vec::new(), repos: Vec::new(), link: None, generation }) };
     let per_page = ctx.page(30, 100)?.per_page;
     let from = at.clone();

@@ -86,7 +86,7 @@ async fn rate_limit(ctx: Ctx) -> ApiResult<Reply> {
         return Err(ApiError::new(StatusCode::NOT_FOUND, "Rate limiting is not enabled."));
     }
     let now = ctx.app.clock.now();
-    let q = ctx.app.limiter.peek(&ctx.principal.rate_class(ctx.ip), now);
+    let q = ctx.app.limiter.peek(&ctx.principal.rate_class(ctx.ip), now).await;
     let core = json!({"limit": q.limit, "used": q.used, "remaining": q.remaining, "reset": q.reset});
     let anonymous = matches!(ctx.principal, crate::principal::Principal::Anonymous);
     let fixed = |limit: i64, window: i64| json!({"limit": limit, "used": 0, "remaining": limit, "reset": now + window});

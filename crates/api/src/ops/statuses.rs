@@ -143,21 +143,18 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
     let context = b.context.filter(|c| !c.is_empty()).unwrap_or_else(|| "default".into());
     let given = ctx.param("sha").to_string();
-    let (id, g) = (repo.id, given.clone());
-    let sha = ctx
-        .app
-        .store
-        .read(move |c| repos::resolve_ref(c, id, &g))
-        .await?
-        .ok_or_else(|| ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, format!("No commit found for SHA: {given}")))?;
+    let id = repo.id;
     let creator = ctx.principal.user().cloned();
     let creator_id = creator.as_ref().map(|u| u.id);
     let (org_id, private) = (repo.owner.is_org().then_some(repo.owner.id), repo.private);
     let now = ctx.app.clock.now();
-    let created = ctx
+    // The reference is resolved in the write's transaction: one trip to the database, not two.
+    let status = ctx
         .app
         .store
-        .write(move |c| {
+        .write_content(move |c| -> Result<_, ApiError> {
+            let unprocessable = |m: String| ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, m);
+            let sha = repos::resolve_ref(c, id, &given)?.ok_or_else(|| unprocessable(format!("No commit found for SHA: {given}")))?;
             let n = NewStatus {
                 repo_id: id,
                 sha: &sha,
@@ -167,23 +164,20 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                 target_url: b.target_url.as_deref(),
                 creator: creator.as_ref(),
             };
-            let created = statuses::create(c, &n, now)?;
-            if let Some(st) = &created {
-                // Platform activity (`status` webhooks), in the same transaction.
-                let payload = json!({"id": st.id, "sha": st.sha, "state": st.state, "context": st.context,
-                                     "description": st.description, "target_url": st.target_url});
-                let a = NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id,
-                                      public: !private, payload: &payload };
-                activity::record(c, &a, now)?;
-            }
-            Ok::<_, platform_store::DbError>(created)
+            let Some(st) = statuses::create(c, &n, now)? else {
+                return Err(unprocessable("Validation Failed".into()).with_errors(Value::String(
+                    "Validation failed: This SHA and context has reached the maximum number of statuses.".into(),
+                )));
+            };
+            // Platform activity (`status` webhooks), in the same transaction.
+            let payload = json!({"id": st.id, "sha": st.sha, "state": st.state, "context": st.context,
+                                 "description": st.description, "target_url": st.target_url});
+            let a = NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id,
+                                  public: !private, payload: &payload };
+            activity::record(c, &a, now)?;
+            Ok(st)
         })
         .await?;
-    let Some(status) = created else {
-        return Err(ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed").with_errors(
-            Value::String("Validation failed: This SHA and context has reached the maximum number of statuses.".into()),
-        ));
-    };
     let body = shapes::status(&ctx.app.urls, &repo, &status, true);
     let location = body["url"].as_str().unwrap_or_default().to_string();
     Ok(Reply::created(body).header("location", location))

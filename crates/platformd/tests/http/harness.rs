@@ -37,6 +37,8 @@ pub struct Options {
     pub conns: Connections,
     /// The at-rest key (in the database by default).
     pub secret_key: platform_api::secrets::AtRestKey,
+    /// Redis shared by the nodes for the limits: (URL, key prefix); `None`: in memory.
+    pub redis: Option<(String, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -54,7 +56,7 @@ impl Default for Connections {
 impl Default for Options {
     fn default() -> Self {
         Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0, conns: Default::default(), secret_key: Default::default() }
+                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0, conns: Default::default(), secret_key: Default::default(), redis: None }
     }
 }
 
@@ -79,17 +81,31 @@ pub struct Server {
     /// Background workers (activity consumers); stopped with the server.
     workers: Vec<tokio::task::JoinHandle<()>>,
     db: Option<TestDatabase>,
+    /// The database URL (a peer node opens the same).
+    url: String,
 }
 
 /// Starts a server on a fresh database; `None` when the backend is unavailable (PostgreSQL
 /// skipped loudly by the store's test support unless PLATFORM_REQUIRE_POSTGRES=1).
-pub async fn start(backend: Backend, opts: Options) -> Option<Server> {
+///
+/// On PostgreSQL the limits are kept in Redis when it answers (see [`test_redis`]), so every
+/// limit test also runs against the engine many nodes share.
+pub async fn start(backend: Backend, mut opts: Options) -> Option<Server> {
     let db = test_database(backend)?;
+    if backend == Backend::Postgres && opts.redis.is_none() {
+        opts.redis = test_redis();
+    }
     Some(start_on(db, backend, opts).await)
 }
 
 async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
-    let store = Store::open(StoreOptions::new(db.url.clone())).await.expect("open store");
+    let url = db.url.clone();
+    start_node(&url, Some(db), backend, opts).await
+}
+
+/// A node on the database at `url`; it owns (and drops) `db` when given.
+async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts: Options) -> Server {
+    let store = Store::open(StoreOptions::new(url)).await.expect("open store");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let base = format!("http://{addr}{}", opts.base_path);
@@ -110,6 +126,8 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
         imports: opts.imports.clone(),
         insights: true,
         insights_delay_seconds: opts.insights_delay_seconds,
+        redis_url: opts.redis.as_ref().map(|r| r.0.clone()),
+        redis_prefix: opts.redis.as_ref().map_or_else(|| "platform".into(), |r| r.1.clone()),
     };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
@@ -125,7 +143,38 @@ async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
     let conns = opts.conns.settings.clone();
     let task = tokio::spawn(platform_api::listener::serve(listener, app, conns, std::future::pending()));
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    Server { base, addr, client, store, backend, opts, task, workers, db: Some(db) }
+    Server { base, addr, client, store, backend, opts, task, workers, db, url: url.to_string() }
+}
+
+/// A Redis for shared limits under a key prefix of its own: (URL, prefix). `None` (warned)
+/// when `PLATFORM_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`) does not answer, unless
+/// `PLATFORM_REQUIRE_REDIS=1`, which makes that a failure.
+pub fn test_redis() -> Option<(String, String)> {
+    use std::io::{Read, Write};
+    let url = std::env::var("PLATFORM_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let hostport = url.trim_start_matches("redis://").split('/').next().unwrap_or("").rsplit('@').next().unwrap_or("").to_string();
+    let answers = std::net::TcpStream::connect(&hostport).ok().and_then(|mut s| {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(2))).ok()?;
+        s.write_all(b"PING\r\n").ok()?;
+        let mut buf = [0u8; 7];
+        s.read_exact(&mut buf).ok()?;
+        (&buf == b"+PONG\r\n").then_some(())
+    });
+    if answers.is_none() {
+        assert!(std::env::var("PLATFORM_REQUIRE_REDIS").as_deref() != Ok("1"), "Redis not reachable at {url} and PLATFORM_REQUIRE_REDIS=1");
+        let _ = writeln!(std::io::stderr(), "!!! Redis not reachable at {url}: shared-limit tests SKIPPED !!!");
+        return None;
+    }
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Some((url, format!("test-{}-{n}-{}", std::process::id(), rand_suffix())))
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64);
+    h.finish()
 }
 
 impl Server {
@@ -142,6 +191,12 @@ impl Server {
         self.store.close().await;
         let db = self.db.take().unwrap();
         start_on(db, self.backend, opts).await
+    }
+
+    /// Another node on this server's database (PostgreSQL: a second process would do the same),
+    /// with `opts` of its own.
+    pub async fn peer(&self, opts: Options) -> Server {
+        start_node(&self.url, None, self.backend, opts).await
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -4,6 +4,7 @@ mod harness;
 mod access;
 mod admin;
 mod authorizations;
+mod cluster;
 mod content_exclusion;
 mod connections;
 mod contract;

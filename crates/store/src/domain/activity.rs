@@ -93,15 +93,21 @@ pub fn after(c: &mut dyn Conn, at: Cursor, limit: i64) -> Result<Vec<(Cursor, Ac
 
 /// Are there records after `at` (whether or not they can be handled yet)?
 pub fn pending(c: &mut dyn Conn, at: Cursor) -> Result<bool, DbError> {
-    Ok(c.query_opt("SELECT 1 FROM activity v WHERE (v.txid, v.id) > (?, ?) LIMIT 1", params![at.txid, at.id])?.is_some())
+    // The ORDER BY makes it an index probe: without it a generic plan may scan the whole table
+    // for the row that, when the consumer is caught up, is not there.
+    Ok(c.query_opt("SELECT 1 FROM activity v WHERE (v.txid, v.id) > (?, ?) ORDER BY v.txid, v.id LIMIT 1", params![at.txid, at.id])?.is_some())
 }
 
 /// Takes a consumer's cursor for this transaction (the row lock serialises nodes sharing a
 /// PostgreSQL database) and returns its position.
 pub fn lock_cursor(c: &mut dyn Conn, name: &str) -> Result<Cursor, DbError> {
-    c.execute("INSERT INTO worker_cursors (name, last_id) VALUES (?, 0) ON CONFLICT (name) DO NOTHING", params![name])?;
-    c.execute("UPDATE worker_cursors SET last_id = last_id WHERE name = ?", params![name])?;
-    cursor(c, name)
+    // Creates the cursor if new; either way its row is locked until the transaction ends.
+    let r = c.query_opt(
+        "INSERT INTO worker_cursors (name, last_id) VALUES (?, 0) \
+         ON CONFLICT (name) DO UPDATE SET last_id = worker_cursors.last_id RETURNING last_txid, last_id",
+        params![name],
+    )?;
+    Ok(r.map(|r| Cursor { txid: r.i64(0), id: r.i64(1) }).unwrap_or_default())
 }
 
 /// A consumer's position without locking.

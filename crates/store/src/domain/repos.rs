@@ -208,17 +208,19 @@ pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<Str
     } else {
         vec![format!("refs/heads/{r}"), format!("refs/tags/{r}")]
     };
-    for name in &candidates {
-        if let Some(row) = c.query_opt("SELECT sha FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])? {
-            return Ok(Some(row.string(0)));
-        }
+    // One round trip: every candidate ref, then the commit itself, the first found wins.
+    let mut parts = Vec::new();
+    let mut p: Vec<crate::Value> = Vec::new();
+    for (rank, name) in candidates.iter().enumerate() {
+        parts.push(format!("SELECT sha, {rank} AS pos FROM refs WHERE repo_id = ? AND name = ?"));
+        p.extend([crate::Value::from(repo_id), crate::Value::from(name.as_str())]);
     }
-    if !platform_core::ids::is_sha(r) {
-        return Ok(None);
+    if platform_core::ids::is_sha(r) {
+        parts.push(format!("SELECT sha, {} AS pos FROM commits WHERE repo_id = ? AND sha = ?", candidates.len()));
+        p.extend([crate::Value::from(repo_id), crate::Value::from(r.to_lowercase())]);
     }
-    let sha = r.to_lowercase();
-    let known = c.query_opt("SELECT 1 FROM commits WHERE repo_id = ? AND sha = ?", params![repo_id, &sha])?;
-    Ok(known.map(|_| sha))
+    let sql = format!("SELECT sha FROM ({}) AS found ORDER BY pos LIMIT 1", parts.join(" UNION ALL "));
+    Ok(c.query_opt(&sql, &p)?.map(|row| row.string(0)))
 }
 
 pub fn count_for_owner(c: &mut dyn Conn, owner_id: i64) -> Result<i64, DbError> {

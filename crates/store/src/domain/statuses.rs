@@ -49,21 +49,6 @@ pub struct NewStatus<'a> {
 /// Adds a status; `Ok(None)` when the sha and context already hold the maximum.
 pub fn create(c: &mut dyn Conn, n: &NewStatus, now: i64) -> Result<Option<Status>, DbError> {
     let context_lower = n.context.to_lowercase();
-    // Lock the (repo, sha, context) key first, so concurrent creators on PostgreSQL (read
-    // committed) count one after the other and cannot overshoot the maximum together. The
-    // placeholder id of a new key is replaced below in the same transaction.
-    c.execute(
-        "INSERT INTO status_latest (repo_id, sha, context_lower, status_id) VALUES (?, ?, ?, 0) \
-         ON CONFLICT (repo_id, sha, context_lower) DO UPDATE SET status_id = status_latest.status_id",
-        params![n.repo_id, n.sha, &context_lower],
-    )?;
-    let count = c.query_i64(
-        "SELECT COUNT(*) FROM statuses WHERE repo_id = ? AND sha = ? AND context_lower = ?",
-        params![n.repo_id, n.sha, &context_lower],
-    )?;
-    if count >= MAX_PER_SHA_AND_CONTEXT {
-        return Ok(None);
-    }
     let id = c.query_i64(
         "INSERT INTO statuses (repo_id, sha, context, context_lower, state, description, target_url, creator_id, \
          created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -80,11 +65,20 @@ pub fn create(c: &mut dyn Conn, n: &NewStatus, now: i64) -> Result<Option<Status
             now
         ],
     )?;
-    c.execute(
-        "INSERT INTO status_latest (repo_id, sha, context_lower, status_id) VALUES (?, ?, ?, ?) \
-         ON CONFLICT (repo_id, sha, context_lower) DO UPDATE SET status_id = excluded.status_id",
-        params![n.repo_id, n.sha, &context_lower, id],
+    // Counted and named the latest in one statement, under the key's row lock, so concurrent
+    // creators on PostgreSQL (read committed) cannot overshoot the maximum together; the higher
+    // id stays the latest whichever of two commits first.
+    let counted = c.query_opt(
+        "INSERT INTO status_latest (repo_id, sha, context_lower, status_id, status_count) VALUES (?, ?, ?, ?, 1) \
+         ON CONFLICT (repo_id, sha, context_lower) DO UPDATE SET status_count = status_latest.status_count + 1, \
+         status_id = CASE WHEN excluded.status_id > status_latest.status_id THEN excluded.status_id ELSE status_latest.status_id END \
+         WHERE status_latest.status_count < ? RETURNING status_count",
+        params![n.repo_id, n.sha, &context_lower, id, MAX_PER_SHA_AND_CONTEXT],
     )?;
+    if counted.is_none() {
+        c.execute("DELETE FROM statuses WHERE id = ?", params![id])?;
+        return Ok(None);
+    }
     Ok(Some(Status {
         id,
         repo_id: n.repo_id,

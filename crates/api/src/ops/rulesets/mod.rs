@@ -431,7 +431,7 @@ impl BranchRulesets {
 }
 
 async fn branch_rulesets(ctx: &Ctx, repo: &Repo) -> ApiResult<Arc<BranchRulesets>> {
-    let generation = ctx.app.generation();
+    let generation = ctx.generation();
     if let Some(hit) = generation.and_then(|g| ctx.app.caches.rulesets.get(&repo.id, g)) {
         return Ok(hit);
     }

@@ -1,0 +1,348 @@
+//! Two nodes on one PostgreSQL database (and one Redis), as `scripts/cluster` runs them:
+//! the limits are accepted once by both together and both report the same state, the API keeps
+//! answering when Redis is gone, a write on one node is read at once on the other, and through
+//! HAProxy round-robining every request: current answers, one limit, every webhook delivery and
+//! every run completion exactly once.
+use crate::harness::*;
+use platform_api::secondary::SecondarySettings;
+use platform_store::Backend;
+use serde_json::json;
+
+const SHA: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
+const COMBINED: &str = "/repos/alice/hello/commits/main/status";
+const STATUSES: &str = "/repos/alice/hello/statuses/main";
+
+/// Two nodes on one PostgreSQL database sharing one Redis namespace; `None` (skipped, loudly
+/// by the helpers) without PostgreSQL or Redis.
+pub async fn pair(opts: Options) -> Option<(Server, Server)> {
+    let redis = test_redis()?;
+    let opts = Options { redis: Some(redis), ..opts };
+    let a = start(Backend::Postgres, opts.clone()).await?;
+    let b = a.peer(opts).await;
+    Some((a, b))
+}
+
+async fn setup(s: &Server) -> String {
+    s.user("alice").await;
+    s.repo("alice", "hello", false).await;
+    s.push("alice/hello", "refs/heads/main", SHA).await;
+    s.classic("alice", &["repo"]).await
+}
+
+/// Limit decisions a node made alone because Redis did not answer (or refused a script).
+async fn fallbacks(s: &Server) -> u64 {
+    let metrics = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
+    metrics.lines().find_map(|l| l.strip_prefix("platform_limits_fallbacks_total ")).expect("fallback metric").parse().unwrap()
+}
+
+fn used(h: &reqwest::header::HeaderMap) -> i64 {
+    header(h, "x-ratelimit-used").parse().unwrap()
+}
+
+#[tokio::test]
+async fn primary_limit_is_accepted_once_by_both_nodes() {
+    // 5,000 an hour × 0.002 = 10 for the user.
+    let Some((a, b)) = pair(Options { rate_limit_factor: 0.002, ..Options::default() }).await else { return };
+    let t = setup(&a).await;
+    let mut accepted = 0;
+    for i in 0..16 {
+        let node = if i % 2 == 0 { &a } else { &b };
+        let (st, h, body) = parts(node.get(COMBINED, Some(&t)).await).await;
+        if st == 200 {
+            accepted += 1;
+            assert_eq!(used(&h), accepted, "both nodes count one bucket: {h:?}");
+            assert_eq!(header(&h, "x-ratelimit-remaining"), (10 - accepted).to_string());
+        } else {
+            assert_eq!(st, 403, "{body}");
+            assert_eq!(body["message"].as_str().unwrap().split(" for ").next(), Some("API rate limit exceeded"));
+        }
+    }
+    assert_eq!(accepted, 10, "the hourly limit once, not once per node");
+    // Both report the same state on /rate_limit.
+    let (_, _, ra) = parts(a.get("/rate_limit", Some(&t)).await).await;
+    let (_, _, rb) = parts(b.get("/rate_limit", Some(&t)).await).await;
+    assert_eq!(ra["resources"]["core"], rb["resources"]["core"]);
+    assert_eq!(ra["resources"]["core"]["remaining"], 0);
+    assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
+}
+
+#[tokio::test]
+async fn secondary_limits_and_lockout_are_shared() {
+    let settings = SecondarySettings { points_per_minute: 30, content_per_minute: 3, login_attempts: 4, ..SecondarySettings::default() };
+    let Some((a, b)) = pair(Options { secondary: settings, ..Options::default() }).await else { return };
+    let t = setup(&a).await;
+    let nodes = [&a, &b];
+    // Points: 30 GETs a minute between both nodes.
+    let mut ok = 0;
+    for i in 0..40 {
+        if nodes[i % 2].get(COMBINED, Some(&t)).await.status() == 200 {
+            ok += 1;
+        }
+    }
+    assert_eq!(ok, 30, "points per minute across nodes");
+    a.advance(60).await;
+    b.advance(60).await;
+    // Content creation: 3 a minute between both nodes (5 writes cost 25 points).
+    let mut created = 0;
+    for i in 0..5 {
+        let (st, _, body) = parts(nodes[i % 2].post(STATUSES, Some(&t), json!({"state": "success"})).await).await;
+        match st {
+            201 => created += 1,
+            _ => assert_eq!(st, 403, "{body}"),
+        }
+    }
+    assert_eq!(created, 3, "content per minute across nodes");
+    // Lockout: 4 failed logins from one address, spread over both nodes, lock it on both.
+    for i in 0..4 {
+        let node = if i % 2 == 0 { &a } else { &b };
+        assert_eq!(node.get(COMBINED, Some("svp_wrong")).await.status(), 401);
+    }
+    for node in [&a, &b] {
+        let (st, _, body) = parts(node.get(COMBINED, Some(&t)).await).await;
+        assert_eq!((st, body["message"].as_str()), (403, Some("Maximum number of login attempts exceeded. Please try again later.")), "locked on every node");
+    }
+    assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
+}
+
+#[tokio::test]
+async fn nodes_keep_answering_without_redis() {
+    let Some(db_node) = start(Backend::Postgres, Options::default()).await else { return };
+    // Nothing listens on port 1: every limit call falls back to the node's own memory.
+    let gone = Options { rate_limit_factor: 0.001, redis: Some(("redis://127.0.0.1:1".into(), "gone".into())), ..Options::default() };
+    let s = db_node.peer(gone).await;
+    let t = setup(&s).await;
+    for i in 0..5 {
+        let (st, h, body) = parts(s.get(COMBINED, Some(&t)).await).await;
+        assert_eq!(st, 200, "request {i}: {body}");
+        assert_eq!(used(&h), i + 1, "the node's own count");
+    }
+    let (st, _, _) = parts(s.get(COMBINED, Some(&t)).await).await;
+    assert_eq!(st, 403, "limits still hold, per node");
+    let n = fallbacks(&s).await;
+    assert!(n >= 6, "{n} fallbacks counted");
+}
+
+/// Two nodes on one PostgreSQL database (Redis only when it answers: freshness needs none).
+async fn nodes() -> Option<(Server, Server)> {
+    let a = start(Backend::Postgres, Options::default()).await?;
+    let b = a.peer(a.opts.clone()).await;
+    Some((a, b))
+}
+
+/// Reads `path` on `node` until its caches hold the answer (the response cache admits an
+/// answer when it is asked a second time).
+async fn warm(node: &Server, path: &str, token: Option<&str>) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+    for _ in 0..2 {
+        node.get(path, token).await;
+    }
+    parts(node.get(path, token).await).await
+}
+
+#[tokio::test]
+async fn a_write_on_one_node_is_read_at_once_on_the_other() {
+    let Some((a, b)) = nodes().await else { return };
+    let t = setup(&a).await;
+
+    // Response cache: the combined status.
+    let (_, _, before) = warm(&b, COMBINED, Some(&t)).await;
+    assert_eq!(before["total_count"], 0);
+    assert_eq!(a.post(STATUSES, Some(&t), json!({"state": "success", "context": "ci"})).await.status(), 201);
+    let (_, h, after) = parts(b.get(COMBINED, Some(&t)).await).await;
+    assert_eq!(after["total_count"], 1, "node b answers the write node a acknowledged");
+
+    // ETag cache (304 answered before routing).
+    let etag = header(&h, "etag").to_string();
+    for _ in 0..2 {
+        let r = b.req(reqwest::Method::GET, COMBINED, Some(&t)).header("if-none-match", &etag).send().await.unwrap();
+        assert_eq!(r.status(), 304);
+    }
+    assert_eq!(a.post(STATUSES, Some(&t), json!({"state": "failure", "context": "lint"})).await.status(), 201);
+    let r = b.req(reqwest::Method::GET, COMBINED, Some(&t)).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(r.status(), 200, "not 304 after a write on the other node");
+
+    // Rules for a branch (compiled rulesets).
+    let rules = "/repos/alice/hello/rules/branches/main";
+    let (_, _, none) = warm(&b, rules, Some(&t)).await;
+    assert_eq!(none, json!([]));
+    let body = json!({"name": "protect", "enforcement": "active", "conditions": {"ref_name": {"include": ["~DEFAULT_BRANCH"], "exclude": []}}, "rules": [{"type": "deletion"}]});
+    a.admin_post("/repos/alice/hello/rulesets", body).await;
+    let (_, _, some) = parts(b.get(rules, Some(&t)).await).await;
+    assert_eq!(some.as_array().map(Vec::len), Some(1), "{some}");
+
+    // Dependency alerts (rendered alerts are cached per generation).
+    let alerts = "/repos/alice/hello/depbot/alerts";
+    a.admin_post("/repos/alice/hello/depbot/alerts", crate::depbot::alert("npm", "left-pad", "high")).await;
+    let (st, _, list) = warm(&b, alerts, Some(&t)).await;
+    assert_eq!((st, list[0]["state"].as_str()), (200, Some("open")), "{list}");
+    let (st, _, body) = parts(a.req(reqwest::Method::PATCH, "/repos/alice/hello/depbot/alerts/1", Some(&t)).json(&json!({"state": "dismissed", "dismissed_reason": "tolerable_risk"})).send().await.unwrap()).await;
+    assert_eq!(st, 200, "{body}");
+    let (_, _, list) = parts(b.get(alerts, Some(&t)).await).await;
+    assert_eq!(list[0]["state"], "dismissed");
+
+    // Tokens: revoked on one node, refused on the other at once.
+    let app = crate::authorizations::app(&a, "App", "alice", "oauth").await;
+    let oauth = a.token(json!({"kind": "oauth", "login": "alice", "client_id": app.client_id, "scopes": ["repo"]})).await;
+    assert_eq!(warm(&b, COMBINED, Some(&oauth)).await.0, 200);
+    let r = a.req(reqwest::Method::DELETE, &format!("/applications/{}/token", app.client_id), None).basic_auth(&app.client_id, Some(&app.secret)).json(&json!({"access_token": oauth})).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(b.get(COMBINED, Some(&oauth)).await.status(), 401, "the revoked token");
+
+    // Repositories: renamed on one node, moved on the other at once.
+    assert_eq!(warm(&b, COMBINED, None).await.0, 200);
+    a.admin_post("/repos/alice/hello/rename", json!({"name": "world"})).await;
+    assert_eq!(b.get(COMBINED, None).await.status(), 301, "the old name redirects");
+    assert_eq!(b.get("/repos/alice/world/commits/main/status", None).await.status(), 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through a real load balancer: HAProxy round-robining every request over both nodes, as
+// `scripts/cluster` runs it, so no test step can pick the node that answers.
+
+/// HAProxy in front of two nodes; stopped when dropped.
+struct Balancer {
+    base: String,
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Balancer {
+    /// `None` (skipped loudly) without haproxy, unless PostgreSQL tests are required (CI).
+    async fn start(nodes: [&Server; 2]) -> Option<Balancer> {
+        if std::process::Command::new("haproxy").arg("-v").output().is_err() {
+            assert!(std::env::var("PLATFORM_REQUIRE_POSTGRES").as_deref() != Ok("1"), "haproxy not installed (scripts/install-deps.sh)");
+            eprintln!("!!! haproxy not installed: balanced cluster tests SKIPPED !!!");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let servers: String = nodes.iter().enumerate().map(|(i, n)| format!("  server node{i} {}\n", n.addr)).collect();
+        let cfg = format!(
+            "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n\
+             frontend api\n  bind 127.0.0.1:{port}\n  default_backend nodes\n\
+             backend nodes\n  balance roundrobin\n{servers}"
+        );
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, cfg).unwrap();
+        let child = std::process::Command::new("haproxy").arg("-db").arg("-f").arg(&path).stdout(std::process::Stdio::null()).spawn().expect("haproxy");
+        let b = Balancer { base: format!("http://127.0.0.1:{port}"), child, _dir: dir };
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Some(b);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("haproxy did not listen on {port}");
+    }
+
+    fn req(&self, s: &Server, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+        s.client.request(method, format!("{}{path}", self.base)).header("user-agent", UA).bearer_auth(token)
+    }
+}
+
+/// Requests a node answered, from its metrics.
+async fn served(s: &Server) -> u64 {
+    let metrics = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
+    metrics.lines().filter(|l| l.starts_with("platform_http_requests_total{")).filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok()).sum()
+}
+
+#[tokio::test]
+async fn through_the_balancer_every_answer_is_current_and_the_limit_is_one() {
+    // 5,000 an hour × 0.01 = 50 for the user.
+    let Some((a, b)) = pair(Options { rate_limit_factor: 0.01, ..Options::default() }).await else { return };
+    let Some(lb) = Balancer::start([&a, &b]).await else { return };
+    let t = setup(&a).await;
+    let (before_a, before_b) = (served(&a).await, served(&b).await);
+    let mut last_used = 0;
+    let mut check = |h: &reqwest::header::HeaderMap| {
+        let u = used(h);
+        assert_eq!(u, last_used + 1, "one bucket whichever node answers: {h:?}");
+        last_used = u;
+    };
+    for i in 1..=12 {
+        let r = lb.req(&a, reqwest::Method::POST, STATUSES, &t).json(&json!({"state": "success", "context": format!("ci/{i}")})).send().await.unwrap();
+        let (st, h, body) = parts(r).await;
+        assert_eq!(st, 201, "{body}");
+        check(&h);
+        // Whichever node answers next (both, over the two reads) has the write at once.
+        for _ in 0..2 {
+            let (st, h, c) = parts(lb.req(&a, reqwest::Method::GET, COMBINED, &t).send().await.unwrap()).await;
+            assert_eq!((st, c["total_count"].as_i64()), (200, Some(i)), "{c}");
+            check(&h);
+        }
+    }
+    // 36 requests so far; the rest of the 50 and then refusals, whichever node is asked.
+    let mut refused = 0;
+    for _ in 0..20 {
+        let (st, h, _) = parts(lb.req(&a, reqwest::Method::GET, COMBINED, &t).send().await.unwrap()).await;
+        if st == 200 {
+            check(&h);
+        } else {
+            assert_eq!(st, 403);
+            assert_eq!(header(&h, "x-ratelimit-remaining"), "0");
+            refused += 1;
+        }
+    }
+    assert_eq!((last_used, refused), (50, 6), "the hourly limit once across the balancer");
+    let (na, nb) = (served(&a).await - before_a, served(&b).await - before_b);
+    assert!(na >= 20 && nb >= 20, "round robin: node a answered {na}, node b {nb}");
+}
+
+#[tokio::test]
+async fn through_the_balancer_every_delivery_and_every_run_completion_happens_once() {
+    // The wall clock: each node's ticker settles runs as their jobs end.
+    let Some((a, b)) = pair(Options { manual_clock: false, ..Options::default() }).await else { return };
+    let Some(lb) = Balancer::start([&a, &b]).await else { return };
+    a.user("alice").await;
+    a.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
+    a.repo("acme", "widgets", false).await;
+    a.push("acme/widgets", "refs/heads/main", SHA).await;
+    let t = a.classic("alice", &["repo", "admin:org_hook"]).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let hook = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["status", "workflow_run"]});
+    assert_eq!(lb.req(&a, reqwest::Method::POST, "/orgs/acme/hooks", &t).json(&hook).send().await.unwrap().status(), 201);
+    recv.wait(1, 10).await; // the ping
+    // Statuses through the balancer, and runs that complete on the wall clock: both nodes'
+    // consumers and run tickers are at work.
+    const STATUSES_N: usize = 30;
+    const RUNS_N: usize = 4;
+    let mut runs = Vec::new();
+    for i in 0..RUNS_N {
+        let plan = json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": [{"name": "build", "duration_seconds": 1 + i % 2}]});
+        let node = if i % 2 == 0 { &a } else { &b };
+        runs.push(node.admin_post("/repos/acme/widgets/runs", plan).await["id"].as_i64().unwrap());
+    }
+    for i in 0..STATUSES_N {
+        let r = lb.req(&a, reqwest::Method::POST, "/repos/acme/widgets/statuses/main", &t).json(&json!({"state": "success", "context": format!("ci/{i}")})).send().await.unwrap();
+        assert_eq!(r.status(), 201);
+    }
+    let hits = recv.wait(1 + STATUSES_N + RUNS_N, 30).await;
+    // Nothing more arrives: no record was handled twice.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let hits = if recv.count() > hits.len() { recv.hits.lock().unwrap().clone() } else { hits };
+    let mut statuses = std::collections::HashMap::<String, usize>::new();
+    let mut completed = std::collections::HashMap::<i64, usize>::new();
+    let mut guids = std::collections::HashSet::new();
+    for h in &hits[1..] {
+        let p: serde_json::Value = serde_json::from_slice(&h.body).unwrap();
+        assert!(guids.insert(h.headers["x-service-delivery"].to_str().unwrap().to_string()), "a delivery sent twice");
+        match h.headers["x-service-event"].to_str().unwrap() {
+            "status" => *statuses.entry(p["context"].as_str().unwrap().to_string()).or_default() += 1,
+            "workflow_run" => {
+                assert_eq!(p["action"], "completed");
+                *completed.entry(p["workflow_run"]["id"].as_i64().unwrap()).or_default() += 1;
+            }
+            other => panic!("unexpected {other} delivery"),
+        }
+    }
+    assert_eq!(statuses.len(), STATUSES_N, "{statuses:?}");
+    assert!(statuses.values().all(|&n| n == 1), "each status delivered once: {statuses:?}");
+    assert_eq!(completed.keys().copied().collect::<std::collections::BTreeSet<_>>(), runs.iter().copied().collect(), "{completed:?}");
+    assert!(completed.values().all(|&n| n == 1), "each run completed once: {completed:?}");
+}
