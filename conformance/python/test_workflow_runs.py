@@ -28,7 +28,9 @@ def finish(run_id):
             return
 
 
-FAILING = [{"name": "build", "duration_seconds": 1}, {"name": "test", "needs": ["build"], "duration_seconds": 1, "outcome": ["failure", "success"]}]
+# Jobs longer than any test: the platform clock counts whole seconds, so a 1 s job could finish
+# between two requests; tests move runs with `finish` instead.
+FAILING = [{"name": "build", "duration_seconds": 60}, {"name": "test", "needs": ["build"], "duration_seconds": 60, "outcome": ["failure", "success"]}]
 
 
 @pytest.mark.op("runs/list")

@@ -20,7 +20,9 @@ async function finish(run) {
   }
 }
 
-const failing = { jobs: [{ name: "build", duration_seconds: 1 }, { name: "test", needs: ["build"], duration_seconds: 1, outcome: ["failure", "success"] }] };
+// Jobs longer than any test: the platform clock counts whole seconds, so a 1 s job could finish
+// between two requests; tests move runs with `finish` instead.
+const failing = { jobs: [{ name: "build", duration_seconds: 60 }, { name: "test", needs: ["build"], duration_seconds: 60, outcome: ["failure", "success"] }] };
 
 check("listWorkflowRunsForRepo pages through runs and filters them", ["runs/list"], async () => {
   const a = await newRun({ branch: "main" });
