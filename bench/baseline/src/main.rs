@@ -79,24 +79,17 @@ fn combined_status(n: u64) -> Value {
 }
 
 fn listen_addr() -> SocketAddr {
-    let raw = std::env::args()
-        .nth(1)
-        .or_else(|| std::env::var("BASELINE_LISTEN").ok())
-        .unwrap_or_else(|| "127.0.0.1:0".to_owned());
+    let raw = std::env::args().nth(1).or_else(|| std::env::var("BASELINE_LISTEN").ok()).unwrap_or_else(|| "127.0.0.1:0".to_owned());
     if let Ok(port) = raw.parse::<u16>() {
         return SocketAddr::from(([127, 0, 0, 1], port));
     }
-    raw.parse()
-        .unwrap_or_else(|e| panic!("invalid listen address {raw:?}: {e}"))
+    raw.parse().unwrap_or_else(|e| panic!("invalid listen address {raw:?}: {e}"))
 }
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let get_body = Bytes::from(serde_json::to_vec(&combined_status(10)).expect("serialize"));
-    let post_body = Bytes::from(
-        serde_json::to_vec(&json!({"id": 1, "state": "success", "context": "ci/1"}))
-            .expect("serialize"),
-    );
+    let post_body = Bytes::from(serde_json::to_vec(&json!({"id": 1, "state": "success", "context": "ci/1"})).expect("serialize"));
 
     let app = Router::new().route(
         "/combined",
@@ -106,20 +99,11 @@ async fn main() {
         })
         .post(move |_req: Bytes| {
             let body = post_body.clone();
-            async move {
-                (
-                    StatusCode::CREATED,
-                    [(CONTENT_TYPE, "application/json")],
-                    body,
-                )
-                    .into_response()
-            }
+            async move { (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], body).into_response() }
         }),
     );
 
-    let listener = tokio::net::TcpListener::bind(listen_addr())
-        .await
-        .expect("bind");
+    let listener = tokio::net::TcpListener::bind(listen_addr()).await.expect("bind");
     println!("listening on http://{}", listener.local_addr().expect("local_addr"));
     axum::serve(listener, app).await.expect("serve");
 }

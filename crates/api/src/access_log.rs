@@ -5,8 +5,8 @@
 //! Here a line is formatted straight into a shared buffer, which one thread writes out a few
 //! times a second (or sooner when it fills). Without `install` (tests, embedders) lines go
 //! through `tracing` as usual.
-use std::io::Write;
 use std::cell::Cell;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

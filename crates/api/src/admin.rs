@@ -230,7 +230,8 @@ async fn set_clock(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResul
         let secs = n.as_i64().filter(|s| *s >= 0).ok_or_else(|| ApiError::invalid_field("Clock", "advance_seconds", "invalid", None))?;
         app.clock.advance(secs);
     } else if let Some(n) = b.get("now") {
-        let t = n.as_i64().or_else(|| n.as_str().and_then(parse_ts)).ok_or_else(|| ApiError::invalid_field("Clock", "now", "invalid", None))?;
+        let t =
+            n.as_i64().or_else(|| n.as_str().and_then(parse_ts)).ok_or_else(|| ApiError::invalid_field("Clock", "now", "invalid", None))?;
         app.clock.set(t);
     } else {
         return Err(ApiError::invalid_request("\"advance_seconds\" or \"now\" wasn't supplied."));

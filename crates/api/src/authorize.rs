@@ -2,8 +2,8 @@
 //! private repositories the caller may not see are 404; a visible repository the credentials
 //! may not act on is 403; anonymous callers of non-public operations get 401.
 use platform_core::TokenKind;
-use platform_store::domain::{accounts, security_managers};
 use platform_store::domain::repos::{self, Lookup, Reach, Repo};
+use platform_store::domain::{accounts, security_managers};
 use platform_store::{Conn, DbError};
 
 use crate::error::{ApiError, ApiResult};

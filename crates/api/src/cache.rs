@@ -18,9 +18,7 @@ impl<K: Hash + Eq, V: Clone> GenCache<K, V> {
 
     /// The value cached for `k` if it was computed at generation `generation`.
     pub fn get(&self, k: &K, generation: u64) -> Option<V> {
-        self.map
-            .shard(k)
-            .get(k).filter(|(g, _)| *g == generation).map(|(_, v)| v.clone())
+        self.map.shard(k).get(k).filter(|(g, _)| *g == generation).map(|(_, v)| v.clone())
     }
 
     /// Stores a value computed from reads that started at `generation`.

@@ -19,11 +19,11 @@ use axum::response::{IntoResponse, Response};
 use platform_core::ids::request_id;
 use platform_core::ApiVersion;
 
-use crate::headers as names;
 use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
+use crate::headers as names;
+use crate::not_modified;
 use crate::principal::{authenticate, Principal};
 use crate::ratelimit::Quota;
-use crate::not_modified;
 use crate::reply::Fresh;
 use crate::request::{OpRef, ReqInfo};
 use crate::state::Shared;
@@ -87,10 +87,7 @@ pub fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
             return ip;
         }
     }
-    req.extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip())
-        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
+    req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
 }
 
 /// SipHash-1-3 with a 128-bit output under the keys `(k0, k1)`: the one fast keyed hash of
@@ -235,9 +232,7 @@ pub async fn contract(State(app): State<Shared>, mut req: Request, next: Next) -
                 Err(q) => {
                     quota = Some(q);
                     rate_limited = true;
-                    break 'serve ApiError::forbidden(class.exceeded_message())
-                        .with_docs(RATE_LIMIT_DOCS)
-                        .into_response();
+                    break 'serve ApiError::forbidden(class.exceeded_message()).with_docs(RATE_LIMIT_DOCS).into_response();
                 }
             }
         } else if app.config.rate_limits {
@@ -390,7 +385,11 @@ pub const BUSY_IN_FLIGHT: i64 = 512;
 /// `X-Poll-Interval` of polled operations: the configured interval, doubled while more than
 /// [`BUSY_IN_FLIGHT`] requests are in flight (document 1: it may rise under load).
 pub fn poll_interval(base: u64, in_flight: i64) -> u64 {
-    if in_flight > BUSY_IN_FLIGHT { base.saturating_mul(2) } else { base }
+    if in_flight > BUSY_IN_FLIGHT {
+        base.saturating_mul(2)
+    } else {
+        base
+    }
 }
 
 fn method_name(m: &Method) -> &'static str {

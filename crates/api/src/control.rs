@@ -332,7 +332,8 @@ pub fn create_app(c: &mut dyn Conn, a: &AppIn, now: i64) -> R<(App, String)> {
     let owner = accounts::by_login(c, &a.owner)?.ok_or_else(|| missing("Account", "owner", &a.owner))?;
     let client_id = format!("{prefix}{}", random_alnum(14));
     let secret = random_hex(20);
-    let n = NewApp { kind, name: &a.name, slug: &slug, owner_id: owner.id, client_id: &client_id, secret_hash: &sha256_hex(secret.as_bytes()) };
+    let n =
+        NewApp { kind, name: &a.name, slug: &slug, owner_id: owner.id, client_id: &client_id, secret_hash: &sha256_hex(secret.as_bytes()) };
     let app = unique(apps::create(c, &n, now), "App", "name")?;
     Ok((app, secret))
 }
@@ -374,13 +375,24 @@ pub struct TokenIn {
 }
 
 /// Permissions a workflow token gets when none are given.
-const WORKFLOW_DEFAULT: [(&str, &str); 6] =
-    [("actions", "write"), ("contents", "write"), ("deployments", "write"), ("metadata", "read"), ("statuses", "write"), ("pull_requests", "write")];
+const WORKFLOW_DEFAULT: [(&str, &str); 6] = [
+    ("actions", "write"),
+    ("contents", "write"),
+    ("deployments", "write"),
+    ("metadata", "read"),
+    ("statuses", "write"),
+    ("pull_requests", "write"),
+];
 
 /// Creates a token; returns the record and its text, shown once.
 pub fn create_token(c: &mut dyn Conn, t: &TokenIn, now: i64) -> R<(Token, String)> {
     let kind = TokenKind::parse(&t.kind).ok_or_else(|| {
-        ApiError::invalid_field("Token", "kind", "invalid", Some("kind must be one of classic, fine_grained, oauth, user_to_server, installation, workflow".into()))
+        ApiError::invalid_field(
+            "Token",
+            "kind",
+            "invalid",
+            Some("kind must be one of classic, fine_grained, oauth, user_to_server, installation, workflow".into()),
+        )
     })?;
     for level in t.permissions.values() {
         if level != "read" && level != "write" {
@@ -411,7 +423,14 @@ pub fn create_token(c: &mut dyn Conn, t: &TokenIn, now: i64) -> R<(Token, String
             let want = if kind == TokenKind::Oauth { "oauth" } else { "app" };
             match &app {
                 Some(a) if a.kind == want => {}
-                _ => return Err(ApiError::invalid_field("Token", "client_id", "invalid", Some(format!("{} tokens need an application of kind {want}", kind.as_str())))),
+                _ => {
+                    return Err(ApiError::invalid_field(
+                        "Token",
+                        "client_id",
+                        "invalid",
+                        Some(format!("{} tokens need an application of kind {want}", kind.as_str())),
+                    ))
+                }
             }
         }
         TokenKind::Installation => {

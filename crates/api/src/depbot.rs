@@ -181,7 +181,8 @@ fn advisory(c: &mut dyn Conn, a: &AdvisoryIn, vulnerability: &Value, now: i64) -
             return Ok(found);
         }
     }
-    let severity = a.severity.as_deref().ok_or_else(|| ApiError::invalid_field("DepbotAlert", "advisory.severity", "missing_field", None))?;
+    let severity =
+        a.severity.as_deref().ok_or_else(|| ApiError::invalid_field("DepbotAlert", "advisory.severity", "missing_field", None))?;
     one_of("advisory.severity", severity, &SEVERITIES)?;
     let classification = a.classification.as_deref().unwrap_or("general");
     one_of("advisory.classification", classification, &CLASSIFICATIONS)?;
@@ -301,7 +302,11 @@ pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> Api
 }
 
 /// Admin handler: 201 the alert (current API version shape, without `repository`).
-pub async fn admin_create(State(app): State<Shared>, Path((owner, name)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+pub async fn admin_create(
+    State(app): State<Shared>,
+    Path((owner, name)): Path<(String, String)>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Reply> {
     let a: AlertIn = serde_json::from_value(b).map_err(ApiError::invalid_request)?;
     let now = app.clock.now();
     let (repo, alert) = app
@@ -332,8 +337,17 @@ fn default_advisories() -> usize {
     50
 }
 
-const MANIFESTS: [&str; 9] =
-    ["composer.lock", "go.sum", "pom.xml", "package-lock.json", "packages.lock.json", "requirements.txt", "pubspec.lock", "Gemfile.lock", "Cargo.lock"];
+const MANIFESTS: [&str; 9] = [
+    "composer.lock",
+    "go.sum",
+    "pom.xml",
+    "package-lock.json",
+    "packages.lock.json",
+    "requirements.txt",
+    "pubspec.lock",
+    "Gemfile.lock",
+    "Cargo.lock",
+];
 
 pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
     if b.repos.is_empty() || b.advisories == 0 {

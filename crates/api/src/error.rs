@@ -8,8 +8,7 @@ use platform_store::{DbError, DbErrorKind};
 use serde_json::{json, Value};
 
 pub const GENERIC_DOCS: &str = "https://docs.service.example/rest";
-pub const RATE_LIMIT_DOCS: &str =
-    "https://docs.service.example/rest/overview/resources-in-the-rest-api#rate-limiting";
+pub const RATE_LIMIT_DOCS: &str = "https://docs.service.example/rest/overview/resources-in-the-rest-api#rate-limiting";
 
 pub type ApiResult<T = Response> = Result<T, ApiError>;
 

@@ -151,9 +151,12 @@ fn not_for(field: &str, kind: FaultKind) -> ApiError {
 impl FaultIn {
     /// Checks the body and builds the fault (without its id).
     pub fn validate(self) -> Result<Fault, ApiError> {
-        let kind = FaultKind::parse(&self.kind).ok_or_else(|| invalid("kind", "kind is one of primary, secondary, status, latency, maintenance"))?;
+        let kind = FaultKind::parse(&self.kind)
+            .ok_or_else(|| invalid("kind", "kind is one of primary, secondary, status, latency, maintenance"))?;
         let method = match self.method {
-            Some(m) if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) => return Err(invalid("method", "method is an HTTP method name")),
+            Some(m) if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                return Err(invalid("method", "method is an HTTP method name"))
+            }
             Some(m) => Some(m.to_ascii_uppercase()),
             None => None,
         };
@@ -188,7 +191,9 @@ impl FaultIn {
             (FaultKind::Maintenance, None) => Some(503),
         };
         let retry_after = match (kind, self.retry_after) {
-            (FaultKind::Secondary, Some(r)) if r > MAX_RETRY_AFTER => return Err(invalid("retry_after", "retry_after is at most 86400 seconds")),
+            (FaultKind::Secondary, Some(r)) if r > MAX_RETRY_AFTER => {
+                return Err(invalid("retry_after", "retry_after is at most 86400 seconds"))
+            }
             (FaultKind::Secondary, r) => Some(r.unwrap_or(DEFAULT_RETRY_AFTER)),
             (_, Some(_)) => return Err(not_for("retry_after", kind)),
             (_, None) => None,
@@ -201,7 +206,9 @@ impl FaultIn {
         };
         let message = match (kind, self.message) {
             (FaultKind::Status, Some(m)) if m.is_empty() => return Err(invalid("message", "message is not empty")),
-            (FaultKind::Status | FaultKind::Maintenance, Some(m)) if m.is_empty() => return Err(invalid("message", "message is not empty")),
+            (FaultKind::Status | FaultKind::Maintenance, Some(m)) if m.is_empty() => {
+                return Err(invalid("message", "message is not empty"))
+            }
             (FaultKind::Status | FaultKind::Maintenance, m) => m,
             (_, Some(_)) => return Err(not_for("message", kind)),
             (_, None) => None,

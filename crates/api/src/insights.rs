@@ -84,7 +84,15 @@ impl Unrouted {
     fn route(self) -> Option<Record> {
         let op = match_route(self.method, &self.path)?;
         let org = op.meta().org_segment.and_then(|i| self.path.split('/').nth(i)).and_then(Login::new)?;
-        Some(Record { at: self.at, principal: self.principal, op, method: self.method, status: self.status, rate_limited: self.rate_limited, org })
+        Some(Record {
+            at: self.at,
+            principal: self.principal,
+            op,
+            method: self.method,
+            status: self.status,
+            rate_limited: self.rate_limited,
+            org,
+        })
     }
 }
 

@@ -154,7 +154,14 @@ pub async fn serve(listener: TcpListener, app: Router, settings: ConnSettings, s
     while tasks.join_next().await.is_some() {}
 }
 
-async fn connection(shared: Arc<Shared>, conn: Arc<Conn>, stream: TcpStream, peer: SocketAddr, app: Router, mut stop: watch::Receiver<bool>) {
+async fn connection(
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: Router,
+    mut stop: watch::Receiver<bool>,
+) {
     let io = Watched { inner: stream, conn: conn.clone(), shared: shared.clone(), replacing: None };
     let c2 = conn.clone();
     let s2 = shared.clone();
@@ -166,7 +173,8 @@ async fn connection(shared: Arc<Shared>, conn: Arc<Conn>, stream: TcpStream, pee
         let too_long = req.uri().path_and_query().map_or(0, |p| p.as_str().len()) > MAX_URI_BYTES;
         async move {
             let resp = if too_long {
-                let mut r = axum::response::IntoResponse::into_response(ApiError::new(axum::http::StatusCode::URI_TOO_LONG, "URI Too Long"));
+                let mut r =
+                    axum::response::IntoResponse::into_response(ApiError::new(axum::http::StatusCode::URI_TOO_LONG, "URI Too Long"));
                 r.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
                 Ok(r)
             } else {
@@ -213,7 +221,8 @@ impl AsyncRead for Watched {
         let this = self.get_mut();
         let before = buf.filled().len();
         let r = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if buf.filled().len() > before && this.conn.in_flight.load(Ordering::Acquire) == 0 && this.conn.head_ms.load(Ordering::Acquire) == 0 {
+        if buf.filled().len() > before && this.conn.in_flight.load(Ordering::Acquire) == 0 && this.conn.head_ms.load(Ordering::Acquire) == 0
+        {
             this.conn.head_ms.store(this.shared.now_ms(), Ordering::Release);
         }
         r

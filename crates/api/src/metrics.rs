@@ -48,11 +48,7 @@ impl Metrics {
         }
         cum += self.latency[BUCKETS_MS.len()].load(Ordering::Relaxed);
         let _ = writeln!(out, "platform_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {cum}");
-        let _ = writeln!(
-            out,
-            "platform_http_request_duration_seconds_sum {}",
-            self.latency_sum_us.load(Ordering::Relaxed) as f64 / 1e6
-        );
+        let _ = writeln!(out, "platform_http_request_duration_seconds_sum {}", self.latency_sum_us.load(Ordering::Relaxed) as f64 / 1e6);
         let _ = writeln!(out, "platform_http_request_duration_seconds_count {}", self.latency_count.load(Ordering::Relaxed));
         out.push_str("# HELP platform_rate_limited_requests_total Requests refused by a rate limit.\n");
         out.push_str("# TYPE platform_rate_limited_requests_total counter\n");

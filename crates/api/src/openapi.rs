@@ -88,7 +88,8 @@ fn operation(op: &Operation) -> Value {
         .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
         .collect();
     for q in op.query {
-        params.push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": ty_schema(q.ty)}));
+        params
+            .push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": ty_schema(q.ty)}));
     }
     params.push(json!({"$ref": "#/components/parameters/ApiVersion"}));
 
@@ -107,13 +108,22 @@ fn operation(op: &Operation) -> Value {
         responses.insert("304".into(), response(desc, None, &["ETag"]));
     }
     if repo_scoped {
-        responses.insert("301".into(), response("Moved permanently: the repository was renamed.", Some(schema_ref("BasicError")), &["Location"]));
+        responses.insert(
+            "301".into(),
+            response("Moved permanently: the repository was renamed.", Some(schema_ref("BasicError")), &["Location"]),
+        );
     }
     responses.insert("400".into(), error("Bad request: unsupported API version, or a body that is not a JSON object.", true));
     if op.access.auth != AuthKind::Any {
         responses.insert("401".into(), error("Requires authentication, or bad credentials.", false));
     }
-    responses.insert("403".into(), error("Forbidden: the credentials may not act on the resource, a rate limit is exhausted, or the User-Agent header is missing.", false));
+    responses.insert(
+        "403".into(),
+        error(
+            "Forbidden: the credentials may not act on the resource, a rate limit is exhausted, or the User-Agent header is missing.",
+            false,
+        ),
+    );
     if op.access.auth != AuthKind::Any || op.id == "rate-limit/get" {
         responses.insert("404".into(), error("Not found, or a private resource the caller may not see.", false));
     }
@@ -151,7 +161,8 @@ fn operation(op: &Operation) -> Value {
         o["deprecated"] = json!(true);
     }
     if let Some(body) = op.body {
-        o["requestBody"] = json!({"required": body.fields.iter().any(|f| f.required), "content": {"application/json": {"schema": body_schema(body)}}});
+        o["requestBody"] =
+            json!({"required": body.fields.iter().any(|f| f.required), "content": {"application/json": {"schema": body_schema(body)}}});
     }
     o
 }

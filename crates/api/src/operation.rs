@@ -166,13 +166,11 @@ const SECURITY_MANAGERS_SUNSET: ClosingDown =
     ClosingDown { deprecation: "Tue, 01 Jul 2025 00:00:00 GMT", sunset: "Thu, 01 Jan 2026 00:00:00 GMT" };
 
 /// Run usage (timing) is closing down (document 3); dates chosen here, the spec gives none.
-const RUN_USAGE_SUNSET: ClosingDown =
-    ClosingDown { deprecation: "Tue, 15 Apr 2025 00:00:00 GMT", sunset: "Thu, 15 Apr 2027 00:00:00 GMT" };
+const RUN_USAGE_SUNSET: ClosingDown = ClosingDown { deprecation: "Tue, 15 Apr 2025 00:00:00 GMT", sunset: "Thu, 15 Apr 2027 00:00:00 GMT" };
 
 /// Source imports are retired: scheduled to stop at 00:00 UTC on 12 April 2024 (document 3);
 /// the deprecation date is chosen here, the spec gives none.
-const IMPORTS_SUNSET: ClosingDown =
-    ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
+const IMPORTS_SUNSET: ClosingDown = ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
 
 impl Operation {
     /// The dates of a closing-down operation.

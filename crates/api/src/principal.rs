@@ -155,11 +155,7 @@ fn load_token(c: &mut dyn Conn, hash: &str) -> Result<Option<TokenAuth>, DbError
         }
         // Apps owned by an enterprise organization acting for a member of it: 15,000.
         TokenKind::Oauth | TokenKind::UserToServer => match (&app, &user) {
-            (Some(a), Some(u))
-                if accounts::in_enterprise(c, a.owner_id)? && accounts::org_role(c, a.owner_id, u.id)?.is_some() =>
-            {
-                15_000
-            }
+            (Some(a), Some(u)) if accounts::in_enterprise(c, a.owner_id)? && accounts::org_role(c, a.owner_id, u.id)?.is_some() => 15_000,
             _ => 5_000,
         },
         TokenKind::Classic | TokenKind::FineGrained => 5_000,

@@ -5,8 +5,8 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::shared_limits::{Mode, Redis};
 use crate::sharded::Sharded;
+use crate::shared_limits::{Mode, Redis};
 
 const WINDOW: i64 = 3600;
 

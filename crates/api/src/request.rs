@@ -172,8 +172,7 @@ impl Ctx {
     /// `Link` header for a page-based list: absolute URLs that repeat the request's query.
     pub fn link(&self, page: Page, total: i64) -> Option<String> {
         page.link_header(total, |n| {
-            let mut q: Vec<(String, String)> =
-                self.query.pairs.iter().filter(|(k, _)| k != "page").cloned().collect();
+            let mut q: Vec<(String, String)> = self.query.pairs.iter().filter(|(k, _)| k != "page").cloned().collect();
             q.push(("page".into(), n.to_string()));
             format!("{}{}?{}", self.app.urls.api, self.path, encode_query(&q))
         })
@@ -283,11 +282,8 @@ impl FromRequest<Shared> for JsonBody {
 
     async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
         let limit = app.config.max_body_bytes;
-        let declared = req
-            .headers()
-            .get(axum::http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared =
+            req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
         if declared.is_some_and(|n| n > limit) {
             return Err(ApiError::payload_too_large());
         }

@@ -35,10 +35,11 @@ impl Api {
         let filter = MethodFilter::try_from(op.method.clone()).expect("operation method");
         // The operation travels with the request (for `Ctx`) and back with the response (for the
         // contract layer). Plain combinators: a `from_fn` layer boxes a future on every request.
-        let route: axum::routing::MethodRouter<Shared> = axum::routing::on(filter, handler).layer(MapResponseLayer::new(move |mut resp: Response| {
-            resp.extensions_mut().insert(OpRef(op));
-            resp
-        }));
+        let route: axum::routing::MethodRouter<Shared> =
+            axum::routing::on(filter, handler).layer(MapResponseLayer::new(move |mut resp: Response| {
+                resp.extensions_mut().insert(OpRef(op));
+                resp
+            }));
         let route = route.layer(axum::Extension(OpRef(op)));
         self.router = self.router.route(op.path, route);
         self.ops.push(op);
@@ -72,14 +73,9 @@ pub fn operations() -> &'static [&'static Operation] {
 /// normalise paths).
 pub fn app(state: Shared) -> Router {
     let api = api();
-    let openapi = axum::body::Bytes::from(
-        serde_json::to_vec(&crate::openapi::document(&api.ops, &state.config.public_url)).unwrap_or_default(),
-    );
-    let api_router: Router = api
-        .router
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_found)
-        .with_state(state.clone());
+    let openapi =
+        axum::body::Bytes::from(serde_json::to_vec(&crate::openapi::document(&api.ops, &state.config.public_url)).unwrap_or_default());
+    let api_router: Router = api.router.fallback(not_found).method_not_allowed_fallback(not_found).with_state(state.clone());
     let api_service = middleware::from_fn_with_state(state.clone(), contract).layer(api_router);
     // The API description and its reference page, at the root and under the public URL's path
     // (like the API), so `/api/v3/docs` finds `/api/v3/openapi.json` next to it.

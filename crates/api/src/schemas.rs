@@ -43,8 +43,15 @@ fn simple_user() -> Value {
         ("html_url", uri()),
     ];
     for k in [
-        "followers_url", "following_url", "gists_url", "starred_url", "subscriptions_url", "organizations_url",
-        "repos_url", "events_url", "received_events_url",
+        "followers_url",
+        "following_url",
+        "gists_url",
+        "starred_url",
+        "subscriptions_url",
+        "organizations_url",
+        "repos_url",
+        "events_url",
+        "received_events_url",
     ] {
         req.push((k, string()));
     }
@@ -54,12 +61,43 @@ fn simple_user() -> Value {
 }
 
 const REPO_URL_FIELDS: [&str; 37] = [
-    "archive_url", "assignees_url", "blobs_url", "branches_url", "collaborators_url", "comments_url", "commits_url",
-    "compare_url", "contents_url", "contributors_url", "deployments_url", "downloads_url", "events_url", "forks_url",
-    "git_commits_url", "git_refs_url", "git_tags_url", "hooks_url", "issue_comment_url", "issue_events_url",
-    "issues_url", "keys_url", "labels_url", "languages_url", "merges_url", "milestones_url", "notifications_url",
-    "pulls_url", "releases_url", "stargazers_url", "statuses_url", "subscribers_url", "subscription_url", "tags_url",
-    "teams_url", "trees_url", "git_url",
+    "archive_url",
+    "assignees_url",
+    "blobs_url",
+    "branches_url",
+    "collaborators_url",
+    "comments_url",
+    "commits_url",
+    "compare_url",
+    "contents_url",
+    "contributors_url",
+    "deployments_url",
+    "downloads_url",
+    "events_url",
+    "forks_url",
+    "git_commits_url",
+    "git_refs_url",
+    "git_tags_url",
+    "hooks_url",
+    "issue_comment_url",
+    "issue_events_url",
+    "issues_url",
+    "keys_url",
+    "labels_url",
+    "languages_url",
+    "merges_url",
+    "milestones_url",
+    "notifications_url",
+    "pulls_url",
+    "releases_url",
+    "stargazers_url",
+    "statuses_url",
+    "subscribers_url",
+    "subscription_url",
+    "tags_url",
+    "teams_url",
+    "trees_url",
+    "git_url",
 ];
 
 fn minimal_repository() -> Value {
@@ -180,17 +218,47 @@ fn rate_limit_overview() -> Value {
     let bucket = r("RateLimitBucket");
     let mut resources = object(&[("core", bucket.clone()), ("search", bucket.clone())], &[]);
     resources["additionalProperties"] = bucket.clone();
-    object(&[("resources", resources)], &[("rate", json!({ "$ref": "#/components/schemas/RateLimitBucket", "description": "Only in API version 2022-11-28: a copy of resources.core." }))])
+    object(
+        &[("resources", resources)],
+        &[(
+            "rate",
+            json!({ "$ref": "#/components/schemas/RateLimitBucket", "description": "Only in API version 2022-11-28: a copy of resources.core." }),
+        )],
+    )
 }
 
 fn root() -> Value {
     let required = [
-        "current_user_url", "current_user_authorizations_html_url", "current_user_repositories_url", "code_search_url",
-        "commit_search_url", "issue_search_url", "label_search_url", "repository_search_url", "user_search_url",
-        "emails_url", "followers_url", "following_url", "keys_url", "starred_url", "user_url",
-        "user_organizations_url", "user_repositories_url", "emojis_url", "events_url", "feeds_url", "gists_url",
-        "public_gists_url", "starred_gists_url", "issues_url", "notifications_url", "organization_url",
-        "organization_repositories_url", "organization_teams_url", "rate_limit_url", "repository_url",
+        "current_user_url",
+        "current_user_authorizations_html_url",
+        "current_user_repositories_url",
+        "code_search_url",
+        "commit_search_url",
+        "issue_search_url",
+        "label_search_url",
+        "repository_search_url",
+        "user_search_url",
+        "emails_url",
+        "followers_url",
+        "following_url",
+        "keys_url",
+        "starred_url",
+        "user_url",
+        "user_organizations_url",
+        "user_repositories_url",
+        "emojis_url",
+        "events_url",
+        "feeds_url",
+        "gists_url",
+        "public_gists_url",
+        "starred_gists_url",
+        "issues_url",
+        "notifications_url",
+        "organization_url",
+        "organization_repositories_url",
+        "organization_teams_url",
+        "rate_limit_url",
+        "repository_url",
     ];
     let props: Vec<(&str, Value)> = required.iter().map(|k| (*k, string())).collect();
     object(
@@ -210,13 +278,7 @@ fn basic_error() -> Value {
 fn validation_error() -> Value {
     let item = object(
         &[("code", string())],
-        &[
-            ("resource", string()),
-            ("field", string()),
-            ("message", string()),
-            ("index", json!({"type": "integer"})),
-            ("value", json!({})),
-        ],
+        &[("resource", string()), ("field", string()), ("message", string()), ("index", json!({"type": "integer"})), ("value", json!({}))],
     );
     object(
         &[("message", string()), ("documentation_url", string())],
@@ -235,10 +297,7 @@ fn validation_error() -> Value {
 }
 
 fn thread() -> Value {
-    let subject = object(
-        &[("title", string()), ("url", string()), ("latest_comment_url", string()), ("type", string())],
-        &[],
-    );
+    let subject = object(&[("title", string()), ("url", string()), ("latest_comment_url", string()), ("type", string())], &[]);
     object(
         &[
             ("id", string()),
@@ -277,10 +336,7 @@ fn event() -> Value {
     );
     let repo = object(&[("id", int()), ("name", string()), ("url", uri())], &[]);
     let watch = object(&[("action", string())], &[]);
-    let push = object(
-        &[("repository_id", int()), ("push_id", int()), ("ref", string()), ("head", string()), ("before", string())],
-        &[],
-    );
+    let push = object(&[("repository_id", int()), ("push_id", int()), ("ref", string()), ("head", string()), ("before", string())], &[]);
     let create = object(
         &[("ref", string()), ("ref_type", string()), ("full_ref", string()), ("master_branch", string()), ("pusher_type", string())],
         &[("description", nullable(string()))],
@@ -345,7 +401,10 @@ fn hook_delivery_item() -> Value {
 
 fn hook_delivery() -> Value {
     let mut req = delivery_item_fields();
-    req.push(("request", object(&[("headers", nullable(json!({"type": "object"}))), ("payload", nullable(json!({"type": "object"})))], &[])));
+    req.push((
+        "request",
+        object(&[("headers", nullable(json!({"type": "object"}))), ("payload", nullable(json!({"type": "object"})))], &[]),
+    ));
     req.push(("response", object(&[("headers", nullable(json!({"type": "object"}))), ("payload", nullable(string()))], &[])));
     object(&req, &[("throttled_at", nullable(timestamp())), ("url", string())])
 }
@@ -367,7 +426,13 @@ fn team_simple() -> Value {
             ("slug", string()),
             ("type", json!({"type": "string", "enum": ["enterprise", "organization"]})),
         ],
-        &[("privacy", string()), ("notification_setting", string()), ("ldap_dn", string()), ("organization_id", int()), ("enterprise_id", int())],
+        &[
+            ("privacy", string()),
+            ("notification_setting", string()),
+            ("ldap_dn", string()),
+            ("organization_id", int()),
+            ("enterprise_id", int()),
+        ],
     )
 }
 
@@ -403,8 +468,11 @@ fn depbot_alert(with_repository: bool) -> Value {
         ],
         &[
             ("classification", json!({"type": "string", "enum": ["general", "malware"]})),
-            ("cvss", json!({"description": "Only in API version 2022-11-28.", "type": "object", "required": ["vector_string", "score"],
-                            "properties": {"vector_string": nullable(string()), "score": number()}})),
+            (
+                "cvss",
+                json!({"description": "Only in API version 2022-11-28.", "type": "object", "required": ["vector_string", "score"],
+                            "properties": {"vector_string": nullable(string()), "score": number()}}),
+            ),
             ("cvss_severities", nullable(object(&[], &[("cvss_v3", nullable(score.clone())), ("cvss_v4", nullable(score))]))),
             ("epss", nullable(object(&[], &[("percentage", number()), ("percentile", string())]))),
         ],
@@ -431,7 +499,10 @@ fn depbot_alert(with_repository: bool) -> Value {
         ("updated_at", timestamp()),
         ("dismissed_at", nullable(timestamp())),
         ("dismissed_by", nullable(r("SimpleUser"))),
-        ("dismissed_reason", nullable(json!({"type": "string", "enum": ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk"]}))),
+        (
+            "dismissed_reason",
+            nullable(json!({"type": "string", "enum": ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk"]})),
+        ),
         ("dismissed_comment", nullable(json!({"type": "string", "maxLength": 280}))),
         ("fixed_at", nullable(timestamp())),
     ];
@@ -478,9 +549,21 @@ fn registry_config() -> Value {
         ("selected_repository_ids", json!({"type": "array", "items": {"type": "integer"}})),
     ];
     for k in [
-        "tenant_id", "client_id", "cloud_b_region", "account_id", "role_name", "domain", "domain_owner", "audience",
-        "artifact_a_oidc_provider_name", "identity_mapping_name", "namespace", "service_slug", "api_host",
-        "workload_identity_provider", "service_account",
+        "tenant_id",
+        "client_id",
+        "cloud_b_region",
+        "account_id",
+        "role_name",
+        "domain",
+        "domain_owner",
+        "audience",
+        "artifact_a_oidc_provider_name",
+        "identity_mapping_name",
+        "namespace",
+        "service_slug",
+        "api_host",
+        "workload_identity_provider",
+        "service_account",
     ] {
         optional.push((k, string()));
     }
@@ -571,10 +654,18 @@ fn array(items: Value) -> Value {
 
 fn workflow_run() -> Value {
     let person = object(&[("name", string()), ("email", string())], &[]);
-    let pr_ref = object(&[("ref", string()), ("sha", string()), ("repo", object(&[("id", int()), ("url", uri()), ("name", string())], &[]))], &[]);
+    let pr_ref =
+        object(&[("ref", string()), ("sha", string()), ("repo", object(&[("id", int()), ("url", uri()), ("name", string())], &[]))], &[]);
     let pull_request = object(&[("id", int()), ("number", int()), ("url", uri()), ("head", pr_ref.clone()), ("base", pr_ref)], &[]);
     let head_commit = object(
-        &[("id", string()), ("tree_id", string()), ("message", string()), ("timestamp", timestamp()), ("author", person.clone()), ("committer", person)],
+        &[
+            ("id", string()),
+            ("tree_id", string()),
+            ("message", string()),
+            ("timestamp", timestamp()),
+            ("author", person.clone()),
+            ("committer", person),
+        ],
         &[],
     );
     let mut req: Vec<(&str, Value)> = vec![
@@ -660,7 +751,8 @@ fn environment_ref(timestamps: bool) -> Value {
 }
 
 fn deployment_team() -> Value {
-    let mut req: Vec<(&str, Value)> = vec![("id", int()), ("node_id", string()), ("url", uri()), ("html_url", uri()), ("name", string()), ("slug", string())];
+    let mut req: Vec<(&str, Value)> =
+        vec![("id", int()), ("node_id", string()), ("url", uri()), ("html_url", uri()), ("name", string()), ("slug", string())];
     req.push(("description", nullable(string())));
     req.push(("permission", string()));
     req.push(("members_url", string()));
@@ -670,7 +762,13 @@ fn deployment_team() -> Value {
 }
 
 fn pending_deployment() -> Value {
-    let reviewer = object(&[], &[("type", json!({"type": "string", "enum": ["User", "Team"]})), ("reviewer", json!({"anyOf": [r("SimpleUser"), r("DeploymentTeam")]}))]);
+    let reviewer = object(
+        &[],
+        &[
+            ("type", json!({"type": "string", "enum": ["User", "Team"]})),
+            ("reviewer", json!({"anyOf": [r("SimpleUser"), r("DeploymentTeam")]})),
+        ],
+    );
     object(
         &[
             ("environment", environment_ref(false)),
@@ -718,14 +816,31 @@ fn environment_approval() -> Value {
 }
 
 fn workflow_run_usage() -> Value {
-    let os = object(&[("total_ms", int()), ("jobs", int())], &[("job_runs", array(object(&[("job_id", int()), ("duration_ms", int())], &[])))]);
+    let os =
+        object(&[("total_ms", int()), ("jobs", int())], &[("job_runs", array(object(&[("job_id", int()), ("duration_ms", int())], &[])))]);
     let billable = object(&[], &[("UBUNTU", os.clone()), ("MACOS", os.clone()), ("WINDOWS", os)]);
     object(&[("billable", billable)], &[("run_duration_ms", int())])
 }
 
 fn import() -> Value {
-    let status = ["auth", "error", "none", "detecting", "choose", "auth_failed", "importing", "mapping", "waiting_to_push", "pushing", "complete",
-                  "setup", "unknown", "detection_found_multiple", "detection_found_nothing", "detection_needs_auth"];
+    let status = [
+        "auth",
+        "error",
+        "none",
+        "detecting",
+        "choose",
+        "auth_failed",
+        "importing",
+        "mapping",
+        "waiting_to_push",
+        "pushing",
+        "complete",
+        "setup",
+        "unknown",
+        "detection_found_multiple",
+        "detection_found_nothing",
+        "detection_needs_auth",
+    ];
     let choice = object(&[], &[("vcs", string()), ("tfvc_project", string()), ("human_name", string())]);
     object(
         &[
@@ -760,7 +875,15 @@ fn import() -> Value {
 
 fn porter_author() -> Value {
     object(
-        &[("id", int()), ("remote_id", string()), ("remote_name", string()), ("email", string()), ("name", string()), ("url", uri()), ("import_url", uri())],
+        &[
+            ("id", int()),
+            ("remote_id", string()),
+            ("remote_name", string()),
+            ("email", string()),
+            ("name", string()),
+            ("url", uri()),
+            ("import_url", uri()),
+        ],
         &[],
     )
 }
@@ -842,8 +965,20 @@ pub fn components() -> Value {
         ("ApiInsightsRouteStats", insights_row(&[("http_method", string()), ("api_route", string())])),
         ("ApiInsightsSubjectStats", insights_row(&[("subject_type", string()), ("subject_name", string()), ("subject_id", int())])),
         ("ApiInsightsSummaryStats", object(&[], &[("total_request_count", int()), ("rate_limited_request_count", int())])),
-        ("ApiInsightsTimeStats", object(&[], &[("timestamp", timestamp()), ("total_request_count", int()), ("rate_limited_request_count", int())])),
-        ("ApiInsightsUserStats", insights_row(&[("actor_type", string()), ("actor_name", string()), ("actor_id", int()), ("integration_id", nullable(int())), ("oauth_application_id", nullable(int()))])),
+        (
+            "ApiInsightsTimeStats",
+            object(&[], &[("timestamp", timestamp()), ("total_request_count", int()), ("rate_limited_request_count", int())]),
+        ),
+        (
+            "ApiInsightsUserStats",
+            insights_row(&[
+                ("actor_type", string()),
+                ("actor_name", string()),
+                ("actor_id", int()),
+                ("integration_id", nullable(int())),
+                ("oauth_application_id", nullable(int())),
+            ]),
+        ),
     ];
     Value::Object(schemas.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }

@@ -19,8 +19,8 @@ use axum::http::{Method, StatusCode};
 use crate::error::{ApiError, RATE_LIMIT_DOCS};
 use crate::operation::Operation;
 use crate::ratelimit::Bucket;
-use crate::shared_limits::{Redis, Take};
 use crate::sharded::Sharded;
+use crate::shared_limits::{Redis, Take};
 
 /// The bounds; every count is multiplied by the limiter's factor (but the login attempts).
 #[derive(Clone, Debug)]
@@ -144,7 +144,14 @@ pub fn is_token_check(method: &Method, path: &str) -> bool {
 impl Secondary {
     /// `shared`: the engine every node uses and the scope of this limiter's keys in it.
     pub fn new(settings: SecondarySettings, factor: f64, shared: Option<(Arc<Redis>, &'static str)>) -> Secondary {
-        Secondary { settings, factor: if factor > 0.0 { factor } else { 1.0 }, requesters: Sharded::default(), apps: Sharded::default(), logins: Sharded::default(), shared }
+        Secondary {
+            settings,
+            factor: if factor > 0.0 { factor } else { 1.0 },
+            requesters: Sharded::default(),
+            apps: Sharded::default(),
+            logins: Sharded::default(),
+            shared,
+        }
     }
 
     fn bound(&self, n: i64) -> i64 {
@@ -184,7 +191,13 @@ impl Secondary {
         if let Some((redis, _)) = &self.shared {
             let mut takes = Vec::new();
             if let (true, Some(app)) = (TOKEN_ISSUING.contains(&op.id), app_id) {
-                takes.push(Take { kind: "tok", id: app.to_string(), len: 3600, n: 1, limit: self.bound(self.settings.oauth_tokens_per_hour) });
+                takes.push(Take {
+                    kind: "tok",
+                    id: app.to_string(),
+                    len: 3600,
+                    n: 1,
+                    limit: self.bound(self.settings.oauth_tokens_per_hour),
+                });
             }
             if op.creates() {
                 let (cm, ch) = (self.bound(self.settings.content_per_minute), self.bound(self.settings.content_per_hour));
@@ -267,7 +280,15 @@ mod tests {
 
     fn small() -> Secondary {
         Secondary::new(
-            SecondarySettings { concurrent: 2, points_per_minute: 10, content_per_minute: 2, content_per_hour: 3, login_attempts: 3, login_lockout_seconds: 60, ..Default::default() },
+            SecondarySettings {
+                concurrent: 2,
+                points_per_minute: 10,
+                content_per_minute: 2,
+                content_per_hour: 3,
+                login_attempts: 3,
+                login_lockout_seconds: 60,
+                ..Default::default()
+            },
             1.0,
             None,
         )

@@ -65,8 +65,13 @@ const DB_KEY: &str = "secret-encryption";
 const CHECK: &str = "secret-key-check";
 
 /// Every column holding a value encrypted under the server key.
-const ENCRYPTED: [(&str, &str); 5] =
-    [("hooks", "secret_enc"), ("box_keys", "secret_key_enc"), ("devenv_secrets", "value_enc"), ("private_registries", "value_enc"), ("imports", "credentials_enc")];
+const ENCRYPTED: [(&str, &str); 5] = [
+    ("hooks", "secret_enc"),
+    ("box_keys", "secret_key_enc"),
+    ("devenv_secrets", "value_enc"),
+    ("private_registries", "value_enc"),
+    ("imports", "credentials_enc"),
+];
 
 /// The server key.
 pub fn server_key(c: &mut dyn Conn, k: &AtRestKey) -> Result<Vec<u8>, DbError> {
@@ -94,13 +99,15 @@ pub fn prepare(c: &mut dyn Conn, k: &AtRestKey) -> Result<Result<(), String>, Db
         Ok(c.query_opt("SELECT value FROM webhook_keys WHERE name = ?", platform_store::params![name])?.map(|r| r.string(0)))
     };
     let (db_key, check) = (read(c, DB_KEY)?, read(c, CHECK)?);
-    let key = match k {
-        AtRestKey::InDatabase if check.is_some() => {
-            return Ok(Err("this database's secrets are encrypted under an external key: start with PLATFORM_SECRET_KEY or PLATFORM_SECRET_KEY_FILE".into()))
-        }
-        AtRestKey::InDatabase => return Ok(Ok(())),
-        AtRestKey::External(key) => key,
-    };
+    let key =
+        match k {
+            AtRestKey::InDatabase if check.is_some() => return Ok(Err(
+                "this database's secrets are encrypted under an external key: start with PLATFORM_SECRET_KEY or PLATFORM_SECRET_KEY_FILE"
+                    .into(),
+            )),
+            AtRestKey::InDatabase => return Ok(Ok(())),
+            AtRestKey::External(key) => key,
+        };
     let expected = check_value(key);
     if check.as_deref().is_some_and(|v| v != expected) {
         return Ok(Err("PLATFORM_SECRET_KEY is not the key this database's secrets are encrypted with".into()));
@@ -115,7 +122,10 @@ pub fn prepare(c: &mut dyn Conn, k: &AtRestKey) -> Result<Result<(), String>, Db
         }
         c.execute("DELETE FROM webhook_keys WHERE name = ?", platform_store::params![DB_KEY])?;
     }
-    c.execute("INSERT INTO webhook_keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", platform_store::params![CHECK, expected])?;
+    c.execute(
+        "INSERT INTO webhook_keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+        platform_store::params![CHECK, expected],
+    )?;
     Ok(Ok(()))
 }
 
@@ -225,7 +235,14 @@ impl SealError {
 }
 
 /// Opens a sealed box sent with `key_id` and returns its plaintext encrypted at rest.
-pub fn open_sealed(c: &mut dyn Conn, sk: &AtRestKey, scope: KeyScope, key_id: &str, encrypted_value: &str, now: i64) -> Result<Result<String, SealError>, DbError> {
+pub fn open_sealed(
+    c: &mut dyn Conn,
+    sk: &AtRestKey,
+    scope: KeyScope,
+    key_id: &str,
+    encrypted_value: &str,
+    now: i64,
+) -> Result<Result<String, SealError>, DbError> {
     let k = key_pair(c, sk, scope, now)?;
     let server = server_key(c, sk)?;
     let Ok(boxed) = B64.decode(encrypted_value.trim()) else { return Ok(Err(SealError::Base64)) };

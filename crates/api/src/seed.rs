@@ -147,7 +147,10 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     for t in &s.teams {
         let org = control::org(c, &t.org)?;
         let exists = c
-            .query_opt("SELECT 1 FROM teams WHERE org_id = ? AND slug = ?", platform_store::params![org.id, accounts::slugify(&t.team.name)])?
+            .query_opt(
+                "SELECT 1 FROM teams WHERE org_id = ? AND slug = ?",
+                platform_store::params![org.id, accounts::slugify(&t.team.name)],
+            )?
             .is_some();
         if !exists {
             control::create_team(c, &t.org, &t.team, now)?;

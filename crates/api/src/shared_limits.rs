@@ -178,7 +178,12 @@ impl Redis {
             last_attempt: AtomicI64::new(0),
             last_log: AtomicI64::new(0),
             fallbacks: AtomicU64::new(0),
-            scripts: Scripts { window: Script::new(WINDOW), enter: Script::new(ENTER), leave: Script::new(LEAVE), lockout: Script::new(LOCKOUT) },
+            scripts: Scripts {
+                window: Script::new(WINDOW),
+                enter: Script::new(ENTER),
+                leave: Script::new(LEAVE),
+                lockout: Script::new(LOCKOUT),
+            },
         }))
     }
 
@@ -248,7 +253,8 @@ impl Redis {
 
     /// A primary window: {used, start, accepted}.
     pub async fn primary(&self, bucket: &Bucket, limit: i64, len: i64, mode: Mode, now: i64) -> Result<(i64, i64, bool), Unavailable> {
-        let (u, s, ok): (i64, i64, i64) = self.run(&self.scripts.window, &[self.key("p", &bucket.key())], &[now, limit, len, mode as i64, len + SLACK]).await?;
+        let (u, s, ok): (i64, i64, i64) =
+            self.run(&self.scripts.window, &[self.key("p", &bucket.key())], &[now, limit, len, mode as i64, len + SLACK]).await?;
         Ok((u, s, ok == 1))
     }
 
@@ -294,7 +300,16 @@ impl Redis {
             let mut conn = self.connection().await?;
             let pattern = format!("{}:*", self.prefix);
             let keys: Vec<String> = {
-                let mut iter: redis::AsyncIter<String> = redis::cmd("SCAN").cursor_arg(0).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).clone().iter_async(&mut conn).await.map_err(|e| e.to_string())?;
+                let mut iter: redis::AsyncIter<String> = redis::cmd("SCAN")
+                    .cursor_arg(0)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .clone()
+                    .iter_async(&mut conn)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let mut keys = Vec::new();
                 while let Some(k) = futures_util::StreamExt::next(&mut iter).await {
                     keys.push(k.map_err(|e| e.to_string())?);

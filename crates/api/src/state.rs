@@ -13,8 +13,8 @@ use crate::cache::GenCache;
 use crate::faults::Faults;
 use crate::metrics::Metrics;
 use crate::principal::TokenAuth;
-use crate::reply::Reply;
 use crate::ratelimit::Limiter;
+use crate::reply::Reply;
 use crate::shapes::Urls;
 
 #[derive(Clone, Debug)]
@@ -106,7 +106,15 @@ pub struct Caches {
 
 impl Default for Caches {
     fn default() -> Self {
-        Caches { tokens: GenCache::new(16_384), repos: GenCache::new(16_384), responses: GenCache::new(4_096), validated: GenCache::new(4_096), rulesets: GenCache::new(4_096), alerts: GenCache::new(8_192), asked: GenCache::new(65_536) }
+        Caches {
+            tokens: GenCache::new(16_384),
+            repos: GenCache::new(16_384),
+            responses: GenCache::new(4_096),
+            validated: GenCache::new(4_096),
+            rulesets: GenCache::new(4_096),
+            alerts: GenCache::new(8_192),
+            asked: GenCache::new(65_536),
+        }
     }
 }
 

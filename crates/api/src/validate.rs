@@ -171,10 +171,8 @@ impl Schema {
 mod tests {
     use super::*;
     use serde_json::json;
-    static S: Schema = Schema {
-        resource: "Status",
-        fields: &[Field::req("state", Ty::Enum(&["a", "b"])), Field::nullable("description", Ty::Str)],
-    };
+    static S: Schema =
+        Schema { resource: "Status", fields: &[Field::req("state", Ty::Enum(&["a", "b"])), Field::nullable("description", Ty::Str)] };
     #[test]
     fn checks() {
         assert!(S.check(&json!({"state": "a", "description": null})).is_ok());

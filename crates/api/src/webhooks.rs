@@ -275,7 +275,15 @@ pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Valu
 }
 
 /// Queues a delivery of `payload` to `hook`, due now.
-pub fn enqueue(c: &mut dyn Conn, hook: &Hook, event: &str, action: Option<&str>, payload: &Value, repo_id: Option<i64>, now: i64) -> Result<i64, DbError> {
+pub fn enqueue(
+    c: &mut dyn Conn,
+    hook: &Hook,
+    event: &str,
+    action: Option<&str>,
+    payload: &Value,
+    repo_id: Option<i64>,
+    now: i64,
+) -> Result<i64, DbError> {
     let text = payload.to_string();
     let g = guid();
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
@@ -332,8 +340,11 @@ impl WebhookConsumer {
             "push" => {
                 let after = p["head"].as_str().unwrap_or_default().to_string();
                 let before = p["before"].as_str().unwrap_or_default().to_string();
-                let pusher = actor.as_ref().map(|x| json!({"name": x.login, "email": x.email})).unwrap_or(json!({"name": org.login, "email": null}));
-                let compare = repo.as_ref().map(|r| format!("{}/{}/compare/{}...{}", u.web, r.full_name(), &before[..12.min(before.len())], &after[..12.min(after.len())]));
+                let pusher =
+                    actor.as_ref().map(|x| json!({"name": x.login, "email": x.email})).unwrap_or(json!({"name": org.login, "email": null}));
+                let compare = repo.as_ref().map(|r| {
+                    format!("{}/{}/compare/{}...{}", u.web, r.full_name(), &before[..12.min(before.len())], &after[..12.min(after.len())])
+                });
                 json!({
                     "ref": p["ref"], "before": before, "after": after,
                     "created": before.chars().all(|ch| ch == '0'), "deleted": false, "forced": false,
@@ -590,7 +601,9 @@ impl Sender {
         match r {
             Ok(true) => tracing::info!(hook = hook.id, "webhook disabled after consecutive failed deliveries"),
             Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e.message, "webhook sender: recording an attempt failed (the delivery will be retried after its lease)"),
+            Err(e) => {
+                tracing::warn!(error = %e.message, "webhook sender: recording an attempt failed (the delivery will be retried after its lease)")
+            }
         }
     }
 
@@ -614,11 +627,8 @@ impl Sender {
         let sent = tokio::time::timeout(TIMEOUT, async {
             let resp = req.body(body).send().await?;
             let code = resp.status();
-            let rh: Map<String, Value> = resp
-                .headers()
-                .iter()
-                .map(|(k, v)| (k.as_str().to_string(), json!(v.to_str().unwrap_or(""))))
-                .collect();
+            let rh: Map<String, Value> =
+                resp.headers().iter().map(|(k, v)| (k.as_str().to_string(), json!(v.to_str().unwrap_or("")))).collect();
             let mut resp = resp;
             let mut buf = Vec::new();
             while let Some(chunk) = resp.chunk().await? {
@@ -635,7 +645,13 @@ impl Sender {
                 if let Some(r) = find_refused(&e) {
                     return Outcome::failed(r, false, "refused");
                 }
-                let msg = if e.is_timeout() { "timed out".to_string() } else if e.is_connect() { "failed to connect".to_string() } else { format!("request failed: {e}") };
+                let msg = if e.is_timeout() {
+                    "timed out".to_string()
+                } else if e.is_connect() {
+                    "failed to connect".to_string()
+                } else {
+                    format!("request failed: {e}")
+                };
                 Outcome::failed(msg, true, "failed")
             }
             Ok(Ok((code, rh, buf))) => {
@@ -690,7 +706,18 @@ mod tests {
     #[test]
     fn guard() {
         let none = AllowList::parse("").unwrap();
-        for ip in ["127.0.0.1", "10.0.0.1", "169.254.169.254", "192.168.1.1", "172.16.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "0.0.0.0"] {
+        for ip in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "169.254.169.254",
+            "192.168.1.1",
+            "172.16.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "0.0.0.0",
+        ] {
             assert!(!none.ip_allowed(ip.parse().unwrap()), "{ip}");
         }
         assert!(none.ip_allowed("93.184.216.34".parse().unwrap()));

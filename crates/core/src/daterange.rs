@@ -65,7 +65,8 @@ mod tests {
         assert_eq!(parse("2026-03-10"), Some(Range { from: Some(DAY), until: Some(DAY + 86_400) }));
         assert_eq!(parse(">2026-03-10T00:00:00Z"), Some(Range { from: Some(DAY + 1), until: None }));
         assert_eq!(parse("2026-03-10T01:00:00+01:00..2026-03-10T00:00:10Z"), Some(Range { from: Some(DAY), until: Some(DAY + 11) }));
-        for bad in ["", "yesterday", ">=", "2026-13-01", "*..*", "2026-03-10...2026-03-11", "=>2026-03-10", "2026-03-10..", ">>2026-03-10"] {
+        for bad in ["", "yesterday", ">=", "2026-13-01", "*..*", "2026-03-10...2026-03-11", "=>2026-03-10", "2026-03-10..", ">>2026-03-10"]
+        {
             assert_eq!(parse(bad), None, "{bad}");
         }
         assert!(parse("2026-03-10").unwrap().contains(DAY + 86_399));

@@ -82,20 +82,17 @@ mod tests {
         let p = Page::from_query(None, None, 30, 100);
         assert_eq!(p, Page { page: 1, per_page: 30 });
         assert_eq!(p.link_header(30, u), None);
-        assert_eq!(
-            p.link_header(61, u).unwrap(),
-            "<http://x/l?page=2>; rel=\"next\", <http://x/l?page=3>; rel=\"last\""
-        );
+        assert_eq!(p.link_header(61, u).unwrap(), "<http://x/l?page=2>; rel=\"next\", <http://x/l?page=3>; rel=\"last\"");
         let p3 = Page { page: 3, per_page: 30 };
-        assert_eq!(
-            p3.link_header(61, u).unwrap(),
-            "<http://x/l?page=2>; rel=\"prev\", <http://x/l?page=1>; rel=\"first\""
-        );
+        assert_eq!(p3.link_header(61, u).unwrap(), "<http://x/l?page=2>; rel=\"prev\", <http://x/l?page=1>; rel=\"first\"");
         assert_eq!(Page::from_query(Some("0"), Some("500"), 30, 100), Page { page: 1, per_page: 100 });
         assert_eq!(Page::from_query(Some("x"), Some("-1"), 30, 100), Page { page: 1, per_page: 30 });
         assert_eq!(Page::parse(Some("2"), Some("500"), 30, 100), Ok(Page { page: 2, per_page: 100 }));
         assert_eq!(Page::parse(Some("x"), None, 30, 100), Err(("page", "x".to_string())));
         assert_eq!(Page::parse(None, Some("1e3"), 30, 100), Err(("per_page", "1e3".to_string())));
-        assert_eq!(Page::parse(Some("99999999999999999999999"), Some("-99999999999999999999"), 30, 100), Ok(Page { page: i64::MAX, per_page: 30 }));
+        assert_eq!(
+            Page::parse(Some("99999999999999999999999"), Some("-99999999999999999999"), 30, 100),
+            Ok(Page { page: i64::MAX, per_page: 30 })
+        );
     }
 }

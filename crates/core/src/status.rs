@@ -17,7 +17,11 @@ pub fn combined_state<'a>(latest: impl IntoIterator<Item = &'a str>) -> &'static
             _ => {}
         }
     }
-    if !any || pending { "pending" } else { "success" }
+    if !any || pending {
+        "pending"
+    } else {
+        "success"
+    }
 }
 
 #[cfg(test)]

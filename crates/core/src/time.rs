@@ -77,7 +77,11 @@ pub fn parse_ts(s: &str) -> Option<i64> {
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let t = s.get(r)?;
-        if t.bytes().all(|c| c.is_ascii_digit()) { t.parse().ok() } else { None }
+        if t.bytes().all(|c| c.is_ascii_digit()) {
+            t.parse().ok()
+        } else {
+            None
+        }
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)? as u32, num(8..10)? as u32);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
@@ -114,7 +118,11 @@ pub fn parse_ts(s: &str) -> Option<i64> {
         tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) && tz.as_bytes()[3] == b':' => {
             let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
             let o = oh * 3600 + om * 60;
-            if tz.starts_with('+') { o } else { -o }
+            if tz.starts_with('+') {
+                o
+            } else {
+                -o
+            }
         }
         _ => return None,
     };

@@ -199,51 +199,133 @@ impl Config {
             None => Config::default(),
         };
         let get = |k: &str| env(k).filter(|v| !v.is_empty());
-        if let Some(v) = get("PLATFORM_LISTEN") { c.listen = v; }
-        if let Some(v) = get("PLATFORM_DATABASE_URL") { c.database_url = v; }
-        if let Some(v) = get("PLATFORM_PUBLIC_URL") { c.public_url = Some(v); }
-        if let Some(v) = get("PLATFORM_ADMIN_TOKEN") { c.admin_token = Some(v); }
+        if let Some(v) = get("PLATFORM_LISTEN") {
+            c.listen = v;
+        }
+        if let Some(v) = get("PLATFORM_DATABASE_URL") {
+            c.database_url = v;
+        }
+        if let Some(v) = get("PLATFORM_PUBLIC_URL") {
+            c.public_url = Some(v);
+        }
+        if let Some(v) = get("PLATFORM_ADMIN_TOKEN") {
+            c.admin_token = Some(v);
+        }
         if let Some(path) = get("PLATFORM_SECRET_KEY_FILE") {
             let text = std::fs::read_to_string(&path).map_err(|e| format!("PLATFORM_SECRET_KEY_FILE {path}: {e}"))?;
             c.secret_key = platform_api::secrets::AtRestKey::parse(&text).map_err(|e| format!("PLATFORM_SECRET_KEY_FILE: {e}"))?;
         }
-        if let Some(v) = get("PLATFORM_SECRET_KEY") { c.secret_key = platform_api::secrets::AtRestKey::parse(&v).map_err(|e| format!("PLATFORM_SECRET_KEY: {e}"))?; }
-        if let Some(v) = get("PLATFORM_CLOCK") { c.clock = v; }
-        if let Some(v) = get("PLATFORM_RATE_LIMITS") { c.rate_limits = flag("PLATFORM_RATE_LIMITS", &v)?; }
-        if let Some(v) = get("PLATFORM_RATE_LIMIT_FACTOR") { c.rate_limit_factor = number("PLATFORM_RATE_LIMIT_FACTOR", &v)?; }
-        if let Some(v) = get("PLATFORM_SECONDARY_LIMITS") { c.secondary_limits = flag("PLATFORM_SECONDARY_LIMITS", &v)?; }
-        if let Some(v) = get("PLATFORM_CONCURRENT_REQUESTS") { c.concurrent_requests = number("PLATFORM_CONCURRENT_REQUESTS", &v)?; }
-        if let Some(v) = get("PLATFORM_POINTS_PER_MINUTE") { c.points_per_minute = number("PLATFORM_POINTS_PER_MINUTE", &v)?; }
-        if let Some(v) = get("PLATFORM_CONTENT_PER_MINUTE") { c.content_per_minute = number("PLATFORM_CONTENT_PER_MINUTE", &v)?; }
-        if let Some(v) = get("PLATFORM_CONTENT_PER_HOUR") { c.content_per_hour = number("PLATFORM_CONTENT_PER_HOUR", &v)?; }
-        if let Some(v) = get("PLATFORM_OAUTH_TOKENS_PER_HOUR") { c.oauth_tokens_per_hour = number("PLATFORM_OAUTH_TOKENS_PER_HOUR", &v)?; }
-        if let Some(v) = get("PLATFORM_LOGIN_ATTEMPTS") { c.login_attempts = number("PLATFORM_LOGIN_ATTEMPTS", &v)?; }
-        if let Some(v) = get("PLATFORM_LOGIN_LOCKOUT_SECONDS") { c.login_lockout_seconds = number("PLATFORM_LOGIN_LOCKOUT_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_MAX_BODY_BYTES") { c.max_body_bytes = number("PLATFORM_MAX_BODY_BYTES", &v)?; }
-        if let Some(v) = get("PLATFORM_HEADER_READ_TIMEOUT_SECONDS") { c.header_read_timeout_seconds = number("PLATFORM_HEADER_READ_TIMEOUT_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_BODY_READ_TIMEOUT_SECONDS") { c.body_read_timeout_seconds = number("PLATFORM_BODY_READ_TIMEOUT_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_IDLE_TIMEOUT_SECONDS") { c.idle_timeout_seconds = number("PLATFORM_IDLE_TIMEOUT_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_MAX_CONNECTIONS") { c.max_connections = number("PLATFORM_MAX_CONNECTIONS", &v)?; }
-        if let Some(v) = get("PLATFORM_TRUST_FORWARDED") { c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?; }
-        if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") { c.sqlite_synchronous = v; }
-        if let Some(v) = get("PLATFORM_DB_POOL_SIZE") { c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?; }
-        if let Some(v) = get("PLATFORM_SHUTDOWN_GRACE_SECONDS") { c.shutdown_grace_seconds = number("PLATFORM_SHUTDOWN_GRACE_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_POLL_INTERVAL") { c.poll_interval = number("PLATFORM_POLL_INTERVAL", &v)?; }
-        if let Some(v) = get("PLATFORM_LOG_FORMAT") { c.log_format = v; }
-        if let Some(v) = get("PLATFORM_LOG") { c.log = v; }
-        if let Some(v) = get("PLATFORM_NOTIFICATIONS_SYNC_LIMIT") { c.notifications_sync_limit = number("PLATFORM_NOTIFICATIONS_SYNC_LIMIT", &v)?; }
-        if let Some(v) = get("PLATFORM_NOTIFICATIONS_POLL_INTERVAL") { c.notifications_poll_interval = number("PLATFORM_NOTIFICATIONS_POLL_INTERVAL", &v)?; }
-        if let Some(v) = env("PLATFORM_WEBHOOK_ALLOWED_HOSTS") { c.webhook_allowed_hosts = Some(v); }
-        if let Some(v) = get("PLATFORM_WEBHOOK_RETRIES") { c.webhook_retries = number("PLATFORM_WEBHOOK_RETRIES", &v)?; }
-        if let Some(v) = get("PLATFORM_WEBHOOK_DISABLE_AFTER") { c.webhook_disable_after = number("PLATFORM_WEBHOOK_DISABLE_AFTER", &v)?; }
-        if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") { c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?; }
-        if let Some(v) = get("PLATFORM_DATA_DIR") { c.data_dir = Some(v); }
-        if let Some(v) = get("PLATFORM_IMPORT_STEP_SECONDS") { c.import_step_seconds = number("PLATFORM_IMPORT_STEP_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_IMPORT_LOCAL_SOURCES") { c.import_local_sources = flag("PLATFORM_IMPORT_LOCAL_SOURCES", &v)?; }
-        if let Some(v) = get("PLATFORM_INSIGHTS") { c.insights = flag("PLATFORM_INSIGHTS", &v)?; }
-        if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") { c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?; }
-        if let Some(v) = get("PLATFORM_REDIS_URL") { c.redis_url = Some(v); }
-        if let Some(v) = get("PLATFORM_REDIS_PREFIX") { c.redis_prefix = v; }
+        if let Some(v) = get("PLATFORM_SECRET_KEY") {
+            c.secret_key = platform_api::secrets::AtRestKey::parse(&v).map_err(|e| format!("PLATFORM_SECRET_KEY: {e}"))?;
+        }
+        if let Some(v) = get("PLATFORM_CLOCK") {
+            c.clock = v;
+        }
+        if let Some(v) = get("PLATFORM_RATE_LIMITS") {
+            c.rate_limits = flag("PLATFORM_RATE_LIMITS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_RATE_LIMIT_FACTOR") {
+            c.rate_limit_factor = number("PLATFORM_RATE_LIMIT_FACTOR", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_SECONDARY_LIMITS") {
+            c.secondary_limits = flag("PLATFORM_SECONDARY_LIMITS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_CONCURRENT_REQUESTS") {
+            c.concurrent_requests = number("PLATFORM_CONCURRENT_REQUESTS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_POINTS_PER_MINUTE") {
+            c.points_per_minute = number("PLATFORM_POINTS_PER_MINUTE", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_CONTENT_PER_MINUTE") {
+            c.content_per_minute = number("PLATFORM_CONTENT_PER_MINUTE", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_CONTENT_PER_HOUR") {
+            c.content_per_hour = number("PLATFORM_CONTENT_PER_HOUR", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_OAUTH_TOKENS_PER_HOUR") {
+            c.oauth_tokens_per_hour = number("PLATFORM_OAUTH_TOKENS_PER_HOUR", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_LOGIN_ATTEMPTS") {
+            c.login_attempts = number("PLATFORM_LOGIN_ATTEMPTS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_LOGIN_LOCKOUT_SECONDS") {
+            c.login_lockout_seconds = number("PLATFORM_LOGIN_LOCKOUT_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_MAX_BODY_BYTES") {
+            c.max_body_bytes = number("PLATFORM_MAX_BODY_BYTES", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_HEADER_READ_TIMEOUT_SECONDS") {
+            c.header_read_timeout_seconds = number("PLATFORM_HEADER_READ_TIMEOUT_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_BODY_READ_TIMEOUT_SECONDS") {
+            c.body_read_timeout_seconds = number("PLATFORM_BODY_READ_TIMEOUT_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_IDLE_TIMEOUT_SECONDS") {
+            c.idle_timeout_seconds = number("PLATFORM_IDLE_TIMEOUT_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_MAX_CONNECTIONS") {
+            c.max_connections = number("PLATFORM_MAX_CONNECTIONS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_TRUST_FORWARDED") {
+            c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") {
+            c.sqlite_synchronous = v;
+        }
+        if let Some(v) = get("PLATFORM_DB_POOL_SIZE") {
+            c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_SHUTDOWN_GRACE_SECONDS") {
+            c.shutdown_grace_seconds = number("PLATFORM_SHUTDOWN_GRACE_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_POLL_INTERVAL") {
+            c.poll_interval = number("PLATFORM_POLL_INTERVAL", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_LOG_FORMAT") {
+            c.log_format = v;
+        }
+        if let Some(v) = get("PLATFORM_LOG") {
+            c.log = v;
+        }
+        if let Some(v) = get("PLATFORM_NOTIFICATIONS_SYNC_LIMIT") {
+            c.notifications_sync_limit = number("PLATFORM_NOTIFICATIONS_SYNC_LIMIT", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_NOTIFICATIONS_POLL_INTERVAL") {
+            c.notifications_poll_interval = number("PLATFORM_NOTIFICATIONS_POLL_INTERVAL", &v)?;
+        }
+        if let Some(v) = env("PLATFORM_WEBHOOK_ALLOWED_HOSTS") {
+            c.webhook_allowed_hosts = Some(v);
+        }
+        if let Some(v) = get("PLATFORM_WEBHOOK_RETRIES") {
+            c.webhook_retries = number("PLATFORM_WEBHOOK_RETRIES", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_WEBHOOK_DISABLE_AFTER") {
+            c.webhook_disable_after = number("PLATFORM_WEBHOOK_DISABLE_AFTER", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") {
+            c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_DATA_DIR") {
+            c.data_dir = Some(v);
+        }
+        if let Some(v) = get("PLATFORM_IMPORT_STEP_SECONDS") {
+            c.import_step_seconds = number("PLATFORM_IMPORT_STEP_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_IMPORT_LOCAL_SOURCES") {
+            c.import_local_sources = flag("PLATFORM_IMPORT_LOCAL_SOURCES", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_INSIGHTS") {
+            c.insights = flag("PLATFORM_INSIGHTS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") {
+            c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?;
+        }
+        if let Some(v) = get("PLATFORM_REDIS_URL") {
+            c.redis_url = Some(v);
+        }
+        if let Some(v) = get("PLATFORM_REDIS_PREFIX") {
+            c.redis_prefix = v;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -264,7 +346,8 @@ impl Config {
         if self.poll_interval == 0 {
             return Err("poll_interval must be at least 1".into());
         }
-        let bounds = [self.concurrent_requests, self.points_per_minute, self.content_per_minute, self.content_per_hour, self.oauth_tokens_per_hour];
+        let bounds =
+            [self.concurrent_requests, self.points_per_minute, self.content_per_minute, self.content_per_hour, self.oauth_tokens_per_hour];
         if bounds.iter().any(|b| *b < 1) || self.login_attempts < 0 || self.login_lockout_seconds < 1 {
             return Err("secondary limits and the login lockout must be positive (login_attempts 0 disables the lockout)".into());
         }
@@ -274,7 +357,11 @@ impl Config {
         if let Some(h) = &self.webhook_allowed_hosts {
             platform_api::webhooks::AllowList::parse(h)?;
         }
-        if self.header_read_timeout_seconds == 0 || self.body_read_timeout_seconds == 0 || self.idle_timeout_seconds == 0 || self.max_connections == 0 {
+        if self.header_read_timeout_seconds == 0
+            || self.body_read_timeout_seconds == 0
+            || self.idle_timeout_seconds == 0
+            || self.max_connections == 0
+        {
             return Err("connection timeouts and max_connections must be positive".into());
         }
         if self.import_step_seconds < 0 {

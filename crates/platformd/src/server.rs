@@ -20,7 +20,8 @@ const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
 /// the process; dropping them flushes.
 pub fn init_logging(c: &Config) -> LogGuards {
     let filter = tracing_subscriber::EnvFilter::try_new(&c.log).unwrap_or_else(|_| "info".into());
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default().lossy(false)
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
         .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
     let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     let json = c.log_format == "json";
@@ -40,11 +41,8 @@ pub struct LogGuards {
 }
 
 async fn open_store(c: &Config) -> Result<Store, String> {
-    let opts = StoreOptions {
-        url: c.database_url.clone(),
-        sqlite_synchronous_full: c.sqlite_synchronous == "full",
-        pool_size: c.db_pool_size,
-    };
+    let opts =
+        StoreOptions { url: c.database_url.clone(), sqlite_synchronous_full: c.sqlite_synchronous == "full", pool_size: c.db_pool_size };
     Store::open(opts).await.map_err(|e| format!("database: {}", e.message))
 }
 
@@ -78,7 +76,11 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
             disable_after: c.webhook_disable_after,
             concurrency: c.webhook_concurrency,
         },
-        imports: platform_api::imports::ImportSettings { data_dir: Some(data_dir(c)), step_seconds: c.import_step_seconds, local_sources: c.import_local_sources },
+        imports: platform_api::imports::ImportSettings {
+            data_dir: Some(data_dir(c)),
+            step_seconds: c.import_step_seconds,
+            local_sources: c.import_local_sources,
+        },
         insights: c.insights,
         insights_delay_seconds: c.insights_delay_seconds,
         redis_url: c.redis_url.clone(),

@@ -2,11 +2,11 @@
 //! PostgreSQL. Domain SQL is written once with `?` placeholders against
 //! [`Conn`]; the drivers execute it.
 
+pub mod domain;
 mod migrate;
 mod postgres;
 mod sql;
 mod sqlite;
-pub mod domain;
 pub mod testing;
 
 use std::sync::Arc;
@@ -27,20 +27,13 @@ pub struct StoreOptions {
 
 impl StoreOptions {
     pub fn new(url: impl Into<String>) -> StoreOptions {
-        StoreOptions {
-            url: url.into(),
-            ..StoreOptions::default()
-        }
+        StoreOptions { url: url.into(), ..StoreOptions::default() }
     }
 }
 
 impl Default for StoreOptions {
     fn default() -> StoreOptions {
-        StoreOptions {
-            url: "platform.db".into(),
-            sqlite_synchronous_full: true,
-            pool_size: 8,
-        }
+        StoreOptions { url: "platform.db".into(), sqlite_synchronous_full: true, pool_size: 8 }
     }
 }
 
@@ -111,9 +104,7 @@ impl Store {
             Driver::Postgres(PgStore::new(url, opts.pool_size)?)
         } else {
             let path = sqlite::parse_url(url);
-            Driver::Sqlite(
-                SqliteStore::open(path, opts.sqlite_synchronous_full, opts.pool_size).await?,
-            )
+            Driver::Sqlite(SqliteStore::open(path, opts.sqlite_synchronous_full, opts.pool_size).await?)
         };
         let store = Store {
             driver: Arc::new(driver),
@@ -278,7 +269,9 @@ impl Store {
                      FROM write_generation w, access_generation a",
                     &[],
                 )?;
-                Ok::<_, DbError>(r.first().map_or_else(Generations::default, |r| Generations { writes: r.i64(0) as u64, access: r.i64(1) as u64 }))
+                Ok::<_, DbError>(
+                    r.first().map_or_else(Generations::default, |r| Generations { writes: r.i64(0) as u64, access: r.i64(1) as u64 }),
+                )
             })
             .await?;
         *o.latest.lock().unwrap_or_else(|e| e.into_inner()) = (n, v);

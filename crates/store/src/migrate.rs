@@ -33,10 +33,7 @@ const fn version_of(name: &str) -> i64 {
         v = v * 10 + (b[i] - b'0') as i64;
         i += 1;
     }
-    assert!(
-        i > 0 && i < b.len() && b[i] == b'_',
-        "migration name must look like NNNN_name"
-    );
+    assert!(i > 0 && i < b.len() && b[i] == b'_', "migration name must look like NNNN_name");
     v
 }
 
@@ -53,7 +50,23 @@ macro_rules! migrations {
     };
 }
 
-pub(crate) static MIGRATIONS: &[Migration] = migrations!["0001_foundation", "0002_commits", "0003_outbox", "0004_feeds", "0005_webhooks", "0006_notifications", "0007_runs", "0008_orgsec", "0009_rulesets", "0010_depbot", "0011_imports", "0012_insights", "0013_outbox_order", "0014_generation", "0015_status_count"];
+pub(crate) static MIGRATIONS: &[Migration] = migrations![
+    "0001_foundation",
+    "0002_commits",
+    "0003_outbox",
+    "0004_feeds",
+    "0005_webhooks",
+    "0006_notifications",
+    "0007_runs",
+    "0008_orgsec",
+    "0009_rulesets",
+    "0010_depbot",
+    "0011_imports",
+    "0012_insights",
+    "0013_outbox_order",
+    "0014_generation",
+    "0015_status_count"
+];
 
 /// Applies every pending migration, each in its own transaction.
 /// `conn` must not be inside a transaction.
@@ -76,20 +89,11 @@ pub(crate) fn apply(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
             c.batch(m.sql(backend))?;
             c.execute(
                 &format!("INSERT INTO {TABLE} (version, name, applied_at) VALUES (?, ?, ?)"),
-                &[
-                    Value::Int(m.version),
-                    Value::from(m.name),
-                    Value::Int(now()),
-                ],
+                &[Value::Int(m.version), Value::from(m.name), Value::Int(now())],
             )?;
             Ok(true)
         })
-        .map_err(|e| {
-            DbError::new(
-                e.kind,
-                format!("migration {} failed: {}", m.name, e.message),
-            )
-        })?;
+        .map_err(|e| DbError::new(e.kind, format!("migration {} failed: {}", m.name, e.message)))?;
         if done {
             tracing::info!(migration = m.name, "applied migration");
             applied.push(m.name.to_string());
@@ -98,10 +102,7 @@ pub(crate) fn apply(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
     Ok(applied)
 }
 
-fn in_tx<T>(
-    conn: &mut dyn Conn,
-    f: impl FnOnce(&mut dyn Conn) -> Result<T, DbError>,
-) -> Result<T, DbError> {
+fn in_tx<T>(conn: &mut dyn Conn, f: impl FnOnce(&mut dyn Conn) -> Result<T, DbError>) -> Result<T, DbError> {
     let backend = conn.backend();
     conn.batch(match backend {
         Backend::Sqlite => "BEGIN IMMEDIATE",
@@ -109,10 +110,7 @@ fn in_tx<T>(
     })?;
     let r = (|| {
         if backend == Backend::Postgres {
-            conn.query(
-                "SELECT pg_advisory_xact_lock(?)",
-                &[Value::Int(PG_LOCK_KEY)],
-            )?;
+            conn.query("SELECT pg_advisory_xact_lock(?)", &[Value::Int(PG_LOCK_KEY)])?;
         }
         f(conn)
     })();
@@ -128,24 +126,15 @@ fn in_tx<T>(
 /// Readiness check: every embedded migration is recorded as applied.
 pub(crate) fn check_applied(conn: &mut dyn Conn) -> Result<(), DbError> {
     let latest = MIGRATIONS.iter().map(|m| m.version).max().unwrap_or(0);
-    let n = conn.query_i64(
-        &format!("SELECT COUNT(*) FROM {TABLE} WHERE version <= ?"),
-        &[Value::Int(latest)],
-    )?;
+    let n = conn.query_i64(&format!("SELECT COUNT(*) FROM {TABLE} WHERE version <= ?"), &[Value::Int(latest)])?;
     if n < MIGRATIONS.len() as i64 {
-        return Err(DbError::unavailable(format!(
-            "{} of {} migrations applied",
-            n,
-            MIGRATIONS.len()
-        )));
+        return Err(DbError::unavailable(format!("{} of {} migrations applied", n, MIGRATIONS.len())));
     }
     Ok(())
 }
 
 fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 #[cfg(test)]
@@ -158,38 +147,21 @@ mod tests {
         std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
             .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .map(|f| {
-                f.strip_suffix(".sql")
-                    .unwrap_or_else(|| panic!("stray file {f} in {dir}"))
-                    .to_string()
-            })
+            .map(|f| f.strip_suffix(".sql").unwrap_or_else(|| panic!("stray file {f} in {dir}")).to_string())
             .collect()
     }
 
     #[test]
     fn folders_match_embedded_list() {
         let listed: BTreeSet<String> = MIGRATIONS.iter().map(|m| m.name.to_string()).collect();
-        assert_eq!(
-            names_on_disk("sqlite"),
-            listed,
-            "migrations/sqlite differs from the migrations! list"
-        );
-        assert_eq!(
-            names_on_disk("postgres"),
-            listed,
-            "migrations/postgres differs from the migrations! list"
-        );
+        assert_eq!(names_on_disk("sqlite"), listed, "migrations/sqlite differs from the migrations! list");
+        assert_eq!(names_on_disk("postgres"), listed, "migrations/postgres differs from the migrations! list");
     }
 
     #[test]
     fn versions_strictly_increase() {
         for w in MIGRATIONS.windows(2) {
-            assert!(
-                w[0].version < w[1].version,
-                "{} must come before {}",
-                w[0].name,
-                w[1].name
-            );
+            assert!(w[0].version < w[1].version, "{} must come before {}", w[0].name, w[1].name);
         }
         assert_eq!(MIGRATIONS[0].version, 1);
     }

@@ -28,11 +28,8 @@ use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use crate::migrate;
+use crate::sql::{panic_error, run_guarded, type_error, Backend, Conn, DbError, DbErrorKind, DriverConn, Row, Value};
 use crate::Changes;
-use crate::sql::{
-    panic_error, run_guarded, type_error, Backend, Conn, DbError, DbErrorKind, DriverConn, Row,
-    Value,
-};
 
 const POOL_WAIT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -106,8 +103,7 @@ impl PgConn {
 
     fn run(&mut self, sql: &str, params: &[Value]) -> Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
         let stmt = self.statement(sql)?;
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
         self.call(|c| async move { c.query(&stmt, &refs).await })
     }
 
@@ -120,11 +116,7 @@ impl Conn for PgConn {
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let rows = self.run(sql, params).and_then(|rows| {
             rows.iter()
-                .map(|r| {
-                    (0..r.len())
-                        .map(|i| r.try_get::<_, PgValue>(i).map(|v| v.0))
-                        .collect()
-                })
+                .map(|r| (0..r.len()).map(|i| r.try_get::<_, PgValue>(i).map(|v| v.0)).collect())
                 .collect::<Result<Vec<Vec<Value>>, _>>()
         });
         Ok(self.record(rows)?.into_iter().map(Row).collect())
@@ -132,8 +124,7 @@ impl Conn for PgConn {
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let r = self.statement(sql).and_then(|stmt| {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
             self.call(|c| async move { c.execute(&stmt, &refs).await })
         });
         self.record(r)
@@ -163,12 +154,7 @@ fn map_err(e: &tokio_postgres::Error) -> DbError {
         } else if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
             DbErrorKind::Conflict
         } else if code.code().starts_with("08")
-            || [
-                SqlState::ADMIN_SHUTDOWN,
-                SqlState::CRASH_SHUTDOWN,
-                SqlState::CANNOT_CONNECT_NOW,
-            ]
-            .contains(code)
+            || [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW].contains(code)
         {
             DbErrorKind::Unavailable
         } else {
@@ -182,14 +168,7 @@ fn map_err(e: &tokio_postgres::Error) -> DbError {
     }
     // No server error: either the socket is gone or a value failed to convert.
     let io = e.is_closed() || e.source().is_some_and(|s| s.is::<std::io::Error>());
-    DbError::new(
-        if io {
-            DbErrorKind::Unavailable
-        } else {
-            DbErrorKind::Other
-        },
-        msg,
-    )
+    DbError::new(if io { DbErrorKind::Unavailable } else { DbErrorKind::Other }, msg)
 }
 
 /// `?` -> `$1, $2, …`, leaving string literals, quoted identifiers and
@@ -220,11 +199,7 @@ pub(crate) fn translate_placeholders(sql: &str) -> String {
 }
 
 impl ToSql for Value {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
         match (self, ty) {
             (Value::Null, _) => Ok(IsNull::Yes),
             (Value::Int(i), &Type::INT8) => i.to_sql(ty, out),
@@ -238,9 +213,7 @@ impl ToSql for Value {
             }
             (Value::Int(i @ (0 | 1)), &Type::BOOL) => (*i == 1).to_sql(ty, out),
             (Value::Bool(b), &Type::BOOL) => b.to_sql(ty, out),
-            (Value::Bool(b), &Type::INT8 | &Type::INT4 | &Type::INT2) => {
-                Value::Int(*b as i64).to_sql(ty, out)
-            }
+            (Value::Bool(b), &Type::INT8 | &Type::INT4 | &Type::INT2) => Value::Int(*b as i64).to_sql(ty, out),
             (Value::Float(f), &Type::FLOAT8) => f.to_sql(ty, out),
             (Value::Float(f), &Type::FLOAT4) => (*f as f32).to_sql(ty, out),
             (Value::Text(s), _) if <&str as ToSql>::accepts(ty) => s.as_str().to_sql(ty, out),
@@ -289,12 +262,7 @@ fn decode_numeric(raw: &[u8]) -> Result<Value, Box<dyn StdError + Sync + Send>> 
         let b = raw.get(i * 2..i * 2 + 2).ok_or("truncated numeric")?;
         Ok(u16::from_be_bytes([b[0], b[1]]))
     };
-    let (ndigits, weight, sign, dscale) = (
-        word(0)? as usize,
-        word(1)? as i16 as i64,
-        word(2)?,
-        word(3)?,
-    );
+    let (ndigits, weight, sign, dscale) = (word(0)? as usize, word(1)? as i16 as i64, word(2)?, word(3)?);
     match sign {
         0xC000 => return Ok(Value::Float(f64::NAN)),
         0xD000 => return Ok(Value::Float(f64::INFINITY)),
@@ -335,16 +303,9 @@ impl<'a> FromSql<'a> for PgValue {
             Type::NUMERIC => decode_numeric(raw)?,
             Type::VOID => Value::Null, // e.g. SELECT pg_advisory_xact_lock(…)
             Type::JSON => Value::Text(std::str::from_utf8(raw)?.to_owned()),
-            Type::JSONB => {
-                Value::Text(std::str::from_utf8(raw.get(1..).unwrap_or_default())?.to_owned())
-            }
+            Type::JSONB => Value::Text(std::str::from_utf8(raw.get(1..).unwrap_or_default())?.to_owned()),
             _ if <&str as FromSql>::accepts(ty) => Value::Text(String::from_sql(ty, raw)?),
-            _ => {
-                return Err(format!(
-                    "unsupported column type {ty}; cast it in SQL (e.g. ::text or ::bigint)"
-                )
-                .into())
-            }
+            _ => return Err(format!("unsupported column type {ty}; cast it in SQL (e.g. ::text or ::bigint)").into()),
         }))
     }
 
@@ -379,9 +340,7 @@ impl Drop for Pool {
 /// async worker thread, so connections are always closed on a plain thread.
 fn close_conns(conns: Vec<PgConn>) {
     if !conns.is_empty() {
-        let _ = std::thread::Builder::new()
-            .name("pg-close".into())
-            .spawn(move || drop(conns));
+        let _ = std::thread::Builder::new().name("pg-close".into()).spawn(move || drop(conns));
     }
 }
 
@@ -427,36 +386,23 @@ impl Pool {
         loop {
             if let Some(mut conn) = state.idle.pop() {
                 conn.failure = None;
-                return Ok(Pooled {
-                    pool: self.clone(),
-                    conn: Some(conn),
-                    broken: false,
-                });
+                return Ok(Pooled { pool: self.clone(), conn: Some(conn), broken: false });
             }
             if state.open < self.max {
                 state.open += 1;
                 drop(state);
                 return match PgConn::connect(&self.config) {
-                    Ok(conn) => Ok(Pooled {
-                        pool: self.clone(),
-                        conn: Some(conn),
-                        broken: false,
-                    }),
+                    Ok(conn) => Ok(Pooled { pool: self.clone(), conn: Some(conn), broken: false }),
                     Err(e) => {
                         self.state.lock().unwrap().open -= 1;
                         self.freed.notify_one();
-                        Err(DbError::unavailable(format!(
-                            "cannot connect to PostgreSQL: {}",
-                            map_err(&e).message
-                        )))
+                        Err(DbError::unavailable(format!("cannot connect to PostgreSQL: {}", map_err(&e).message)))
                     }
                 };
             }
             let (s, timeout) = self.freed.wait_timeout(state, POOL_WAIT).unwrap();
             if timeout.timed_out() && s.idle.is_empty() && s.open >= self.max {
-                return Err(DbError::unavailable(
-                    "timed out waiting for a PostgreSQL connection",
-                ));
+                return Err(DbError::unavailable("timed out waiting for a PostgreSQL connection"));
             }
             state = s;
         }
@@ -514,9 +460,7 @@ pub(crate) struct PgStore {
 
 impl PgStore {
     pub(crate) fn new(url: &str, pool_size: usize) -> Result<PgStore, DbError> {
-        let mut config: Config = url
-            .parse()
-            .map_err(|e| DbError::other(format!("invalid PostgreSQL URL: {e}")))?;
+        let mut config: Config = url.parse().map_err(|e| DbError::other(format!("invalid PostgreSQL URL: {e}")))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -529,10 +473,7 @@ impl PgStore {
             pool: Arc::new(Pool {
                 config,
                 max: pool_size.max(1),
-                state: Mutex::new(PoolState {
-                    idle: Vec::new(),
-                    open: 0,
-                }),
+                state: Mutex::new(PoolState { idle: Vec::new(), open: 0 }),
                 freed: Condvar::new(),
             }),
         })

@@ -70,21 +70,14 @@ pub struct Row(pub Vec<Value>);
 impl Row {
     #[track_caller]
     fn mismatch(&self, i: usize, want: &str) -> ! {
-        panic!(
-            "row column {i}: expected {want}, found {:?} (row has {} columns)",
-            self.0.get(i),
-            self.0.len()
-        )
+        panic!("row column {i}: expected {want}, found {:?} (row has {} columns)", self.0.get(i), self.0.len())
     }
 
     #[track_caller]
     pub fn value(&self, i: usize) -> &Value {
         match self.0.get(i) {
             Some(v) => v,
-            None => panic!(
-                "row column {i} out of range (row has {} columns)",
-                self.0.len()
-            ),
+            None => panic!("row column {i} out of range (row has {} columns)", self.0.len()),
         }
     }
 
@@ -157,8 +150,7 @@ impl Row {
 
     #[track_caller]
     pub fn f64(&self, i: usize) -> f64 {
-        self.opt_f64(i)
-            .unwrap_or_else(|| self.mismatch(i, "Float or Int"))
+        self.opt_f64(i).unwrap_or_else(|| self.mismatch(i, "Float or Int"))
     }
 
     #[track_caller]
@@ -196,10 +188,7 @@ pub struct DbError {
 
 impl DbError {
     pub fn new(kind: DbErrorKind, message: impl Into<String>) -> DbError {
-        DbError {
-            kind,
-            message: message.into(),
-        }
+        DbError { kind, message: message.into() }
     }
 
     pub fn other(message: impl Into<String>) -> DbError {
@@ -242,8 +231,7 @@ pub trait Conn {
     }
 
     fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Row, DbError> {
-        self.query_opt(sql, params)?
-            .ok_or_else(|| DbError::other(format!("query returned no row: {sql}")))
+        self.query_opt(sql, params)?.ok_or_else(|| DbError::other(format!("query returned no row: {sql}")))
     }
 
     fn query_i64(&mut self, sql: &str, params: &[Value]) -> Result<i64, DbError> {
@@ -299,20 +287,7 @@ mod tests {
     #[test]
     fn from_impls_and_params() {
         let s = String::from("s");
-        let p = params![
-            1i64,
-            2i32,
-            3u32,
-            4usize,
-            true,
-            1.5,
-            "a",
-            s.clone(),
-            &s,
-            vec![1u8],
-            None::<i64>,
-            Some("x")
-        ];
+        let p = params![1i64, 2i32, 3u32, 4usize, true, 1.5, "a", s.clone(), &s, vec![1u8], None::<i64>, Some("x")];
         assert_eq!(
             p,
             &[
@@ -335,13 +310,7 @@ mod tests {
 
     #[test]
     fn row_accessors() {
-        let r = Row(vec![
-            Value::Int(1),
-            Value::Null,
-            Value::Text("t".into()),
-            Value::Bool(true),
-            Value::Float(2.5),
-        ]);
+        let r = Row(vec![Value::Int(1), Value::Null, Value::Text("t".into()), Value::Bool(true), Value::Float(2.5)]);
         assert_eq!(r.i64(0), 1);
         assert_eq!(r.opt_i64(1), None);
         assert_eq!(r.opt_str(1), None);

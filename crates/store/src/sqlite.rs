@@ -13,9 +13,7 @@ use rusqlite::{ffi, Connection, ErrorCode, OpenFlags};
 use tokio::sync::oneshot;
 
 use crate::migrate;
-use crate::sql::{
-    panic_error, run_guarded, Backend, Conn, DbError, DbErrorKind, DriverConn, Row, Value,
-};
+use crate::sql::{panic_error, run_guarded, Backend, Conn, DbError, DbErrorKind, DriverConn, Row, Value};
 
 /// Most jobs committed by one transaction; bounds latency of a huge burst.
 const MAX_BATCH: usize = 512;
@@ -37,36 +35,22 @@ impl SqliteConn {
             OpenFlags::SQLITE_OPEN_READ_ONLY
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
-            DbError::unavailable(format!(
-                "cannot open SQLite database {}: {e}",
-                path.display()
-            ))
-        })?;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| DbError::unavailable(format!("cannot open SQLite database {}: {e}", path.display())))?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // Without QPSG, statements with bound `col = ?` are re-prepared on each use.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
-            .map_err(map_err)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(map_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
-        conn.execute_batch("PRAGMA foreign_keys = OFF")
-            .map_err(map_err)?;
+        conn.execute_batch("PRAGMA foreign_keys = OFF").map_err(map_err)?;
         if writer {
-            let mode: String = conn
-                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-                .map_err(map_err)?;
+            let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(map_err)?;
             if !mode.eq_ignore_ascii_case("wal") {
-                return Err(DbError::other(format!(
-                    "cannot enable WAL mode (got {mode})"
-                )));
+                return Err(DbError::other(format!("cannot enable WAL mode (got {mode})")));
             }
             let sync = if sync_full { "FULL" } else { "NORMAL" };
-            conn.execute_batch(&format!("PRAGMA synchronous = {sync}"))
-                .map_err(map_err)?;
+            conn.execute_batch(&format!("PRAGMA synchronous = {sync}")).map_err(map_err)?;
         }
-        Ok(SqliteConn {
-            conn,
-            failure: None,
-        })
+        Ok(SqliteConn { conn, failure: None })
     }
 
     fn record<T>(&mut self, r: rusqlite::Result<T>) -> Result<T, DbError> {
@@ -79,27 +63,15 @@ impl SqliteConn {
 
     /// Bookkeeping statement of the driver itself (not recorded as a failure).
     fn exec_raw(&self, sql: &str) -> Result<(), DbError> {
-        self.conn
-            .prepare_cached(sql)
-            .and_then(|mut s| s.raw_execute())
-            .map(drop)
-            .map_err(map_err)
+        self.conn.prepare_cached(sql).and_then(|mut s| s.raw_execute()).map(drop).map_err(map_err)
     }
 }
 
 fn map_err(e: rusqlite::Error) -> DbError {
     let kind = match &e {
         rusqlite::Error::SqliteFailure(f, _) => match f.extended_code {
-            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
-                DbErrorKind::Unique
-            }
-            _ if matches!(
-                f.code,
-                ErrorCode::CannotOpen | ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
-            ) =>
-            {
-                DbErrorKind::Unavailable
-            }
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => DbErrorKind::Unique,
+            _ if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbErrorKind::Unavailable,
             _ => DbErrorKind::Other,
         },
         _ => DbErrorKind::Other,
@@ -136,21 +108,14 @@ fn from_ref(v: ValueRef<'_>) -> Value {
 
 /// Steps a statement to completion, collecting rows (also used by `execute`,
 /// so `INSERT … RETURNING` works there too).
-fn run(
-    conn: &Connection,
-    sql: &str,
-    params: &[Value],
-    collect: bool,
-) -> rusqlite::Result<Vec<Row>> {
+fn run(conn: &Connection, sql: &str, params: &[Value], collect: bool) -> rusqlite::Result<Vec<Row>> {
     let mut stmt = conn.prepare_cached(sql)?;
     let n = stmt.column_count();
     let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         if collect {
-            out.push(Row((0..n)
-                .map(|i| r.get_ref(i).map(from_ref))
-                .collect::<Result<_, _>>()?));
+            out.push(Row((0..n).map(|i| r.get_ref(i).map(from_ref)).collect::<Result<_, _>>()?));
         }
     }
     Ok(out)
@@ -334,25 +299,16 @@ impl Drop for ReadGuard<'_> {
 }
 
 pub(crate) fn parse_url(url: &str) -> PathBuf {
-    let path = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
+    let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
     PathBuf::from(path)
 }
 
 impl SqliteStore {
-    pub(crate) async fn open(
-        path: PathBuf,
-        sync_full: bool,
-        pool_size: usize,
-    ) -> Result<SqliteStore, DbError> {
+    pub(crate) async fn open(path: PathBuf, sync_full: bool, pool_size: usize) -> Result<SqliteStore, DbError> {
         let p = path.clone();
         let conn = tokio::task::spawn_blocking(move || {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    DbError::unavailable(format!("cannot create {}: {e}", dir.display()))
-                })?;
+                std::fs::create_dir_all(dir).map_err(|e| DbError::unavailable(format!("cannot create {}: {e}", dir.display())))?;
             }
             SqliteConn::open(&p, true, sync_full)
         })
@@ -366,10 +322,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             path,
             pool_size: pool_size.max(1),
-            readers: Mutex::new(ReadPool {
-                idle: Vec::new(),
-                open: 0,
-            }),
+            readers: Mutex::new(ReadPool { idle: Vec::new(), open: 0 }),
             reader_freed: Condvar::new(),
             writer: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
@@ -380,19 +333,13 @@ impl SqliteStore {
         let mut pool = self.readers.lock().unwrap();
         loop {
             if let Some(conn) = pool.idle.pop() {
-                return Ok(ReadGuard {
-                    store: self,
-                    conn: Some(conn),
-                });
+                return Ok(ReadGuard { store: self, conn: Some(conn) });
             }
             if pool.open < self.pool_size {
                 pool.open += 1;
                 drop(pool);
                 return match SqliteConn::open(&self.path, false, false) {
-                    Ok(conn) => Ok(ReadGuard {
-                        store: self,
-                        conn: Some(conn),
-                    }),
+                    Ok(conn) => Ok(ReadGuard { store: self, conn: Some(conn) }),
                     Err(e) => {
                         self.readers.lock().unwrap().open -= 1;
                         self.reader_freed.notify_one();
@@ -423,11 +370,7 @@ impl SqliteStore {
     fn send(&self, msg: Msg) -> Result<(), DbError> {
         let closed = || DbError::unavailable("store is closed");
         let writer = self.writer.lock().unwrap();
-        writer
-            .as_ref()
-            .ok_or_else(closed)?
-            .send(msg)
-            .map_err(|_| closed())
+        writer.as_ref().ok_or_else(closed)?.send(msg).map_err(|_| closed())
     }
 
     pub(crate) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
@@ -437,13 +380,8 @@ impl SqliteStore {
         E: From<DbError> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
-        self.send(Msg::Job(Box::new(Job {
-            f: Some(f),
-            result: None,
-            tx,
-        })))?;
-        rx.await
-            .unwrap_or_else(|_| Err(DbError::unavailable("sqlite writer stopped").into()))
+        self.send(Msg::Job(Box::new(Job { f: Some(f), result: None, tx })))?;
+        rx.await.unwrap_or_else(|_| Err(DbError::unavailable("sqlite writer stopped").into()))
     }
 
     async fn exclusive<T: Send + 'static>(
@@ -454,8 +392,7 @@ impl SqliteStore {
         self.send(Msg::Exclusive(Box::new(move |c| {
             let _ = tx.send(f(c));
         })))?;
-        rx.await
-            .unwrap_or_else(|_| Err(DbError::other("sqlite exclusive task failed")))
+        rx.await.unwrap_or_else(|_| Err(DbError::other("sqlite exclusive task failed")))
     }
 
     pub(crate) async fn migrate(&self) -> Result<Vec<String>, DbError> {
@@ -476,16 +413,8 @@ impl SqliteStore {
                  AND name NOT LIKE 'sqlite_%' AND name <> ?",
                 &[Value::from(migrate::TABLE)],
             )?;
-            let mut sql: String = tables
-                .iter()
-                .map(|t| format!("DELETE FROM \"{}\";", t.str(0)))
-                .collect();
-            if c.query_opt(
-                "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'",
-                &[],
-            )?
-            .is_some()
-            {
+            let mut sql: String = tables.iter().map(|t| format!("DELETE FROM \"{}\";", t.str(0))).collect();
+            if c.query_opt("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'", &[])?.is_some() {
                 sql.push_str("DELETE FROM sqlite_sequence;");
             }
             c.batch(&sql)

@@ -14,9 +14,7 @@ const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// These helpers are sync and called from `#[tokio::test]`s (and from drops), where no runtime
 /// may be blocked on: each runs on a plain thread with a runtime of its own.
 fn on_plain_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::spawn(f)
-        .join()
-        .expect("helper thread panicked")
+    std::thread::spawn(f).join().expect("helper thread panicked")
 }
 
 /// Connects to `url` and runs `sql` (one or more statements); call on a plain thread.
@@ -38,30 +36,23 @@ pub fn postgres_base_url() -> Option<String> {
     static PROBE: OnceLock<Option<String>> = OnceLock::new();
     PROBE
         .get_or_init(|| {
-            let url = std::env::var("PLATFORM_TEST_POSTGRES_URL")
-                .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.into());
+            let url = std::env::var("PLATFORM_TEST_POSTGRES_URL").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.into());
             let probe_url = url.clone();
             let probe = on_plain_thread(move || {
-                pg_batch(&probe_url, "SELECT 1")
-                    .map_err(|e| match std::error::Error::source(&e) {
-                        Some(cause) => format!("{e}: {cause}"),
-                        None => e.to_string(),
-                    })
+                pg_batch(&probe_url, "SELECT 1").map_err(|e| match std::error::Error::source(&e) {
+                    Some(cause) => format!("{e}: {cause}"),
+                    None => e.to_string(),
+                })
             });
             match probe {
                 Ok(_) => Some(url),
                 Err(e) if std::env::var("PLATFORM_REQUIRE_POSTGRES").as_deref() == Ok("1") => {
-                    panic!(
-                        "PostgreSQL not reachable at {url} ({e}) and PLATFORM_REQUIRE_POSTGRES=1"
-                    )
+                    panic!("PostgreSQL not reachable at {url} ({e}) and PLATFORM_REQUIRE_POSTGRES=1")
                 }
                 Err(e) => {
                     // Straight to the stderr handle: libtest captures `eprintln!`
                     // of passing tests, and this must be seen.
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "!!! PostgreSQL not reachable at {url} ({e}): PostgreSQL tests SKIPPED !!!"
-                    );
+                    let _ = writeln!(std::io::stderr(), "!!! PostgreSQL not reachable at {url} ({e}): PostgreSQL tests SKIPPED !!!");
                     None
                 }
             }
@@ -87,10 +78,7 @@ impl Drop for TestDatabase {
                 let _ = std::fs::remove_dir_all(dir);
             }
             Guard::Schema { base_url, schema } => {
-                let (base_url, sql) = (
-                    base_url.clone(),
-                    format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"),
-                );
+                let (base_url, sql) = (base_url.clone(), format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"));
                 on_plain_thread(move || {
                     let _ = pg_batch(&base_url, &sql);
                 });
@@ -103,10 +91,7 @@ impl Drop for TestDatabase {
 fn unique_name(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let salt = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish()
-        & 0xff_ffff;
+    let salt = std::collections::hash_map::RandomState::new().build_hasher().finish() & 0xff_ffff;
     format!("{prefix}_{}_{n}_{salt:06x}", std::process::id())
 }
 
@@ -119,23 +104,16 @@ pub fn test_database(backend: Backend) -> Option<TestDatabase> {
             let dir = std::env::temp_dir().join(unique_name("platform-test"));
             std::fs::create_dir_all(&dir).expect("create test database dir");
             let url = format!("sqlite://{}", dir.join("test.db").display());
-            Some(TestDatabase {
-                url,
-                guard: Guard::Dir(dir),
-            })
+            Some(TestDatabase { url, guard: Guard::Dir(dir) })
         }
         Backend::Postgres => {
             let base_url = postgres_base_url()?;
             let schema = unique_name("t");
             let (create_url, sql) = (base_url.clone(), format!("CREATE SCHEMA \"{schema}\""));
-            on_plain_thread(move || pg_batch(&create_url, &sql))
-                .unwrap_or_else(|e| panic!("cannot create test schema: {e}"));
+            on_plain_thread(move || pg_batch(&create_url, &sql)).unwrap_or_else(|e| panic!("cannot create test schema: {e}"));
             let sep = if base_url.contains('?') { '&' } else { '?' };
             let url = format!("{base_url}{sep}options=-c%20search_path%3D{schema}");
-            Some(TestDatabase {
-                url,
-                guard: Guard::Schema { base_url, schema },
-            })
+            Some(TestDatabase { url, guard: Guard::Schema { base_url, schema } })
         }
     }
 }

@@ -7,9 +7,7 @@ use platform_store::testing::{test_database, TestDatabase};
 use platform_store::{params, Backend, Conn, DbError, DbErrorKind, Store, StoreOptions, Value};
 
 async fn open(db: &TestDatabase) -> Store {
-    Store::open(StoreOptions::new(&db.url))
-        .await
-        .expect("open store")
+    Store::open(StoreOptions::new(&db.url)).await.expect("open store")
 }
 
 /// Declares one test per backend for an `async fn(Store, TestDatabase)`.
@@ -62,18 +60,13 @@ fn insert_account(c: &mut dyn Conn, login: &str) -> Result<i64, DbError> {
 }
 
 async fn count_accounts(store: &Store) -> i64 {
-    store
-        .read(|c| c.query_i64("SELECT COUNT(*) FROM accounts", &[]))
-        .await
-        .unwrap()
+    store.read(|c| c.query_i64("SELECT COUNT(*) FROM accounts", &[])).await.unwrap()
 }
 
 async fn value_roundtrip(store: Store, _db: TestDatabase) {
     let ddl = match store.backend() {
         Backend::Sqlite => "CREATE TABLE kinds (id INTEGER PRIMARY KEY, i BIGINT, f REAL, t TEXT, b INTEGER, y BLOB)",
-        Backend::Postgres => {
-            "CREATE TABLE kinds (id BIGINT PRIMARY KEY, i BIGINT, f DOUBLE PRECISION, t TEXT, b BOOLEAN, y BYTEA)"
-        }
+        Backend::Postgres => "CREATE TABLE kinds (id BIGINT PRIMARY KEY, i BIGINT, f DOUBLE PRECISION, t TEXT, b BOOLEAN, y BYTEA)",
     };
     store.write(move |c| c.batch(ddl)).await.unwrap();
     let bytes: Vec<u8> = (0..=255).collect();
@@ -86,27 +79,14 @@ async fn value_roundtrip(store: Store, _db: TestDatabase) {
             )?;
             c.execute(
                 "INSERT INTO kinds (id, i, f, t, b, y) VALUES (?, ?, ?, ?, ?, ?)",
-                params![
-                    2,
-                    None::<i64>,
-                    None::<f64>,
-                    None::<String>,
-                    None::<bool>,
-                    None::<Vec<u8>>
-                ],
+                params![2, None::<i64>, None::<f64>, None::<String>, None::<bool>, None::<Vec<u8>>],
             )?;
             // Int 0/1 binds into a boolean column on both backends.
-            c.execute(
-                "INSERT INTO kinds (id, i, f, t, b, y) VALUES (?, ?, ?, ?, ?, ?)",
-                params![3, 42, 7, "", 0, Vec::<u8>::new()],
-            )
+            c.execute("INSERT INTO kinds (id, i, f, t, b, y) VALUES (?, ?, ?, ?, ?, ?)", params![3, 42, 7, "", 0, Vec::<u8>::new()])
         })
         .await
         .unwrap();
-    let rows = store
-        .read(|c| c.query("SELECT i, f, t, b, y FROM kinds ORDER BY id", &[]))
-        .await
-        .unwrap();
+    let rows = store.read(|c| c.query("SELECT i, f, t, b, y FROM kinds ORDER BY id", &[])).await.unwrap();
     let r = &rows[0];
     assert_eq!(r.i64(0), i64::MIN);
     assert_eq!(r.f64(1), 1.25);
@@ -115,48 +95,25 @@ async fn value_roundtrip(store: Store, _db: TestDatabase) {
     assert_eq!(r.bytes(4), &bytes[..]);
     let r = &rows[1];
     assert!(r.0.iter().all(|v| *v == Value::Null), "{r:?}");
-    assert_eq!(
-        (r.opt_i64(0), r.opt_f64(1), r.opt_str(2)),
-        (None, None, None)
-    );
+    assert_eq!((r.opt_i64(0), r.opt_f64(1), r.opt_str(2)), (None, None, None));
     let r = &rows[2];
-    assert_eq!(
-        (r.i64(0), r.f64(1), r.str(2), r.bool(3), r.bytes(4)),
-        (42, 7.0, "", false, &[][..])
-    );
+    assert_eq!((r.i64(0), r.f64(1), r.str(2), r.bool(3), r.bytes(4)), (42, 7.0, "", false, &[][..]));
     // Aggregates read back as Int on both backends (SUM(bigint) is NUMERIC on PostgreSQL).
-    let sum = store
-        .read(|c| c.query_i64("SELECT SUM(i) FROM kinds WHERE id = ?", params![3]))
-        .await
-        .unwrap();
+    let sum = store.read(|c| c.query_i64("SELECT SUM(i) FROM kinds WHERE id = ?", params![3])).await.unwrap();
     assert_eq!(sum, 42);
-    let found = store
-        .read(|c| {
-            c.query_opt(
-                "SELECT id FROM kinds WHERE b = ? AND t = ?",
-                params![true, "héllo 'quoted' ?"],
-            )
-        })
-        .await
-        .unwrap();
+    let found = store.read(|c| c.query_opt("SELECT id FROM kinds WHERE b = ? AND t = ?", params![true, "héllo 'quoted' ?"])).await.unwrap();
     assert_eq!(found.unwrap().i64(0), 1);
 }
 
 async fn unique_violation_maps_to_unique(store: Store, _db: TestDatabase) {
     store.write(|c| insert_account(c, "Octo")).await.unwrap();
-    let err = store
-        .write(|c| insert_account(c, "octo"))
-        .await
-        .unwrap_err();
+    let err = store.write(|c| insert_account(c, "octo")).await.unwrap_err();
     assert_eq!(err.kind, DbErrorKind::Unique, "{err}");
     // Composite primary keys too.
     let err = store
         .write(|c| {
             for _ in 0..2 {
-                c.execute(
-                    "INSERT INTO org_members (org_id, user_id, role) VALUES (?, ?, ?)",
-                    params![1, 2, "member"],
-                )?;
+                c.execute("INSERT INTO org_members (org_id, user_id, role) VALUES (?, ?, ?)", params![1, 2, "member"])?;
             }
             Ok::<_, DbError>(())
         })
@@ -201,11 +158,7 @@ async fn swallowed_statement_failure_fails_write(store: Store, _db: TestDatabase
         })
         .await;
     assert_eq!(r.unwrap_err().kind, DbErrorKind::Unique);
-    assert_eq!(
-        count_accounts(&store).await,
-        1,
-        "the whole closure must be rolled back"
-    );
+    assert_eq!(count_accounts(&store).await, 1, "the whole closure must be rolled back");
 }
 
 async fn panicking_write_does_not_kill_writer(store: Store, _db: TestDatabase) {
@@ -221,10 +174,7 @@ async fn panicking_write_does_not_kill_writer(store: Store, _db: TestDatabase) {
     let r: Result<(), DbError> = store.read(|_| panic!("read boom")).await;
     assert!(r.unwrap_err().message.contains("read boom"));
     store.write(|c| insert_account(c, "alive")).await.unwrap();
-    let logins = store
-        .read(|c| c.query("SELECT login FROM accounts", &[]))
-        .await
-        .unwrap();
+    let logins = store.read(|c| c.query("SELECT login FROM accounts", &[])).await.unwrap();
     assert_eq!(logins.len(), 1);
     assert_eq!(logins[0].str(0), "alive");
 }
@@ -266,12 +216,7 @@ async fn group_commit_many_concurrent_writes(store: Store, _db: TestDatabase) {
             match r {
                 Ok(id) => {
                     assert!(ids.insert(id), "id {id} returned twice");
-                    let stored = store
-                        .read(move |c| {
-                            c.query_one("SELECT login FROM accounts WHERE id = ?", params![id])
-                        })
-                        .await
-                        .unwrap();
+                    let stored = store.read(move |c| c.query_one("SELECT login FROM accounts WHERE id = ?", params![id])).await.unwrap();
                     assert_eq!(stored.str(0), login, "each job gets its own result");
                 }
                 Err(e) => failures.push((login, e.kind)),
@@ -279,13 +224,7 @@ async fn group_commit_many_concurrent_writes(store: Store, _db: TestDatabase) {
         }
     }
     failures.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(
-        failures,
-        [
-            ("dup".to_string(), DbErrorKind::Unique),
-            ("panic".to_string(), DbErrorKind::Other)
-        ]
-    );
+    assert_eq!(failures, [("dup".to_string(), DbErrorKind::Unique), ("panic".to_string(), DbErrorKind::Other)]);
     assert_eq!(ids.len(), TASKS * PER_TASK - 2);
     // The setup row plus every successful job; the panicked insert is gone.
     assert_eq!(count_accounts(&store).await, (TASKS * PER_TASK - 1) as i64);
@@ -301,17 +240,8 @@ async fn reset_empties_tables_and_restarts_ids(store: Store, _db: TestDatabase) 
         .unwrap();
     store.reset().await.unwrap();
     assert_eq!(count_accounts(&store).await, 0);
-    assert_eq!(
-        store
-            .read(|c| c.query_i64("SELECT COUNT(*) FROM refs", &[]))
-            .await
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        store.write(|c| insert_account(c, "again")).await.unwrap(),
-        1
-    );
+    assert_eq!(store.read(|c| c.query_i64("SELECT COUNT(*) FROM refs", &[])).await.unwrap(), 0);
+    assert_eq!(store.write(|c| insert_account(c, "again")).await.unwrap(), 1);
     store.ping().await.unwrap();
 }
 
@@ -320,15 +250,7 @@ async fn migrations_are_idempotent(store: Store, db: TestDatabase) {
     assert_eq!(store.migrate().await.unwrap(), Vec::<String>::new());
     let again = open(&db).await;
     assert_eq!(again.migrate().await.unwrap(), Vec::<String>::new());
-    let applied = again
-        .read(|c| {
-            c.query(
-                "SELECT version, name FROM schema_migrations ORDER BY version",
-                &[],
-            )
-        })
-        .await
-        .unwrap();
+    let applied = again.read(|c| c.query("SELECT version, name FROM schema_migrations ORDER BY version", &[])).await.unwrap();
     let names: Vec<(i64, String)> = applied.iter().map(|r| (r.i64(0), r.string(1))).collect();
     // Every migration file, in version order (each branch adds its own).
     let mut files: Vec<(i64, String)> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"))
@@ -345,18 +267,9 @@ async fn migrations_are_idempotent(store: Store, db: TestDatabase) {
 
 async fn reads_see_committed_writes(store: Store, _db: TestDatabase) {
     for i in 0..200 {
-        let id = store
-            .write(move |c| insert_account(c, &format!("r{i}")))
-            .await
-            .unwrap();
-        let row = store
-            .read(move |c| c.query_opt("SELECT login FROM accounts WHERE id = ?", params![id]))
-            .await
-            .unwrap();
-        assert_eq!(
-            row.expect("committed row visible").string(0),
-            format!("r{i}")
-        );
+        let id = store.write(move |c| insert_account(c, &format!("r{i}"))).await.unwrap();
+        let row = store.read(move |c| c.query_opt("SELECT login FROM accounts WHERE id = ?", params![id])).await.unwrap();
+        assert_eq!(row.expect("committed row visible").string(0), format!("r{i}"));
     }
 }
 
@@ -393,30 +306,13 @@ async fn execute_counts_and_placeholders(store: Store, _db: TestDatabase) {
     for l in ["x1", "x2", "x3"] {
         store.write(move |c| insert_account(c, l)).await.unwrap();
     }
-    let n = store
-        .write(|c| {
-            c.execute(
-                "UPDATE accounts SET name = '?' WHERE login <> ? AND id > ?",
-                params!["x1", 0],
-            )
-        })
-        .await
-        .unwrap();
+    let n = store.write(|c| c.execute("UPDATE accounts SET name = '?' WHERE login <> ? AND id > ?", params!["x1", 0])).await.unwrap();
     assert_eq!(n, 2);
-    let n = store
-        .write(|c| c.execute("DELETE FROM accounts WHERE login = ?", params!["nobody"]))
-        .await
-        .unwrap();
+    let n = store.write(|c| c.execute("DELETE FROM accounts WHERE login = ?", params!["nobody"])).await.unwrap();
     assert_eq!(n, 0);
-    let names = store
-        .read(|c| c.query("SELECT name FROM accounts WHERE name IS NOT NULL", &[]))
-        .await
-        .unwrap();
+    let names = store.read(|c| c.query("SELECT name FROM accounts WHERE name IS NOT NULL", &[])).await.unwrap();
     assert!(names.iter().all(|r| r.str(0) == "?"));
-    let err = store
-        .read(|c| c.query_one("SELECT id FROM accounts WHERE id = ?", params![999]))
-        .await
-        .unwrap_err();
+    let err = store.read(|c| c.query_one("SELECT id FROM accounts WHERE id = ?", params![999])).await.unwrap_err();
     assert_eq!(err.kind, DbErrorKind::Other);
 }
 
@@ -425,10 +321,7 @@ async fn close_is_idempotent(store: Store, _db: TestDatabase) {
     store.close().await;
     store.close().await;
     if store.backend() == Backend::Sqlite {
-        let err = store
-            .write(|c| insert_account(c, "after"))
-            .await
-            .unwrap_err();
+        let err = store.write(|c| insert_account(c, "after")).await.unwrap_err();
         assert_eq!(err.kind, DbErrorKind::Unavailable);
         assert!(store.ping().await.is_err());
     }
@@ -436,10 +329,7 @@ async fn close_is_idempotent(store: Store, _db: TestDatabase) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_schema_isolation() {
-    let (Some(a), Some(b)) = (
-        test_database(Backend::Postgres),
-        test_database(Backend::Postgres),
-    ) else {
+    let (Some(a), Some(b)) = (test_database(Backend::Postgres), test_database(Backend::Postgres)) else {
         return;
     };
     assert_ne!(a.url, b.url);
@@ -447,15 +337,8 @@ async fn postgres_schema_isolation() {
     sa.write(|c| insert_account(c, "only-in-a")).await.unwrap();
     assert_eq!(count_accounts(&sa).await, 1);
     assert_eq!(count_accounts(&sb).await, 0);
-    let schema = sa
-        .read(|c| c.query_one("SELECT current_schema()", &[]))
-        .await
-        .unwrap()
-        .string(0);
-    assert!(
-        a.url.contains(&schema),
-        "search_path option honoured: {schema}"
-    );
+    let schema = sa.read(|c| c.query_one("SELECT current_schema()", &[])).await.unwrap().string(0);
+    assert!(a.url.contains(&schema), "search_path option honoured: {schema}");
     // Several nodes migrating a fresh database at once must not race.
     let fresh = test_database(Backend::Postgres).unwrap();
     let opens = (0..4).map(|_| Store::open(StoreOptions::new(&fresh.url)));
@@ -464,9 +347,7 @@ async fn postgres_schema_isolation() {
     }
 }
 
-async fn futures_join_all<F: std::future::Future + Send + 'static>(
-    fs: impl Iterator<Item = F>,
-) -> Vec<F::Output>
+async fn futures_join_all<F: std::future::Future + Send + 'static>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
 where
     F::Output: Send + 'static,
 {
@@ -482,32 +363,20 @@ where
 async fn sqlite_url_forms() {
     let dir = test_database(Backend::Sqlite).unwrap();
     let path = dir.url.strip_prefix("sqlite://").unwrap().to_string();
-    for url in [
-        format!("sqlite:{path}"),
-        path.clone(),
-        format!("sqlite://{path}"),
-    ] {
+    for url in [format!("sqlite:{path}"), path.clone(), format!("sqlite://{path}")] {
         let s = Store::open(StoreOptions::new(url)).await.unwrap();
         assert_eq!(s.backend(), Backend::Sqlite);
         s.close().await;
     }
     let nested = format!("{}/sub/dir/x.db", path.trim_end_matches("/test.db"));
-    Store::open(StoreOptions::new(nested))
-        .await
-        .unwrap()
-        .ping()
-        .await
-        .unwrap();
+    Store::open(StoreOptions::new(nested)).await.unwrap().ping().await.unwrap();
 }
 
 #[tokio::test]
 async fn sqlite_pragmas() {
     for (full, expected) in [(true, 2), (false, 1)] {
         let db = test_database(Backend::Sqlite).unwrap();
-        let opts = StoreOptions {
-            sqlite_synchronous_full: full,
-            ..StoreOptions::new(&db.url)
-        };
+        let opts = StoreOptions { sqlite_synchronous_full: full, ..StoreOptions::new(&db.url) };
         let store = Store::open(opts).await.unwrap();
         // The writer connection is the one whose durability matters.
         let (sync, mode) = store
@@ -520,10 +389,7 @@ async fn sqlite_pragmas() {
             .unwrap();
         assert_eq!((sync, mode.as_str()), (expected, "wal"));
         // Read connections are read-only: writes must go through `write`.
-        let err = store
-            .read(|c| insert_account(c, "sneaky"))
-            .await
-            .unwrap_err();
+        let err = store.read(|c| insert_account(c, "sneaky")).await.unwrap_err();
         assert!(err.message.contains("readonly"), "{err}");
     }
 }

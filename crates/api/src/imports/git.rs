@@ -69,10 +69,8 @@ pub fn http_host(url: &str) -> Option<(String, u16)> {
 pub async fn guard(kind: &Kind, allow: &AllowList) -> Result<Option<String>, String> {
     let Kind::Remote { host, port } = kind else { return Ok(None) };
     let (host, port) = (host.clone(), *port);
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
-        .await
-        .map_err(|_| format!("could not resolve host {host}"))?
-        .collect();
+    let addrs: Vec<SocketAddr> =
+        tokio::net::lookup_host((host.as_str(), port)).await.map_err(|_| format!("could not resolve host {host}"))?.collect();
     let Some(first) = addrs.first() else { return Err(format!("could not resolve host {host}")) };
     if !allow.host_allowed(&host) {
         if let Some(bad) = addrs.iter().find(|a| !allow.ip_allowed(a.ip())) {
@@ -138,7 +136,8 @@ fn message(stderr: &str) -> String {
 }
 
 fn classify(stderr: &str) -> GitError {
-    let auth = ["Authentication failed", "could not read Username", "could not read Password", "terminal prompts disabled", "401 Unauthorized"];
+    let auth =
+        ["Authentication failed", "could not read Username", "could not read Password", "terminal prompts disabled", "401 Unauthorized"];
     if auth.iter().any(|a| stderr.contains(a)) {
         GitError::Auth
     } else {
@@ -241,7 +240,15 @@ pub fn authors(dir: &Path) -> Result<Vec<(String, String)>, GitError> {
 /// Branches and tags with the commit each points at (annotated tags peeled; refs to other
 /// objects left out).
 pub fn refs(dir: &Path) -> Result<Vec<(String, String)>, GitError> {
-    let out = local(dir, &["for-each-ref", "--format=%(refname)%00%(objecttype)%00%(objectname)%00%(*objecttype)%00%(*objectname)", "refs/heads", "refs/tags"])?;
+    let out = local(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname)%00%(objecttype)%00%(objectname)%00%(*objecttype)%00%(*objectname)",
+            "refs/heads",
+            "refs/tags",
+        ],
+    )?;
     let mut list = Vec::new();
     for l in out.lines() {
         let f: Vec<&str> = l.split('\0').collect();
@@ -273,8 +280,12 @@ pub fn large_files(dir: &Path, threshold: i64, default_branch: Option<&str>) -> 
             let mut it = l.splitn(4, ' ');
             let (oid, kind, size, path) = (it.next()?, it.next()?, it.next()?, it.next().unwrap_or(""));
             let size: i64 = size.parse().ok()?;
-            (kind == "blob" && size > threshold && !path.is_empty())
-                .then(|| LargeFile { ref_name: String::new(), path: path.to_string(), oid: oid.to_string(), size })
+            (kind == "blob" && size > threshold && !path.is_empty()).then(|| LargeFile {
+                ref_name: String::new(),
+                path: path.to_string(),
+                oid: oid.to_string(),
+                size,
+            })
         })
         .collect();
     if found.is_empty() {

@@ -85,7 +85,15 @@ mod tests {
         let s = settings(false);
         assert_eq!(classify("https://example.com/r.git", &s), Ok(Kind::Remote { host: "example.com".into(), port: 443 }));
         assert_eq!(classify("http://[::1]:81/r", &s), Ok(Kind::Remote { host: "::1".into(), port: 81 }));
-        for bad in ["http://u:p@h/r", "http://h\\@127.0.0.1/r", "http://%31%32%37.0.0.1/r", "https://", "http:///etc", "http://h/r x", "http://h/\nr"] {
+        for bad in [
+            "http://u:p@h/r",
+            "http://h\\@127.0.0.1/r",
+            "http://%31%32%37.0.0.1/r",
+            "https://",
+            "http:///etc",
+            "http://h/r x",
+            "http://h/\nr",
+        ] {
             assert!(classify(bad, &s).is_err(), "{bad}");
         }
     }
@@ -93,8 +101,27 @@ mod tests {
     #[test]
     fn local_spellings_refused_by_default() {
         let s = settings(false);
-        for bad in ["/etc", "file:///etc", "FILE:///etc", "file:/etc", "File://localhost/etc", "file%3A%2F%2F%2Fetc", "%2Fetc", "./x", "../x", "~/x", "relative/path",
-                    "ext::sh -c touch% /tmp/pwned", "fd::0", "-uhelp", "--upload-pack=touch /tmp/x", "ssh://h/r", "git://h/r", "h:r.git", "\\\\host\\share"] {
+        for bad in [
+            "/etc",
+            "file:///etc",
+            "FILE:///etc",
+            "file:/etc",
+            "File://localhost/etc",
+            "file%3A%2F%2F%2Fetc",
+            "%2Fetc",
+            "./x",
+            "../x",
+            "~/x",
+            "relative/path",
+            "ext::sh -c touch% /tmp/pwned",
+            "fd::0",
+            "-uhelp",
+            "--upload-pack=touch /tmp/x",
+            "ssh://h/r",
+            "git://h/r",
+            "h:r.git",
+            "\\\\host\\share",
+        ] {
             assert!(classify(bad, &s).is_err(), "{bad}");
         }
     }
@@ -106,8 +133,15 @@ mod tests {
         assert_eq!(classify("file:///srv/git/r%20x.git", &s), Ok(Kind::Local("/srv/git/r x.git".into())));
         let mirrors = s.mirrors();
         let m = mirrors.to_str().unwrap();
-        for bad in [format!("{m}/1-abc.git"), format!("file://{m}/1-abc.git"), format!("{m}/../imports/1.git"), format!("file://{}", m.replace('/', "%2F")),
-                    format!("file://{m}/%2e%2e/imports/1.git"), "relative/path".into(), "ext::sh".into()] {
+        for bad in [
+            format!("{m}/1-abc.git"),
+            format!("file://{m}/1-abc.git"),
+            format!("{m}/../imports/1.git"),
+            format!("file://{}", m.replace('/', "%2F")),
+            format!("file://{m}/%2e%2e/imports/1.git"),
+            "relative/path".into(),
+            "ext::sh".into(),
+        ] {
             assert!(classify(&bad, &s).is_err(), "{bad}");
         }
     }

@@ -122,7 +122,12 @@ fn fail(imp: &mut Import, step: &str, e: GitError) {
 
 /// Runs `f` on a blocking thread while renewing the import's lease and writing the
 /// `import_percent` that `progress` receives.
-async fn blocking<T: Send + 'static>(state: &Shared, imp: &Import, progress: Option<Progress>, f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+async fn blocking<T: Send + 'static>(
+    state: &Shared,
+    imp: &Import,
+    progress: Option<Progress>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
     let mut task = tokio::task::spawn_blocking(f);
     let (mut renewed, mut written) = (std::time::Instant::now(), None);
     loop {
@@ -141,7 +146,12 @@ async fn blocking<T: Send + 'static>(state: &Shared, imp: &Import, progress: Opt
             written = Some(p);
             state
                 .store
-                .write(move |c| c.execute("UPDATE imports SET import_percent = ? WHERE repo_id = ? AND workdir = ?", platform_store::params![p, id, &wd]))
+                .write(move |c| {
+                    c.execute(
+                        "UPDATE imports SET import_percent = ? WHERE repo_id = ? AND workdir = ?",
+                        platform_store::params![p, id, &wd],
+                    )
+                })
                 .await?;
         }
     }
@@ -233,8 +243,15 @@ async fn detect(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
         Err(_) => {
             let other = |tool: &str, args: &[&str]| {
                 git::tool_present(tool)
-                    && std::process::Command::new(tool).args(args).arg(&s.url).env("HGPLAIN", "1").stdin(std::process::Stdio::null())
-                        .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().is_ok_and(|st| st.success())
+                    && std::process::Command::new(tool)
+                        .args(args)
+                        .arg(&s.url)
+                        .env("HGPLAIN", "1")
+                        .stdin(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .status()
+                        .is_ok_and(|st| st.success())
             };
             if other("svn", &["info", "--non-interactive"]) {
                 Ok("subversion")
@@ -330,7 +347,9 @@ async fn map(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
 /// branches, tags and default branch, all as in the source.
 async fn push(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
     let dir = mirror(state, imp);
-    let out = blocking(state, imp, None, move || -> Result<_, GitError> { Ok((git::commits(&dir)?, git::refs(&dir)?, git::head_branch(&dir))) }).await?;
+    let out =
+        blocking(state, imp, None, move || -> Result<_, GitError> { Ok((git::commits(&dir)?, git::refs(&dir)?, git::head_branch(&dir))) })
+            .await?;
     let (commits, refs, head) = match out {
         Ok(v) => v,
         Err(e) => {
@@ -351,7 +370,10 @@ async fn push(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
                     return Ok(false);
                 }
                 store::add_commits(c, id, &shas, now)?;
-                c.execute("UPDATE imports SET push_percent = ? WHERE repo_id = ? AND workdir = ?", platform_store::params![percent, id, &wd])?;
+                c.execute(
+                    "UPDATE imports SET push_percent = ? WHERE repo_id = ? AND workdir = ?",
+                    platform_store::params![percent, id, &wd],
+                )?;
                 Ok(true)
             })
             .await?;

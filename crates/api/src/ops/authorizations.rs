@@ -19,7 +19,6 @@ use crate::router::Api;
 use crate::shapes;
 use crate::validate::{Field, Schema, Ty};
 
-
 pub static DELETE_GRANT: Operation = Operation {
     id: "authorizations/delete-grant",
     method: Method::DELETE,
@@ -157,4 +156,3 @@ async fn delete_grant(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     ctx.app.store.write(move |c| tokens::delete_for_app_user(c, app.id, user.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
-

@@ -29,7 +29,8 @@ const PERMISSION: &str = "vulnerability_alerts";
 const fn repo_access(level: Level) -> Access {
     Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, level)), role: Level::Write }
 }
-const ORG_ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, Level::Read)), role: Level::Read };
+const ORG_ACCESS: Access =
+    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, Level::Read)), role: Level::Read };
 /// Classic (scope) tokens only: no fine-grained permission grants it.
 const ENTERPRISE_ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: None, role: Level::Read };
 
@@ -58,7 +59,14 @@ macro_rules! list_params {
 
 static ENTERPRISE_QUERY: [Param; 15] = list_params!();
 static ORG_QUERY: [Param; 18] = list_params!(
-    Param { name: "runtime_risk", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#), description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`.", required: false },
+    Param {
+        name: "runtime_risk",
+        ty: Ty::Json(
+            r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#
+        ),
+        description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`.",
+        required: false
+    },
     Param { name: "artifact_registry_url", ty: Ty::Str, description: "Comma-separated artifact registry URLs.", required: false },
     Param { name: "artifact_registry", ty: Ty::Str, description: "Artifact registry product.", required: false },
 );
@@ -74,7 +82,12 @@ pub static LIST_FOR_ENTERPRISE: Operation = Operation {
     access: ENTERPRISE_ACCESS,
     query: &ENTERPRISE_QUERY,
     body: None,
-    responses: &[Resp::json(200, "Alerts of the organizations the caller owns or manages (cursor pagination).", "DepbotAlertWithRepository[]").with_headers(&["Link"])],
+    responses: &[Resp::json(
+        200,
+        "Alerts of the organizations the caller owns or manages (cursor pagination).",
+        "DepbotAlertWithRepository[]",
+    )
+    .with_headers(&["Link"])],
 };
 
 pub static LIST_FOR_ORG: Operation = Operation {
@@ -160,7 +173,10 @@ fn list_param(ctx: &Ctx, name: &str, allowed: Option<&[&str]>) -> ApiResult<Vec<
     let values: Vec<String> = raw.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
     if let Some(allowed) = allowed {
         if let Some(bad) = values.iter().find(|v| !allowed.contains(&v.as_str())) {
-            return Err(unprocessable(format!("{name} has an invalid value {bad:?}: use a comma-separated list of {}", allowed.join(", "))));
+            return Err(unprocessable(format!(
+                "{name} has an invalid value {bad:?}: use a comma-separated list of {}",
+                allowed.join(", ")
+            )));
         }
     }
     Ok(values)
@@ -327,7 +343,8 @@ fn position(ctx: &Ctx, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Opt
         (None, Some(a)) => (a, false),
         (None, None) => return Ok(None),
     };
-    let (key, id) = decode_cursor(sort, text).ok_or_else(|| bad(format!("Invalid cursor {text:?}: use the cursors of the Link header (with the same sort).")))?;
+    let (key, id) = decode_cursor(sort, text)
+        .ok_or_else(|| bad(format!("Invalid cursor {text:?}: use the cursors of the Link header (with the same sort).")))?;
     Ok(Some(Position { key, id, before: is_before }))
 }
 
@@ -382,7 +399,11 @@ async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResu
             q.push((name.to_string(), c));
         }
         let qs: Vec<String> = q.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
-        if qs.is_empty() { format!("{}{}", ctx.app.urls.api, ctx.path) } else { format!("{}{}?{}", ctx.app.urls.api, ctx.path, qs.join("&")) }
+        if qs.is_empty() {
+            format!("{}{}", ctx.app.urls.api, ctx.path)
+        } else {
+            format!("{}{}?{}", ctx.app.urls.api, ctx.path, qs.join("&"))
+        }
     };
     let mut links = Vec::new();
     let (has_prev, has_next) = match &at {
@@ -433,25 +454,22 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
         .read(move |c| -> Result<Option<Vec<i64>>, DbError> {
             let Some(e) = accounts::enterprise_by_slug(c, &slug)? else { return Ok(None) };
             let member = c
-                .query_opt("SELECT 1 FROM enterprise_members WHERE enterprise_id = ? AND user_id = ?", platform_store::params![e.id, user_id])?
+                .query_opt(
+                    "SELECT 1 FROM enterprise_members WHERE enterprise_id = ? AND user_id = ?",
+                    platform_store::params![e.id, user_id],
+                )?
                 .is_some();
             Ok(if member { Some(security_managers::managed_orgs(c, e.id, user_id)?) } else { None })
         })
         .await?;
     // Unknown enterprises and enterprises the caller is no member of look the same.
     let orgs = orgs.ok_or_else(ApiError::not_found)?;
-    ctx.cached(async {
-        Ok(with_repos(&ctx, page(&ctx, Within::Orgs(orgs), unprocessable).await?))
-    })
-    .await
+    ctx.cached(async { Ok(with_repos(&ctx, page(&ctx, Within::Orgs(orgs), unprocessable).await?)) }).await
 }
 
 async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
-    ctx.cached(async {
-        Ok(with_repos(&ctx, page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?))
-    })
-    .await
+    ctx.cached(async { Ok(with_repos(&ctx, page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?)) }).await
 }
 
 async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
@@ -483,7 +501,9 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
     const KEYS: [&str; 5] = ["state", "dismissed_reason", "dismissed_comment", "assignees", "agent_assignment"];
     if let Some(k) = body.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(unprocessable(format!("{k:?} is not a permitted key: send state, dismissed_reason, dismissed_comment, assignees or agent_assignment")));
+        return Err(unprocessable(format!(
+            "{k:?} is not a permitted key: send state, dismissed_reason, dismissed_comment, assignees or agent_assignment"
+        )));
     }
     if !body.contains_key("state") && !body.contains_key("assignees") {
         return Err(unprocessable("The body must contain state or assignees."));
@@ -523,7 +543,9 @@ fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
         let Some(obj) = a.as_object() else { return Err(unprocessable("agent_assignment must be an object.")) };
         for (k, v) in obj {
             if !["custom_instructions", "custom_agent", "model"].contains(&k.as_str()) {
-                return Err(unprocessable(format!("agent_assignment has an unknown key {k:?}: use custom_instructions, custom_agent, model")));
+                return Err(unprocessable(format!(
+                    "agent_assignment has an unknown key {k:?}: use custom_instructions, custom_agent, model"
+                )));
             }
             if !v.is_string() {
                 return Err(unprocessable(format!("agent_assignment.{k} must be a string")));
@@ -539,7 +561,10 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     check_update(&obj)?;
     // A withdrawn advisory's alert is gone for good; only open and dismissed alerts change state.
     if alert.advisory_withdrawn_at.is_some() {
-        return Err(ApiError::new(axum::http::StatusCode::GONE, "This alert's advisory was withdrawn; the alert can no longer be changed."));
+        return Err(ApiError::new(
+            axum::http::StatusCode::GONE,
+            "This alert's advisory was withdrawn; the alert can no longer be changed.",
+        ));
     }
     let state = obj.get("state").and_then(Value::as_str).map(str::to_string);
     if state.is_some() && (alert.state == "fixed" || alert.state == "auto_dismissed") {
@@ -567,7 +592,11 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                         let u = accounts::by_login(c, l)?.filter(|u| !u.is_org());
                         match u {
                             Some(u) if depbot::may_see(c, repo_id, u.id)? => ids.push(u.id),
-                            _ => return Err(unprocessable(format!("{l:?} cannot be assigned: not a user with access to this repository's alerts."))),
+                            _ => {
+                                return Err(unprocessable(format!(
+                                    "{l:?} cannot be assigned: not a user with access to this repository's alerts."
+                                )))
+                            }
                         }
                     }
                     Some(ids)

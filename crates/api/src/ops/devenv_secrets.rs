@@ -78,10 +78,7 @@ pub static PUT: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: Some(&PUT_BODY),
-    responses: &[
-        Resp::json(201, "The secret was created.", "Empty"),
-        Resp::empty(204, "The secret's value was replaced."),
-    ],
+    responses: &[Resp::json(201, "The secret was created.", "Empty"), Resp::empty(204, "The secret's value was replaced.")],
 };
 
 pub static DELETE: Operation = Operation {
@@ -207,7 +204,8 @@ pub async fn admin_verify(
             let repo = crate::control::repo(c, &format!("{owner}/{repo}"))?;
             let enc = store::value_enc(c, repo.id, &name)?.ok_or_else(ApiError::not_found)?;
             let key = secrets::server_key(c, &sk)?;
-            let plain = secrets::decrypt(&key, &enc).ok_or_else(|| ApiError::from(DbError::other("secret not readable with the server key")))?;
+            let plain =
+                secrets::decrypt(&key, &enc).ok_or_else(|| ApiError::from(DbError::other("secret not readable with the server key")))?;
             Ok(crate::principal::constant_time_eq(&plain, value.as_bytes()))
         })
         .await?;

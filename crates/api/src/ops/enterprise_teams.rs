@@ -387,7 +387,11 @@ pub fn create_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now
         return Err(ApiError::invalid_field("EnterpriseTeam", "name", "invalid", None));
     }
     let team = teams::create(c, ent.id, &t.name, t.description.as_deref(), now).map_err(|e| {
-        if e.is_unique() { ApiError::invalid_field("EnterpriseTeam", "name", "already_exists", None) } else { e.into() }
+        if e.is_unique() {
+            ApiError::invalid_field("EnterpriseTeam", "name", "already_exists", None)
+        } else {
+            e.into()
+        }
     })?;
     for u in enterprise_users(c, ent.id, &t.members)? {
         teams::add_member(c, team.id, u.id, now)?;

@@ -48,8 +48,9 @@ pub static LIST_PUBLIC: Operation = Operation {
     access: PUBLIC,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Public events of public repositories, newest first (`per_page` default 15).", "Event[]")
-        .with_headers(HEADERS)],
+    responses: &[
+        Resp::json(200, "Public events of public repositories, newest first (`per_page` default 15).", "Event[]").with_headers(HEADERS)
+    ],
 };
 
 pub static LIST_FOR_NETWORK: Operation = Operation {
@@ -226,7 +227,8 @@ async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -
         .cached_until(Sharing::View(variant), async {
             let rows = ctx.app.store.read(move |c| -> Result<_, DbError> { feeds::timeline(c, scope) }).await?;
             let cutoff = now - WINDOW_SECONDS;
-            let within = |e: &FeedEvent| e.repo.as_ref().is_some_and(|(id, _)| reach.allows(*id, e.repo_owner_id.unwrap_or(-1), !e.activity.public));
+            let within =
+                |e: &FeedEvent| e.repo.as_ref().is_some_and(|(id, _)| reach.allows(*id, e.repo_owner_id.unwrap_or(-1), !e.activity.public));
             let rows: Vec<FeedEvent> = rows.into_iter().filter(|e| e.activity.created_at >= cutoff && within(e)).collect();
             // Exact until the oldest event of the timeline leaves the window.
             let until = rows.iter().map(|e| e.activity.created_at + WINDOW_SECONDS).min().unwrap_or(i64::MAX);

@@ -114,7 +114,12 @@ pub static UPDATE_CONFIG: Operation = Operation {
 static DELIVERY_QUERY: [Param; 3] = [
     Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
     Param { name: "cursor", ty: Ty::Str, description: "Starting point of the page, from a `Link` header.", required: false },
-    Param { name: "status", ty: Ty::Enum(&["success", "failure"]), description: "`success`: status code 200–399; `failure`: any other.", required: false },
+    Param {
+        name: "status",
+        ty: Ty::Enum(&["success", "failure"]),
+        description: "`success`: status code 200–399; `failure`: any other.",
+        required: false,
+    },
 ];
 
 pub static LIST_DELIVERIES: Operation = Operation {
@@ -268,7 +273,11 @@ fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
         None => base.map(|h| h.insecure_ssl.clone()).unwrap_or_else(|| "0".into()),
         Some(Value::String(s)) if s == "0" || s == "1" => s.clone(),
         Some(Value::Number(n)) if n.as_f64() == Some(0.0) || n.as_f64() == Some(1.0) => {
-            if n.as_f64() == Some(1.0) { "1".into() } else { "0".into() }
+            if n.as_f64() == Some(1.0) {
+                "1".into()
+            } else {
+                "0".into()
+            }
         }
         Some(other) => return Err(invalid("insecure_ssl", "invalid", Some(format!("{other} is not 0 or 1")))),
     };
@@ -424,7 +433,9 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     // The secret is replaced by what this update sends: absent, it is removed.
     let config = match body.get("config") {
         Some(v) => parse_config(v, Some(&hook))?,
-        None => Config { url: hook.url.clone(), content_type: hook.content_type.clone(), insecure_ssl: hook.insecure_ssl.clone(), secret: None },
+        None => {
+            Config { url: hook.url.clone(), content_type: hook.content_type.clone(), insecure_ssl: hook.insecure_ssl.clone(), secret: None }
+        }
     };
     let events = parse_events(body.get("events"))?;
     let active = body.get("active").and_then(Value::as_bool).unwrap_or(true);
@@ -522,20 +533,27 @@ async fn list_deliveries(ctx: Ctx) -> ApiResult<Reply> {
     let hook = load(&ctx, &caller).await?;
     let per_page = match ctx.query.get("per_page") {
         None | Some("") => 30,
-        Some(v) => v.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'per_page', {v:?} is not an integer.")))?.clamp(1, 100),
+        Some(v) => {
+            v.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'per_page', {v:?} is not an integer.")))?.clamp(1, 100)
+        }
     };
     let before = match ctx.query.get("cursor") {
         None | Some("") => None,
-        Some(c) => Some(
-            c.strip_prefix(CURSOR_PREFIX).and_then(|n| n.parse::<i64>().ok()).ok_or_else(|| ApiError::bad_request("Bad Request"))?,
-        ),
+        Some(c) => {
+            Some(c.strip_prefix(CURSOR_PREFIX).and_then(|n| n.parse::<i64>().ok()).ok_or_else(|| ApiError::bad_request("Bad Request"))?)
+        }
     };
     let success = match ctx.query.get("status") {
         None | Some("") => None,
         Some("success") => Some(true),
         Some("failure") => Some(false),
         Some(other) => {
-            return Err(ApiError::invalid_field("HookDelivery", "status", "invalid", Some(format!("{other} is not one of success, failure"))))
+            return Err(ApiError::invalid_field(
+                "HookDelivery",
+                "status",
+                "invalid",
+                Some(format!("{other} is not one of success, failure")),
+            ))
         }
     };
     let id = hook.id;
@@ -557,8 +575,16 @@ async fn list_deliveries(ctx: Ctx) -> ApiResult<Reply> {
                 .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
                 .collect();
             first_q.sort();
-            let first = if first_q.is_empty() { format!("{}{}", ctx.app.urls.api, ctx.path) } else { format!("{}{}?{}", ctx.app.urls.api, ctx.path, first_q.join("&")) };
-            let link = if before.is_some() { format!("<{next}>; rel=\"next\", <{first}>; rel=\"first\"") } else { format!("<{next}>; rel=\"next\"") };
+            let first = if first_q.is_empty() {
+                format!("{}{}", ctx.app.urls.api, ctx.path)
+            } else {
+                format!("{}{}?{}", ctx.app.urls.api, ctx.path, first_q.join("&"))
+            };
+            let link = if before.is_some() {
+                format!("<{next}>; rel=\"next\", <{first}>; rel=\"first\"")
+            } else {
+                format!("<{next}>; rel=\"next\"")
+            };
             reply = reply.header("link", link);
         }
     }

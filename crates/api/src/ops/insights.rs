@@ -28,7 +28,11 @@ const ACCESS: Access = Access {
 };
 const ACTOR_TYPES: &[&str] = &["installation", "classic_pat", "fine_grained_pat", "oauth_app", "app_user_to_server"];
 const ROUTE_SORTS: &[&str] = &[
-    "last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route",
+    "last_rate_limited_timestamp",
+    "last_request_timestamp",
+    "rate_limited_request_count",
+    "http_method",
+    "api_route",
     "total_request_count",
 ];
 const SUBJECT_SORTS: &[&str] =
@@ -37,7 +41,8 @@ const SUBJECT_SORTS: &[&str] =
 const MAX_BUCKETS: i64 = 50_000;
 
 /// The published form: fields in range, so generated values name real times (February 30 aside).
-const TS_SCHEMA: &str = r#"{"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$"}"#;
+const TS_SCHEMA: &str =
+    r#"{"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$"}"#;
 const MIN_TS: Param = Param {
     name: "min_timestamp",
     ty: Ty::Json(TS_SCHEMA),
@@ -69,15 +74,24 @@ const ROUTE_QUERY: &[Param] = &[
     DIRECTION,
     Param {
         name: "sort",
-        ty: Ty::Json(r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route", "total_request_count"]}}"#),
+        ty: Ty::Json(
+            r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route", "total_request_count"]}}"#,
+        ),
         description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
         required: false,
     },
-    Param { name: "api_route_substring", ty: Ty::Str, description: "Only routes containing this text (case-insensitive).", required: false },
+    Param {
+        name: "api_route_substring",
+        ty: Ty::Str,
+        description: "Only routes containing this text (case-insensitive).",
+        required: false,
+    },
 ];
 const SUBJECT_SORT: Param = Param {
     name: "sort",
-    ty: Ty::Json(r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "subject_name", "total_request_count"]}}"#),
+    ty: Ty::Json(
+        r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "subject_name", "total_request_count"]}}"#,
+    ),
     description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
     required: false,
 };
@@ -88,7 +102,12 @@ const SUBJECT_QUERY: &[Param] = &[
     PAGINATION[1],
     DIRECTION,
     SUBJECT_SORT,
-    Param { name: "subject_name_substring", ty: Ty::Str, description: "Only subjects whose name contains this text (case-insensitive).", required: false },
+    Param {
+        name: "subject_name_substring",
+        ty: Ty::Str,
+        description: "Only subjects whose name contains this text (case-insensitive).",
+        required: false,
+    },
 ];
 const USER_QUERY: &[Param] = &[
     MIN_TS,
@@ -97,7 +116,12 @@ const USER_QUERY: &[Param] = &[
     PAGINATION[1],
     DIRECTION,
     SUBJECT_SORT,
-    Param { name: "actor_name_substring", ty: Ty::Str, description: "Only actors whose name contains this text (case-insensitive).", required: false },
+    Param {
+        name: "actor_name_substring",
+        ty: Ty::Str,
+        description: "Only actors whose name contains this text (case-insensitive).",
+        required: false,
+    },
 ];
 
 macro_rules! insights_op {
@@ -117,25 +141,87 @@ macro_rules! insights_op {
 }
 
 const LIST_HEADERS: &[&str] = &["Link"];
-insights_op!(ROUTE_STATS, "get-route-stats-by-actor", "route-stats/{actor_type}/{actor_id}", "Get route stats by actor",
-    "get-route-stats-by-actor", ROUTE_QUERY,
-    Resp::json(200, "Requests per route made by the actor.", "ApiInsightsRouteStats[]").with_headers(LIST_HEADERS));
-insights_op!(SUBJECT_STATS, "get-subject-stats", "subject-stats", "Get subject stats", "get-subject-stats", SUBJECT_QUERY,
-    Resp::json(200, "Requests per subject (user or app).", "ApiInsightsSubjectStats[]").with_headers(LIST_HEADERS));
-insights_op!(SUMMARY, "get-summary-stats", "summary-stats", "Get summary stats", "get-summary-stats", WINDOW,
-    Resp::json(200, "Total and rate-limited requests.", "ApiInsightsSummaryStats"));
-insights_op!(SUMMARY_BY_USER, "get-summary-stats-by-user", "summary-stats/users/{user_id}", "Get summary stats by user",
-    "get-summary-stats-by-user", WINDOW, Resp::json(200, "Total and rate-limited requests of the user.", "ApiInsightsSummaryStats"));
-insights_op!(SUMMARY_BY_ACTOR, "get-summary-stats-by-actor", "summary-stats/{actor_type}/{actor_id}", "Get summary stats by actor",
-    "get-summary-stats-by-actor", WINDOW, Resp::json(200, "Total and rate-limited requests of the actor.", "ApiInsightsSummaryStats"));
-insights_op!(TIME_STATS, "get-time-stats", "time-stats", "Get time stats", "get-time-stats", TIME,
-    Resp::json(200, "Requests per time bucket.", "ApiInsightsTimeStats[]"));
-insights_op!(TIME_BY_USER, "get-time-stats-by-user", "time-stats/users/{user_id}", "Get time stats by user",
-    "get-time-stats-by-user", TIME, Resp::json(200, "The user's requests per time bucket.", "ApiInsightsTimeStats[]"));
-insights_op!(TIME_BY_ACTOR, "get-time-stats-by-actor", "time-stats/{actor_type}/{actor_id}", "Get time stats by actor",
-    "get-time-stats-by-actor", TIME, Resp::json(200, "The actor's requests per time bucket.", "ApiInsightsTimeStats[]"));
-insights_op!(USER_STATS, "get-user-stats", "user-stats/{user_id}", "Get user stats", "get-user-stats", USER_QUERY,
-    Resp::json(200, "The user's requests per actor (token or app).", "ApiInsightsUserStats[]").with_headers(LIST_HEADERS));
+insights_op!(
+    ROUTE_STATS,
+    "get-route-stats-by-actor",
+    "route-stats/{actor_type}/{actor_id}",
+    "Get route stats by actor",
+    "get-route-stats-by-actor",
+    ROUTE_QUERY,
+    Resp::json(200, "Requests per route made by the actor.", "ApiInsightsRouteStats[]").with_headers(LIST_HEADERS)
+);
+insights_op!(
+    SUBJECT_STATS,
+    "get-subject-stats",
+    "subject-stats",
+    "Get subject stats",
+    "get-subject-stats",
+    SUBJECT_QUERY,
+    Resp::json(200, "Requests per subject (user or app).", "ApiInsightsSubjectStats[]").with_headers(LIST_HEADERS)
+);
+insights_op!(
+    SUMMARY,
+    "get-summary-stats",
+    "summary-stats",
+    "Get summary stats",
+    "get-summary-stats",
+    WINDOW,
+    Resp::json(200, "Total and rate-limited requests.", "ApiInsightsSummaryStats")
+);
+insights_op!(
+    SUMMARY_BY_USER,
+    "get-summary-stats-by-user",
+    "summary-stats/users/{user_id}",
+    "Get summary stats by user",
+    "get-summary-stats-by-user",
+    WINDOW,
+    Resp::json(200, "Total and rate-limited requests of the user.", "ApiInsightsSummaryStats")
+);
+insights_op!(
+    SUMMARY_BY_ACTOR,
+    "get-summary-stats-by-actor",
+    "summary-stats/{actor_type}/{actor_id}",
+    "Get summary stats by actor",
+    "get-summary-stats-by-actor",
+    WINDOW,
+    Resp::json(200, "Total and rate-limited requests of the actor.", "ApiInsightsSummaryStats")
+);
+insights_op!(
+    TIME_STATS,
+    "get-time-stats",
+    "time-stats",
+    "Get time stats",
+    "get-time-stats",
+    TIME,
+    Resp::json(200, "Requests per time bucket.", "ApiInsightsTimeStats[]")
+);
+insights_op!(
+    TIME_BY_USER,
+    "get-time-stats-by-user",
+    "time-stats/users/{user_id}",
+    "Get time stats by user",
+    "get-time-stats-by-user",
+    TIME,
+    Resp::json(200, "The user's requests per time bucket.", "ApiInsightsTimeStats[]")
+);
+insights_op!(
+    TIME_BY_ACTOR,
+    "get-time-stats-by-actor",
+    "time-stats/{actor_type}/{actor_id}",
+    "Get time stats by actor",
+    "get-time-stats-by-actor",
+    TIME,
+    Resp::json(200, "The actor's requests per time bucket.", "ApiInsightsTimeStats[]")
+);
+insights_op!(
+    USER_STATS,
+    "get-user-stats",
+    "user-stats/{user_id}",
+    "Get user stats",
+    "get-user-stats",
+    USER_QUERY,
+    Resp::json(200, "The user's requests per actor (token or app).", "ApiInsightsUserStats[]").with_headers(LIST_HEADERS)
+);
 
 pub fn routes(api: Api) -> Api {
     api.op(&ROUTE_STATS, route_stats)
@@ -187,7 +273,8 @@ fn increment(v: Option<&str>) -> ApiResult<i64> {
 async fn prepare(ctx: &Ctx) -> ApiResult<Filter> {
     let caller = ctx.org_owner().await?;
     let q = &ctx.query;
-    let from = timestamp("min_timestamp", q.get("min_timestamp").ok_or_else(|| ApiError::invalid_request("\"min_timestamp\" wasn't supplied."))?)?;
+    let from =
+        timestamp("min_timestamp", q.get("min_timestamp").ok_or_else(|| ApiError::invalid_request("\"min_timestamp\" wasn't supplied."))?)?;
     let now = ctx.app.clock.now();
     let visible_until = now - ctx.app.insights.delay_seconds + 1;
     let until = match q.get("max_timestamp") {
@@ -341,12 +428,7 @@ async fn subject_stats(ctx: Ctx) -> ApiResult<Reply> {
             _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
         },
         |a, b| (&a.subject_type, a.subject_id).cmp(&(&b.subject_type, b.subject_id)),
-        |r| {
-            with_stats(
-                json!({"subject_type": r.subject_type, "subject_name": r.subject_name, "subject_id": r.subject_id}),
-                &r.stats,
-            )
-        },
+        |r| with_stats(json!({"subject_type": r.subject_type, "subject_name": r.subject_name, "subject_id": r.subject_id}), &r.stats),
     ))
 }
 

@@ -28,7 +28,12 @@ pub const MARK_READ_ACCEPTED: &str =
 
 const LIST_QUERY: [Param; 6] = [
     Param { name: "all", ty: Ty::Bool, description: "Include read notifications (default false).", required: false },
-    Param { name: "participating", ty: Ty::Bool, description: "Only threads the caller takes part in: every reason but `subscribed` (default false).", required: false },
+    Param {
+        name: "participating",
+        ty: Ty::Bool,
+        description: "Only threads the caller takes part in: every reason but `subscribed` (default false).",
+        required: false,
+    },
     Param { name: "since", ty: Ty::Timestamp, description: "Only threads updated at or after this ISO 8601 time.", required: false },
     Param { name: "before", ty: Ty::Timestamp, description: "Only threads updated before this ISO 8601 time.", required: false },
     Param { name: "per_page", ty: Ty::Int, description: "Results per page (default 50, max 50).", required: false },
@@ -44,8 +49,11 @@ pub static LIST: Operation = Operation {
     access: ACCESS,
     query: &LIST_QUERY,
     body: None,
-    responses: &[Resp::json(200, "The caller's threads, newest update first.", "Thread[]")
-        .with_headers(&["Link", "Last-Modified", "X-Poll-Interval"])],
+    responses: &[Resp::json(200, "The caller's threads, newest update first.", "Thread[]").with_headers(&[
+        "Link",
+        "Last-Modified",
+        "X-Poll-Interval",
+    ])],
 };
 
 pub static MARK_READ: Operation = Operation {
@@ -208,9 +216,7 @@ fn bool_param(ctx: &Ctx, name: &str) -> ApiResult<bool> {
 fn time_param(ctx: &Ctx, name: &str) -> ApiResult<Option<i64>> {
     match ctx.query.get(name) {
         None => Ok(None),
-        Some(v) => parse_ts(v)
-            .map(Some)
-            .ok_or_else(|| ApiError::invalid_request(format!("For '{name}', {v:?} is not a timestamp."))),
+        Some(v) => parse_ts(v).map(Some).ok_or_else(|| ApiError::invalid_request(format!("For '{name}', {v:?} is not a timestamp."))),
     }
 }
 
@@ -240,13 +246,9 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
             Ok((threads, repos, total, notif::modified_at(c, uid)?))
         })
         .await?;
-    let body: Vec<Value> = threads
-        .iter()
-        .filter_map(|t| repos.iter().find(|r| r.id == t.repo_id).map(|r| thread_json(&ctx, t, r)))
-        .collect();
-    Ok(Reply::ok(Value::Array(body))
-        .opt_header("link", ctx.link(page, total))
-        .opt_header("last-modified", modified.map(http_date)))
+    let body: Vec<Value> =
+        threads.iter().filter_map(|t| repos.iter().find(|r| r.id == t.repo_id).map(|r| thread_json(&ctx, t, r))).collect();
+    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)).opt_header("last-modified", modified.map(http_date)))
 }
 
 #[derive(serde::Deserialize)]
@@ -261,9 +263,8 @@ async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let b: MarkReadBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
     let now = ctx.app.clock.now();
     let until = match &b.last_read_at {
-        Some(s) => parse_ts(s).ok_or_else(|| {
-            ApiError::invalid_field("Notification", "last_read_at", "invalid", Some(format!("{s:?} is not a timestamp")))
-        })?,
+        Some(s) => parse_ts(s)
+            .ok_or_else(|| ApiError::invalid_field("Notification", "last_read_at", "invalid", Some(format!("{s:?} is not a timestamp"))))?,
         None => now,
     };
     // `read: false` changes nothing (threads become unread only through new activity).
@@ -311,8 +312,7 @@ async fn get_thread(ctx: Ctx) -> ApiResult<Reply> {
     let (user, t, repo) = thread(&ctx).await?;
     let uid = user.id;
     let modified = ctx.app.store.read(move |c| notif::modified_at(c, uid)).await.map_err(ApiError::from)?;
-    Ok(Reply::ok(thread_json(&ctx, &t, &repo))
-        .opt_header("last-modified", modified.map(http_date)))
+    Ok(Reply::ok(thread_json(&ctx, &t, &repo)).opt_header("last-modified", modified.map(http_date)))
 }
 
 async fn mark_thread_read(ctx: Ctx) -> ApiResult<Reply> {

@@ -31,11 +31,24 @@ const fn access(level: Level) -> Access {
 const RESOURCE: &str = "PrivateRegistryConfiguration";
 
 pub const REGISTRY_TYPES: &[&str] = &[
-    "maven_repository", "nuget_feed", "goproxy_server", "npm_registry", "rubygems_server", "cargo_registry",
-    "composer_repository", "docker_registry", "git_source", "helm_registry", "hex_organization", "hex_repository",
-    "pub_repository", "python_index", "terraform_registry",
+    "maven_repository",
+    "nuget_feed",
+    "goproxy_server",
+    "npm_registry",
+    "rubygems_server",
+    "cargo_registry",
+    "composer_repository",
+    "docker_registry",
+    "git_source",
+    "helm_registry",
+    "hex_organization",
+    "hex_repository",
+    "pub_repository",
+    "python_index",
+    "terraform_registry",
 ];
-pub const AUTH_TYPES: &[&str] = &["token", "username_password", "oidc_cloud_a", "oidc_cloud_b", "oidc_artifact_a", "oidc_artifact_b", "oidc_cloud_c"];
+pub const AUTH_TYPES: &[&str] =
+    &["token", "username_password", "oidc_cloud_a", "oidc_cloud_b", "oidc_artifact_a", "oidc_artifact_b", "oidc_cloud_c"];
 const VISIBILITIES: &[&str] = &["all", "private", "selected"];
 
 /// The OIDC fields each auth type requires and allows (api-facts §5.7).
@@ -50,9 +63,21 @@ fn oidc_fields(auth_type: &str) -> (&'static [&'static str], &'static [&'static 
     }
 }
 const OIDC_FIELDS: [&str; 15] = [
-    "tenant_id", "client_id", "cloud_b_region", "account_id", "role_name", "domain", "domain_owner", "audience",
-    "artifact_a_oidc_provider_name", "identity_mapping_name", "namespace", "service_slug", "api_host",
-    "workload_identity_provider", "service_account",
+    "tenant_id",
+    "client_id",
+    "cloud_b_region",
+    "account_id",
+    "role_name",
+    "domain",
+    "domain_owner",
+    "audience",
+    "artifact_a_oidc_provider_name",
+    "identity_mapping_name",
+    "namespace",
+    "service_slug",
+    "api_host",
+    "workload_identity_provider",
+    "service_account",
 ];
 
 macro_rules! registry_fields {
@@ -99,7 +124,9 @@ pub static LIST: Operation = Operation {
     access: access(Level::Read),
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "The organization's configurations (never their secret values).", "RegistryConfigList").with_headers(&["Link"])],
+    responses: &[
+        Resp::json(200, "The organization's configurations (never their secret values).", "RegistryConfigList").with_headers(&["Link"])
+    ],
 };
 
 pub static CREATE: Operation = Operation {
@@ -274,7 +301,11 @@ fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry
             (None, None) if r.value_enc.is_some() => None,
             (v, _) => {
                 let missing = if v.is_none() { "encrypted_value" } else { "key_id" };
-                return Err(invalid(missing, "missing_field", format!("encrypted_value and key_id are required with auth_type {}.", r.auth_type)));
+                return Err(invalid(
+                    missing,
+                    "missing_field",
+                    format!("encrypted_value and key_id are required with auth_type {}.", r.auth_type),
+                ));
             }
         }
     };
@@ -303,7 +334,15 @@ fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry
 }
 
 /// Opens the sealed value, checks the repository ids against the organization, and writes.
-fn save(c: &mut dyn Conn, sk: &secrets::AtRestKey, org_id: i64, mut r: Registry, sealed: Sealed, create: bool, now: i64) -> ApiResult<Registry> {
+fn save(
+    c: &mut dyn Conn,
+    sk: &secrets::AtRestKey,
+    org_id: i64,
+    mut r: Registry,
+    sealed: Sealed,
+    create: bool,
+    now: i64,
+) -> ApiResult<Registry> {
     if let Some((key_id, value)) = sealed {
         r.value_enc = Some(secrets::open_sealed(c, sk, KeyScope::Org(org_id), &key_id, &value, now)?.map_err(|e| e.into_error(RESOURCE))?);
     }

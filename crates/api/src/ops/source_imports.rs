@@ -22,8 +22,10 @@ use crate::router::Api;
 use crate::validate::{Field, Schema, Ty};
 use crate::webhooks::AllowList;
 
-const READ: Access = Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Read)), role: Level::Read };
-const WRITE: Access = Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Write)), role: Level::Write };
+const READ: Access =
+    Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Read)), role: Level::Read };
+const WRITE: Access =
+    Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Write)), role: Level::Write };
 const BASE: &str = "/repos/{owner}/{repo}/import";
 
 pub static GET: Operation = Operation {
@@ -210,7 +212,11 @@ async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
 
 /// The status a new attempt starts in.
 fn first_status(vcs: &Option<String>) -> &'static str {
-    if vcs.is_some() { "importing" } else { "detecting" }
+    if vcs.is_some() {
+        "importing"
+    } else {
+        "detecting"
+    }
 }
 
 /// Removes an old attempt's mirror in the background.
@@ -281,7 +287,8 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             }
             if username.is_some() || password.is_some() {
                 let key = crate::secrets::server_key(c, &sk)?;
-                imp.credentials_enc = Some(imports::seal_credentials(&key, username.as_deref().unwrap_or(""), password.as_deref().unwrap_or("")));
+                imp.credentials_enc =
+                    Some(imports::seal_credentials(&key, username.as_deref().unwrap_or(""), password.as_deref().unwrap_or("")));
             }
             store::create(c, &imp)?;
             Ok(imp)

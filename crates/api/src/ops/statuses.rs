@@ -1,8 +1,8 @@
 //! Commit statuses (document 2).
 use axum::http::Method;
 use platform_core::status::{combined_state, STATES};
-use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::statuses::{self, NewStatus};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -85,8 +85,7 @@ async fn combined(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     let sha = resolve(ctx, &repo, ctx.param("ref").to_string()).await?;
     let page = ctx.page(30, 100)?;
     let (id, s) = (repo.id, sha.clone());
-    let (latest, states) =
-        ctx.app.store.read(move |c| statuses::latest(c, id, &s, page.offset(), page.per_page)).await?;
+    let (latest, states) = ctx.app.store.read(move |c| statuses::latest(c, id, &s, page.offset(), page.per_page)).await?;
     let u = &ctx.app.urls;
     let total = states.len() as i64;
     let base = repo_api_url(u, &repo);
@@ -172,8 +171,8 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             // Platform activity (`status` webhooks), in the same transaction.
             let payload = json!({"id": st.id, "sha": st.sha, "state": st.state, "context": st.context,
                                  "description": st.description, "target_url": st.target_url});
-            let a = NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id,
-                                  public: !private, payload: &payload };
+            let a =
+                NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id, public: !private, payload: &payload };
             activity::record(c, &a, now)?;
             Ok(st)
         })
@@ -182,4 +181,3 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let location = body["url"].as_str().unwrap_or_default().to_string();
     Ok(Reply::created(body).header("location", location))
 }
-

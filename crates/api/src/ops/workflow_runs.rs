@@ -22,13 +22,8 @@ const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "actions");
 const WRITE: Access = Access::write(SCOPES, "actions");
 /// Reviewers need read access to the repository and Deployments write on their token.
-const REVIEW: Access = Access {
-    auth: AuthKind::Token,
-    public: false,
-    scopes: SCOPES,
-    permission: Some(("deployments", Level::Write)),
-    role: Level::Read,
-};
+const REVIEW: Access =
+    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some(("deployments", Level::Write)), role: Level::Read };
 
 /// A date or date-time of the `created` grammar, as JSON-escaped regex text (days every month
 /// has, so every string the pattern admits names a real time).
@@ -39,7 +34,15 @@ macro_rules! date_re {
 }
 /// The `created` grammar as a pattern, published so clients and fuzzers know it.
 const CREATED_SCHEMA: &str = concat!(
-    r#"{"type": "string", "pattern": "^((>=|<=|>|<)?"#, date_re!(), r"|", date_re!(), r"\\.\\.(", date_re!(), r"|\\*)|\\*\\.\\.", date_re!(), r#")$"}"#
+    r#"{"type": "string", "pattern": "^((>=|<=|>|<)?"#,
+    date_re!(),
+    r"|",
+    date_re!(),
+    r"\\.\\.(",
+    date_re!(),
+    r"|\\*)|\\*\\.\\.",
+    date_re!(),
+    r#")$"}"#
 );
 const EXCLUDE_PRS: Param =
     Param { name: "exclude_pull_requests", ty: Ty::Bool, description: "If true, pull_requests is empty in the response.", required: false };
@@ -50,8 +53,20 @@ const LIST_QUERY: [Param; 10] = [
     Param {
         name: "status",
         ty: Ty::Enum(&[
-            "completed", "action_required", "cancelled", "failure", "neutral", "skipped", "stale", "success", "timed_out",
-            "in_progress", "queued", "requested", "waiting", "pending",
+            "completed",
+            "action_required",
+            "cancelled",
+            "failure",
+            "neutral",
+            "skipped",
+            "stale",
+            "success",
+            "timed_out",
+            "in_progress",
+            "queued",
+            "requested",
+            "waiting",
+            "pending",
         ]),
         description: "A status or a conclusion.",
         required: false,
@@ -85,63 +100,239 @@ macro_rules! op {
     };
 }
 
-op!(LIST, "runs/list", GET, "/repos/{owner}/{repo}/actions/runs", "List workflow runs for a repository",
-    "list-workflow-runs-for-a-repository", READ, &LIST_QUERY, None,
-    &[Resp::json(200, "Runs, newest first (at most 1,000 when filtered).", "WorkflowRunList").with_headers(&["Link"])]);
-op!(LIST_FOR_WORKFLOW, "runs/list-for-workflow", GET, "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
-    "List workflow runs for a workflow", "list-workflow-runs-for-a-workflow", READ, &LIST_QUERY, None,
-    &[Resp::json(200, "Runs of the workflow (its id or file name), newest first.", "WorkflowRunList").with_headers(&["Link"])]);
-op!(GET, "runs/get", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}", "Get a workflow run", "get-a-workflow-run",
-    READ, &[EXCLUDE_PRS], None, &[Resp::json(200, "The run (its latest attempt).", "WorkflowRun")]);
-op!(DELETE, "runs/delete", DELETE, "/repos/{owner}/{repo}/actions/runs/{run_id}", "Delete a workflow run",
-    "delete-a-workflow-run", WRITE, &[], None, &[Resp::empty(204, "The run was deleted.")]);
-op!(CANCEL, "runs/cancel", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "Cancel a workflow run",
-    "cancel-a-workflow-run", WRITE, &[], None,
-    &[Resp::json(202, "The run is cancelled.", "Empty"), Resp::json(409, "The run has completed.", "BasicError")]);
-op!(FORCE_CANCEL, "runs/force-cancel", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/force-cancel",
-    "Force cancel a workflow run", "force-cancel-a-workflow-run", WRITE, &[], None,
-    &[Resp::json(202, "The run is cancelled, bypassing conditions that would keep jobs running.", "Empty"),
-      Resp::json(409, "The run has completed.", "BasicError")]);
-op!(DOWNLOAD_LOGS, "runs/download-logs", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
-    "Download workflow run logs", "download-workflow-run-logs", READ, &[], None,
-    &[Resp::empty(302, "Redirect to a zip archive of the latest attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])]);
-op!(DELETE_LOGS, "runs/delete-logs", DELETE, "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
-    "Delete workflow run logs", "delete-workflow-run-logs", WRITE, &[], None, &[Resp::empty(204, "The logs were deleted.")]);
-op!(LIST_PENDING, "runs/list-pending-deployments", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
-    "Get pending deployments for a workflow run", "get-pending-deployments-for-a-workflow-run", READ, &[], None,
-    &[Resp::json(200, "Environments the run waits for.", "PendingDeployment[]")]);
-op!(REVIEW_PENDING, "runs/review-pending-deployments", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
-    "Review pending deployments for a workflow run", "review-pending-deployments-for-a-workflow-run", REVIEW, &[],
-    Some(&REVIEW_BODY), &[Resp::json(200, "The deployments the approval created (none on rejection).", "Deployment[]")]);
-op!(RERUN, "runs/rerun", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun", "Re-run a workflow",
-    "re-run-a-workflow", WRITE, &[], Some(&RERUN_BODY), &[Resp::json(201, "A new attempt is queued.", "Empty")]);
-op!(RERUN_FAILED, "runs/rerun-failed-jobs", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
-    "Re-run failed jobs from a workflow run", "re-run-failed-jobs-from-a-workflow-run", WRITE, &[], Some(&RERUN_BODY),
-    &[Resp::json(201, "A new attempt re-runs the failed jobs and the jobs that need them.", "Empty")]);
-op!(GET_USAGE, "runs/get-usage", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/timing", "Get workflow run usage",
-    "get-workflow-run-usage", READ, &[], None,
+op!(
+    LIST,
+    "runs/list",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs",
+    "List workflow runs for a repository",
+    "list-workflow-runs-for-a-repository",
+    READ,
+    &LIST_QUERY,
+    None,
+    &[Resp::json(200, "Runs, newest first (at most 1,000 when filtered).", "WorkflowRunList").with_headers(&["Link"])]
+);
+op!(
+    LIST_FOR_WORKFLOW,
+    "runs/list-for-workflow",
+    GET,
+    "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
+    "List workflow runs for a workflow",
+    "list-workflow-runs-for-a-workflow",
+    READ,
+    &LIST_QUERY,
+    None,
+    &[Resp::json(200, "Runs of the workflow (its id or file name), newest first.", "WorkflowRunList").with_headers(&["Link"])]
+);
+op!(
+    GET,
+    "runs/get",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}",
+    "Get a workflow run",
+    "get-a-workflow-run",
+    READ,
+    &[EXCLUDE_PRS],
+    None,
+    &[Resp::json(200, "The run (its latest attempt).", "WorkflowRun")]
+);
+op!(
+    DELETE,
+    "runs/delete",
+    DELETE,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}",
+    "Delete a workflow run",
+    "delete-a-workflow-run",
+    WRITE,
+    &[],
+    None,
+    &[Resp::empty(204, "The run was deleted.")]
+);
+op!(
+    CANCEL,
+    "runs/cancel",
+    POST,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
+    "Cancel a workflow run",
+    "cancel-a-workflow-run",
+    WRITE,
+    &[],
+    None,
+    &[Resp::json(202, "The run is cancelled.", "Empty"), Resp::json(409, "The run has completed.", "BasicError")]
+);
+op!(
+    FORCE_CANCEL,
+    "runs/force-cancel",
+    POST,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/force-cancel",
+    "Force cancel a workflow run",
+    "force-cancel-a-workflow-run",
+    WRITE,
+    &[],
+    None,
+    &[
+        Resp::json(202, "The run is cancelled, bypassing conditions that would keep jobs running.", "Empty"),
+        Resp::json(409, "The run has completed.", "BasicError")
+    ]
+);
+op!(
+    DOWNLOAD_LOGS,
+    "runs/download-logs",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
+    "Download workflow run logs",
+    "download-workflow-run-logs",
+    READ,
+    &[],
+    None,
+    &[Resp::empty(302, "Redirect to a zip archive of the latest attempt's logs; the URL is valid for 1 minute.")
+        .with_headers(&["Location"])]
+);
+op!(
+    DELETE_LOGS,
+    "runs/delete-logs",
+    DELETE,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
+    "Delete workflow run logs",
+    "delete-workflow-run-logs",
+    WRITE,
+    &[],
+    None,
+    &[Resp::empty(204, "The logs were deleted.")]
+);
+op!(
+    LIST_PENDING,
+    "runs/list-pending-deployments",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
+    "Get pending deployments for a workflow run",
+    "get-pending-deployments-for-a-workflow-run",
+    READ,
+    &[],
+    None,
+    &[Resp::json(200, "Environments the run waits for.", "PendingDeployment[]")]
+);
+op!(
+    REVIEW_PENDING,
+    "runs/review-pending-deployments",
+    POST,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
+    "Review pending deployments for a workflow run",
+    "review-pending-deployments-for-a-workflow-run",
+    REVIEW,
+    &[],
+    Some(&REVIEW_BODY),
+    &[Resp::json(200, "The deployments the approval created (none on rejection).", "Deployment[]")]
+);
+op!(
+    RERUN,
+    "runs/rerun",
+    POST,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun",
+    "Re-run a workflow",
+    "re-run-a-workflow",
+    WRITE,
+    &[],
+    Some(&RERUN_BODY),
+    &[Resp::json(201, "A new attempt is queued.", "Empty")]
+);
+op!(
+    RERUN_FAILED,
+    "runs/rerun-failed-jobs",
+    POST,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
+    "Re-run failed jobs from a workflow run",
+    "re-run-failed-jobs-from-a-workflow-run",
+    WRITE,
+    &[],
+    Some(&RERUN_BODY),
+    &[Resp::json(201, "A new attempt re-runs the failed jobs and the jobs that need them.", "Empty")]
+);
+op!(
+    GET_USAGE,
+    "runs/get-usage",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/timing",
+    "Get workflow run usage",
+    "get-workflow-run-usage",
+    READ,
+    &[],
+    None,
     &[Resp::json(200, "Billable time per runner OS and the run's duration (closing down).", "WorkflowRunUsage")
-        .with_headers(&["Deprecation", "Sunset"])]);
-op!(RERUN_JOB, "runs/rerun-job", POST, "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
-    "Re-run a job from a workflow run", "re-run-a-job-from-a-workflow-run", WRITE, &[], Some(&RERUN_JOB_BODY),
-    &[Resp::json(201, "A new attempt re-runs the job and the jobs that need it.", "Empty")]);
-op!(GET_ATTEMPT, "runs/get-attempt", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}",
-    "Get a workflow run attempt", "get-a-workflow-run-attempt", READ, &[EXCLUDE_PRS], None,
-    &[Resp::json(200, "The run as of that attempt.", "WorkflowRun")]);
-op!(DOWNLOAD_ATTEMPT_LOGS, "runs/download-attempt-logs", GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/logs", "Download workflow run attempt logs",
-    "download-workflow-run-attempt-logs", READ, &[], None,
-    &[Resp::empty(302, "Redirect to a zip archive of the attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])]);
-op!(LIST_ATTEMPT_JOBS, "runs/list-attempt-jobs", GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs", "List jobs for a workflow run attempt",
-    "list-jobs-for-a-workflow-run-attempt", READ, &PAGINATION, None,
-    &[Resp::json(200, "The attempt's jobs in plan order.", "JobList").with_headers(&["Link"])]);
-op!(APPROVE, "runs/approve-fork-run", POST, "/repos/{owner}/{repo}/actions/runs/{run_id}/approve",
-    "Approve a workflow run for a fork pull request", "approve-a-workflow-run-for-a-fork-pull-request", WRITE, &[], None,
-    &[Resp::json(201, "The run is queued.", "Empty")]);
-op!(LIST_REVIEWS, "runs/list-reviews", GET, "/repos/{owner}/{repo}/actions/runs/{run_id}/approvals",
-    "Get the review history for a workflow run", "get-the-review-history-for-a-workflow-run", READ, &[], None,
-    &[Resp::json(200, "Reviews of the run's deployments, oldest first.", "EnvironmentApproval[]")]);
+        .with_headers(&["Deprecation", "Sunset"])]
+);
+op!(
+    RERUN_JOB,
+    "runs/rerun-job",
+    POST,
+    "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
+    "Re-run a job from a workflow run",
+    "re-run-a-job-from-a-workflow-run",
+    WRITE,
+    &[],
+    Some(&RERUN_JOB_BODY),
+    &[Resp::json(201, "A new attempt re-runs the job and the jobs that need it.", "Empty")]
+);
+op!(
+    GET_ATTEMPT,
+    "runs/get-attempt",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}",
+    "Get a workflow run attempt",
+    "get-a-workflow-run-attempt",
+    READ,
+    &[EXCLUDE_PRS],
+    None,
+    &[Resp::json(200, "The run as of that attempt.", "WorkflowRun")]
+);
+op!(
+    DOWNLOAD_ATTEMPT_LOGS,
+    "runs/download-attempt-logs",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/logs",
+    "Download workflow run attempt logs",
+    "download-workflow-run-attempt-logs",
+    READ,
+    &[],
+    None,
+    &[Resp::empty(302, "Redirect to a zip archive of the attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])]
+);
+op!(
+    LIST_ATTEMPT_JOBS,
+    "runs/list-attempt-jobs",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs",
+    "List jobs for a workflow run attempt",
+    "list-jobs-for-a-workflow-run-attempt",
+    READ,
+    &PAGINATION,
+    None,
+    &[Resp::json(200, "The attempt's jobs in plan order.", "JobList").with_headers(&["Link"])]
+);
+op!(
+    APPROVE,
+    "runs/approve-fork-run",
+    POST,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/approve",
+    "Approve a workflow run for a fork pull request",
+    "approve-a-workflow-run-for-a-fork-pull-request",
+    WRITE,
+    &[],
+    None,
+    &[Resp::json(201, "The run is queued.", "Empty")]
+);
+op!(
+    LIST_REVIEWS,
+    "runs/list-reviews",
+    GET,
+    "/repos/{owner}/{repo}/actions/runs/{run_id}/approvals",
+    "Get the review history for a workflow run",
+    "get-the-review-history-for-a-workflow-run",
+    READ,
+    &[],
+    None,
+    &[Resp::json(200, "Reviews of the run's deployments, oldest first.", "EnvironmentApproval[]")]
+);
 
 static REVIEW_BODY: Schema = Schema {
     resource: "DeploymentReview",
@@ -152,10 +343,8 @@ static REVIEW_BODY: Schema = Schema {
     ],
 };
 static RERUN_BODY: Schema = Schema { resource: "WorkflowRun", fields: &[Field::opt("enable_debug_logging", Ty::Bool)] };
-static RERUN_JOB_BODY: Schema = Schema {
-    resource: "WorkflowJob",
-    fields: &[Field::opt("enable_debug_logging", Ty::Bool), Field::opt("enable_debugger", Ty::Bool)],
-};
+static RERUN_JOB_BODY: Schema =
+    Schema { resource: "WorkflowJob", fields: &[Field::opt("enable_debug_logging", Ty::Bool), Field::opt("enable_debugger", Ty::Bool)] };
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list)
@@ -219,7 +408,8 @@ fn bool_query(ctx: &Ctx, name: &str) -> ApiResult<bool> {
 /// The list filters of the query; malformed values are 422.
 fn filter(ctx: &Ctx) -> ApiResult<Filter> {
     let text = |n: &str| ctx.query.get(n).filter(|v| !v.is_empty()).map(str::to_string);
-    let mut f = Filter { actor: text("actor"), branch: text("branch"), event: text("event"), head_sha: text("head_sha"), ..Filter::default() };
+    let mut f =
+        Filter { actor: text("actor"), branch: text("branch"), event: text("event"), head_sha: text("head_sha"), ..Filter::default() };
     if let Some(s) = text("status") {
         if !STATUSES.contains(&s.as_str()) && !CONCLUSIONS.contains(&s.as_str()) {
             return Err(ApiError::invalid_field(
@@ -237,13 +427,16 @@ fn filter(ctx: &Ctx) -> ApiResult<Filter> {
                 "WorkflowRun",
                 "created",
                 "invalid",
-                Some(format!("{c:?} is not a date range: use >=D, <=D, >D, <D, D..D, D..*, *..D or D with YYYY-MM-DD dates or ISO 8601 date-times")),
+                Some(format!(
+                    "{c:?} is not a date range: use >=D, <=D, >D, <D, D..D, D..*, *..D or D with YYYY-MM-DD dates or ISO 8601 date-times"
+                )),
             )
         })?;
         f.created = Some(range);
     }
     if let Some(v) = text("check_suite_id") {
-        f.check_suite_id = Some(v.parse().map_err(|_| ApiError::invalid_request(format!("For 'check_suite_id', {v:?} is not an integer.")))?);
+        f.check_suite_id =
+            Some(v.parse().map_err(|_| ApiError::invalid_request(format!("For 'check_suite_id', {v:?} is not an integer.")))?);
     }
     Ok(f)
 }
@@ -492,7 +685,11 @@ fn check_review_grant(ctx: &Ctx) -> ApiResult<()> {
     } else {
         REVIEW.permission.is_none_or(|p| has_permission(t, p))
     };
-    if granted { Ok(()) } else { Err(not_accessible(t.token.kind)) }
+    if granted {
+        Ok(())
+    } else {
+        Err(not_accessible(t.token.kind))
+    }
 }
 
 async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
@@ -552,12 +749,10 @@ async fn usage(ctx: Ctx) -> ApiResult<Reply> {
     refuse_apps(&ctx)?;
     let (repo, run) = load(&ctx).await?;
     let now = ctx.app.clock.now();
-    let (jobs, spans) = ctx.app.store.read(move |c| -> Result<_, DbError> { Ok((runs::all_jobs(c, run.id)?, runs::attempt_spans(c, run.id)?)) }).await?;
+    let (jobs, spans) =
+        ctx.app.store.read(move |c| -> Result<_, DbError> { Ok((runs::all_jobs(c, run.id)?, runs::attempt_spans(c, run.id)?)) }).await?;
     let current = (run.run_started_at.filter(|_| run.status != "queued"), run.completed_at.or(Some(now)));
-    let duration: i64 = spans
-        .iter()
-        .chain(std::iter::once(&current))
-        .filter_map(|(s, e)| Some((e.as_ref()? - s.as_ref()?).max(0) * 1000))
-        .sum();
+    let duration: i64 =
+        spans.iter().chain(std::iter::once(&current)).filter_map(|(s, e)| Some((e.as_ref()? - s.as_ref()?).max(0) * 1000)).sum();
     Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)))
 }

@@ -19,7 +19,8 @@ use crate::state::Shared;
 /// in the transaction that completed them.
 pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> Result<(), DbError> {
     for &id in ids {
-        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?.map(|r| r.i64(0)) else {
+        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?.map(|r| r.i64(0))
+        else {
             continue;
         };
         let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, id)?) else { continue };

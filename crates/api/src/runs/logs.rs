@@ -23,7 +23,9 @@ async fn key(app: &Shared) -> ApiResult<Vec<u8>> {
     const NAME: &str = "run-logs";
     let found = app
         .store
-        .read(|c| -> Result<_, DbError> { Ok(c.query_opt("SELECT value FROM webhook_keys WHERE name = ?", params![NAME])?.map(|r| r.string(0))) })
+        .read(|c| -> Result<_, DbError> {
+            Ok(c.query_opt("SELECT value FROM webhook_keys WHERE name = ?", params![NAME])?.map(|r| r.string(0)))
+        })
         .await?;
     let k = match found {
         Some(k) => k,

@@ -116,7 +116,12 @@ fn environment(c: &mut dyn Conn, repo: &Repo, e: &EnvironmentIn, now: i64) -> R<
                     .ok_or_else(|| invalid("reviewers", format!("no team {slug:?} in {}", repo.owner.login)))?;
                 Reviewer { kind: "Team".into(), id }
             }
-            _ => return Err(invalid("reviewers", "a reviewer is {type: User, login} or {type: Team, slug} (teams of the owning organization)".into())),
+            _ => {
+                return Err(invalid(
+                    "reviewers",
+                    "a reviewer is {type: User, login} or {type: Team, slug} (teams of the owning organization)".into(),
+                ))
+            }
         };
         reviewers.push(reviewer);
     }
@@ -201,7 +206,12 @@ fn actor(c: &mut dyn Conn, repo: &Repo, login: Option<&str>) -> R<accounts::Acco
     match login {
         Some(l) => control::user(c, l),
         None if !repo.owner.is_org() => Ok(repo.owner.clone()),
-        None => Err(ApiError::invalid_field("WorkflowRun", "actor", "missing_field", Some("actor is required for organization repositories".into()))),
+        None => Err(ApiError::invalid_field(
+            "WorkflowRun",
+            "actor",
+            "missing_field",
+            Some("actor is required for organization repositories".into()),
+        )),
     }
 }
 
@@ -228,7 +238,16 @@ pub fn create(c: &mut dyn Conn, repo: &Repo, p: &PlanIn, now: i64) -> R<i64> {
     if !(0..=86_400).contains(&queue_seconds) {
         return Err(invalid("queue_seconds", "queue_seconds is from 0 to 86400".into()));
     }
-    let default_jobs = [JobIn { name: "build".into(), needs: vec![], runs_on: None, duration_seconds: None, outcome: None, log: None, steps: None, environment: None }];
+    let default_jobs = [JobIn {
+        name: "build".into(),
+        needs: vec![],
+        runs_on: None,
+        duration_seconds: None,
+        outcome: None,
+        log: None,
+        steps: None,
+        environment: None,
+    }];
     let jobs = jobs(c, repo, p.jobs.as_deref().unwrap_or(&default_jobs), now)?;
     let file = p.workflow.rsplit('/').next().unwrap_or(&p.workflow).to_string();
     let message = p.message.clone().unwrap_or_else(|| format!("Update {file}"));
@@ -239,7 +258,8 @@ pub fn create(c: &mut dyn Conn, repo: &Repo, p: &PlanIn, now: i64) -> R<i64> {
         .iter()
         .map(|n| json!({"number": n, "head_ref": branch, "head_sha": head_sha, "base_ref": repo.default_branch, "base_sha": base_sha}))
         .collect();
-    let head_commit = json!({"message": message, "timestamp": now, "author": null, "committer": {"name": "Service", "email": "noreply@service.example"}});
+    let head_commit =
+        json!({"message": message, "timestamp": now, "author": null, "committer": {"name": "Service", "email": "noreply@service.example"}});
     let name = workflow_name(&p.workflow, p.name.as_deref());
     let n = NewRun {
         repo_id: repo.id,
@@ -324,11 +344,11 @@ pub fn batch(c: &mut dyn Conn, b: &BatchIn, now: i64) -> R<usize> {
 // ---------------------------------------------------------------------------------------------
 // Control-plane handlers.
 
-use axum::extract::{Path, State};
 use crate::error::ApiResult;
 use crate::reply::Reply;
 use crate::request::JsonBody;
 use crate::state::Shared;
+use axum::extract::{Path, State};
 
 fn run_reply(app: &Shared, repo: &Repo, run: &runs::Run, status: axum::http::StatusCode) -> Reply {
     Reply::json(status, super::shapes::run(&app.urls, platform_core::ApiVersion::DEFAULT, repo, run, false))
@@ -336,7 +356,11 @@ fn run_reply(app: &Shared, repo: &Repo, run: &runs::Run, status: axum::http::Sta
 
 /// `POST /_admin/repos/{owner}/{repo}/runs`: a plan → 201 the run (settled at once, so a plan
 /// with `queue_seconds: 0` has already started).
-pub async fn admin_create(State(app): State<Shared>, Path((owner, name)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+pub async fn admin_create(
+    State(app): State<Shared>,
+    Path((owner, name)): Path<(String, String)>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Reply> {
     let p: PlanIn = serde_json::from_value(b).map_err(ApiError::invalid_request)?;
     let (now, u) = (app.clock.now(), app.urls.clone());
     let (repo, run) = app
@@ -368,7 +392,10 @@ pub async fn admin_advance(State(app): State<Shared>, Path(id): Path<String>) ->
                 Ok(true) => super::engine::record_completions(c, &u, &[id], now)?,
                 Ok(false) => {}
                 Err(_) => {
-                    return Err(ApiError::new(axum::http::StatusCode::CONFLICT, "The run has nothing scheduled: it has completed or waits for a review."))
+                    return Err(ApiError::new(
+                        axum::http::StatusCode::CONFLICT,
+                        "The run has nothing scheduled: it has completed or waits for a review.",
+                    ))
                 }
             }
             let repo = repos::by_id(c, repo_id)?.ok_or_else(ApiError::not_found)?;
@@ -381,7 +408,11 @@ pub async fn admin_advance(State(app): State<Shared>, Path(id): Path<String>) ->
 
 /// `POST /_admin/repos/{owner}/{repo}/run_batches`: a `[[run_batches]]` body without `repo` →
 /// 201 `{count}`.
-pub async fn admin_batch(State(app): State<Shared>, Path((owner, name)): Path<(String, String)>, JsonBody(mut b): JsonBody) -> ApiResult<Reply> {
+pub async fn admin_batch(
+    State(app): State<Shared>,
+    Path((owner, name)): Path<(String, String)>,
+    JsonBody(mut b): JsonBody,
+) -> ApiResult<Reply> {
     b["repo"] = Value::String(format!("{owner}/{name}"));
     let batch_in: BatchIn = serde_json::from_value(b).map_err(ApiError::invalid_request)?;
     let now = app.clock.now();

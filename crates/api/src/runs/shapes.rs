@@ -20,7 +20,8 @@ pub fn run_url(u: &Urls, repo: &Repo, run_id: i64) -> String {
 fn person(given: &Value, actor: &Account) -> Value {
     let text = |k: &str| given.get(k).and_then(Value::as_str).map(str::to_string);
     let name = text("name").unwrap_or_else(|| actor.name.clone().unwrap_or_else(|| actor.login.clone()));
-    let email = text("email").unwrap_or_else(|| actor.email.clone().unwrap_or_else(|| format!("{}@users.noreply.service.example", actor.login)));
+    let email =
+        text("email").unwrap_or_else(|| actor.email.clone().unwrap_or_else(|| format!("{}@users.noreply.service.example", actor.login)));
     json!({"name": name, "email": email})
 }
 
@@ -106,11 +107,8 @@ fn label(os: &str) -> String {
 /// A job of an attempt, with steps sharing its duration.
 pub fn job(u: &Urls, repo: &Repo, run: &Run, j: &Job) -> Value {
     let base = repo_api_url(u, repo);
-    let names: Vec<String> = if j.steps.is_empty() {
-        vec!["Set up job".into(), format!("Run {}", j.name), "Complete job".into()]
-    } else {
-        j.steps.clone()
-    };
+    let names: Vec<String> =
+        if j.steps.is_empty() { vec!["Set up job".into(), format!("Run {}", j.name), "Complete job".into()] } else { j.steps.clone() };
     let n = names.len() as i64;
     let steps: Vec<Value> = match (j.status.as_str(), j.started_at) {
         ("in_progress", Some(s)) | ("completed", Some(s)) => names

@@ -19,7 +19,13 @@ async fn world(s: &Server) {
     }
     s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"], "members": ["bob"]})).await;
     s.admin_post("/orgs", json!({"login": "other", "owners": ["dave"]})).await;
-    for (o, n, p) in [("acme", "private", true), ("acme", "public", false), ("other", "private", true), ("other", "public", false), ("carol", "notes", true)] {
+    for (o, n, p) in [
+        ("acme", "private", true),
+        ("acme", "public", false),
+        ("other", "private", true),
+        ("other", "public", false),
+        ("carol", "notes", true),
+    ] {
         s.repo(o, n, p).await;
         s.push(&format!("{o}/{n}"), "refs/heads/main", SHA).await;
     }
@@ -34,7 +40,8 @@ async fn read(s: &Server, repo: &str, token: Option<&str>) -> (u16, String) {
 
 /// (status, message) of POST status.
 async fn write(s: &Server, repo: &str, token: Option<&str>) -> (u16, String) {
-    let (st, h, b) = parts(s.post(&format!("/repos/{repo}/statuses/{SHA}"), token, json!({"state": "success", "context": "matrix"})).await).await;
+    let (st, h, b) =
+        parts(s.post(&format!("/repos/{repo}/statuses/{SHA}"), token, json!({"state": "success", "context": "matrix"})).await).await;
     check_body(st, &h, &b);
     (st, b["message"].as_str().unwrap_or("").to_string())
 }
@@ -141,16 +148,19 @@ both!(fine_grained_tokens, |s| {
     assert_eq!(write(&s, PRIVATE, Some(&mine)).await, not_found());
     assert_eq!(read(&s, PUBLIC, Some(&mine)).await.0, 200);
     assert_eq!(write(&s, PUBLIC, Some(&mine)).await.0, 403);
-    let dave = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "other", "permissions": {"statuses": "write"}})).await;
+    let dave =
+        s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "other", "permissions": {"statuses": "write"}})).await;
     assert_eq!(read(&s, PRIVATE, Some(&dave)).await, not_found());
     assert_eq!(read(&s, "other/private", Some(&dave)).await, not_found(), "alice is not in org other");
     // A selection of repositories that leaves out the private one.
     let sel = s.token(tok(json!({"permissions": {"statuses": "write"}, "repositories": ["public"]}))).await;
     matrix(&s, Some(&sel), [not_found(), not_found(), ok(200), ok(201)], "selected: public only").await;
     let sel = s.token(tok(json!({"permissions": {"statuses": "write"}, "repositories": ["acme/private"]}))).await;
-    matrix(&s, Some(&sel), [ok(200), ok(201), ok(200), err(403, "Must have push access to this repository.")], "selected: private only").await;
+    matrix(&s, Some(&sel), [ok(200), ok(201), ok(200), err(403, "Must have push access to this repository.")], "selected: private only")
+        .await;
     // A non-member's fine-grained token on the organization.
-    let carol = s.token(json!({"kind": "fine_grained", "login": "carol", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
+    let carol =
+        s.token(json!({"kind": "fine_grained", "login": "carol", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
     matrix(&s, Some(&carol), [not_found(), not_found(), ok(200), err(403, "Must have push access to this repository.")], "carol").await;
 });
 
@@ -167,7 +177,9 @@ both!(app_tokens, |s| {
     assert_eq!(write(&s, "other/private", Some(&inst)).await, not_found());
     assert_eq!(read(&s, "carol/notes", Some(&inst)).await, not_found());
     // An installation status has no user creator.
-    let (st, _, b) = parts(s.post(&format!("/repos/acme/public/statuses/{SHA}"), Some(&inst), json!({"state": "success", "context": "bot"})).await).await;
+    let (st, _, b) =
+        parts(s.post(&format!("/repos/acme/public/statuses/{SHA}"), Some(&inst), json!({"state": "success", "context": "bot"})).await)
+            .await;
     assert_eq!(st, 201, "{b}");
     let inst_read = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"statuses": "read"}})).await;
     matrix(&s, Some(&inst_read), [ok(200), err(403, INT_403), ok(200), err(403, INT_403)], "installation statuses read").await;
@@ -195,8 +207,10 @@ both!(app_tokens, |s| {
     matrix(&s, Some(&u2s), [ok(200), ok(201), ok(200), ok(201)], "u2s statuses write").await;
     let u2s_none = s.token(json!({"kind": "user_to_server", "login": "bob", "client_id": cid, "permissions": {}})).await;
     matrix(&s, Some(&u2s_none), [err(403, INT_403), err(403, INT_403), ok(200), err(403, INT_403)], "u2s without permission").await;
-    let u2s_carol = s.token(json!({"kind": "user_to_server", "login": "carol", "client_id": cid, "permissions": {"statuses": "write"}})).await;
-    matrix(&s, Some(&u2s_carol), [not_found(), not_found(), ok(200), err(403, "Must have push access to this repository.")], "u2s carol").await;
+    let u2s_carol =
+        s.token(json!({"kind": "user_to_server", "login": "carol", "client_id": cid, "permissions": {"statuses": "write"}})).await;
+    matrix(&s, Some(&u2s_carol), [not_found(), not_found(), ok(200), err(403, "Must have push access to this repository.")], "u2s carol")
+        .await;
 });
 
 both!(oauth_tokens_and_app_credentials, |s| {
@@ -227,6 +241,8 @@ both!(oauth_tokens_and_app_credentials, |s| {
     assert_error(st, &h, &b, 404, "Not Found");
     let (st, _, _) = parts(basic(Method::POST, PUBLIC).send().await.unwrap()).await;
     assert_eq!(st, 403);
-    let (st, h, b) = parts(s.req(Method::GET, "/repos/acme/public/commits/main/status", None).basic_auth(&cid, Some("wrong")).send().await.unwrap()).await;
+    let (st, h, b) =
+        parts(s.req(Method::GET, "/repos/acme/public/commits/main/status", None).basic_auth(&cid, Some("wrong")).send().await.unwrap())
+            .await;
     assert_error(st, &h, &b, 401, "Bad credentials");
 });

@@ -26,11 +26,21 @@ fn assert_validation(st: u16, b: &Value, field: &str, code: &str) {
 
 /// Failed control-plane logins lock out after `attempts` for `lockout_seconds` of wall-clock time.
 fn admin_lockout(attempts: i64, lockout_seconds: i64) -> Options {
-    Options { secondary: platform_api::secondary::SecondarySettings { enabled: false, login_attempts: attempts, login_lockout_seconds: lockout_seconds, ..Default::default() }, ..Options::default() }
+    Options {
+        secondary: platform_api::secondary::SecondarySettings {
+            enabled: false,
+            login_attempts: attempts,
+            login_lockout_seconds: lockout_seconds,
+            ..Default::default()
+        },
+        ..Options::default()
+    }
 }
 
 both!(admin_token_required, admin_lockout(1000, 300), |s| {
-    for (m, p) in [(Method::POST, "/users"), (Method::GET, "/clock"), (Method::POST, "/reset"), (Method::POST, "/tokens"), (Method::POST, "/nope")] {
+    for (m, p) in
+        [(Method::POST, "/users"), (Method::GET, "/clock"), (Method::POST, "/reset"), (Method::POST, "/tokens"), (Method::POST, "/nope")]
+    {
         let (st, h, b) = raw(&s, m.clone(), p, None, json!({"login": "mallory"})).await;
         assert_error(st, &h, &b, 401, "Requires authentication");
         let (st, h, b) = raw(&s, m.clone(), p, Some("not-the-admin-token"), json!({"login": "mallory"})).await;
@@ -115,18 +125,35 @@ both!(admin_validation, |s| {
     assert_validation(st, &b, "login", "missing_field");
     let (st, _, b) = raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "classic", "login": "nobody"})).await;
     assert_validation(st, &b, "login", "missing");
-    let (st, _, b) = raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "fine_grained", "login": "alice", "permissions": {"statuses": "admin"}})).await;
+    let (st, _, b) = raw(
+        &s,
+        Method::POST,
+        "/tokens",
+        Some(ADMIN),
+        json!({"kind": "fine_grained", "login": "alice", "permissions": {"statuses": "admin"}}),
+    )
+    .await;
     assert_validation(st, &b, "permissions", "invalid");
-    let (st, _, b) = raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "classic", "login": "alice", "expires_at": "tomorrow"})).await;
+    let (st, _, b) =
+        raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "classic", "login": "alice", "expires_at": "tomorrow"})).await;
     assert_validation(st, &b, "expires_at", "invalid");
     let oauth = s.admin_post("/apps", json!({"owner": "alice", "name": "OA", "kind": "oauth"})).await;
     // An OAuth token needs an OAuth app; a user-to-server token an app.
-    let (st, _, b) = raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "user_to_server", "login": "alice", "client_id": oauth["client_id"]})).await;
+    let (st, _, b) =
+        raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "user_to_server", "login": "alice", "client_id": oauth["client_id"]}))
+            .await;
     assert_validation(st, &b, "client_id", "invalid");
     let (st, _, b) = raw(&s, Method::POST, "/tokens", Some(ADMIN), json!({"kind": "oauth", "login": "alice"})).await;
     assert_validation(st, &b, "client_id", "invalid");
     // OAuth apps are not installed.
-    let (st, _, b) = raw(&s, Method::POST, &format!("/apps/{}/installations", oauth["client_id"].as_str().unwrap()), Some(ADMIN), json!({"org": "acme"})).await;
+    let (st, _, b) = raw(
+        &s,
+        Method::POST,
+        &format!("/apps/{}/installations", oauth["client_id"].as_str().unwrap()),
+        Some(ADMIN),
+        json!({"org": "acme"}),
+    )
+    .await;
     assert_validation(st, &b, "app", "invalid");
     let (st, _, b) = raw(&s, Method::POST, "/apps", Some(ADMIN), json!({"owner": "alice", "name": "OA", "kind": "oauth"})).await;
     assert_validation(st, &b, "name", "already_exists");
@@ -283,9 +310,18 @@ both!(seed_loads_twice, |s| {
         let alice = tok(report, "alice-classic");
         let (st, _, b) = parts(s.get("/repos/acme/secret-plans/commits/main/status", Some(&alice)).await).await;
         assert_eq!(st, 200, "{b}");
-        for name in ["alice-classic", "bob-status-only", "alice-fine-grained", "alice-oauth", "alice-user-to-server", "ci-installation", "widgets-workflow"] {
+        for name in [
+            "alice-classic",
+            "bob-status-only",
+            "alice-fine-grained",
+            "alice-oauth",
+            "alice-user-to-server",
+            "ci-installation",
+            "widgets-workflow",
+        ] {
             let t = tok(report, name);
-            let (st, _, b) = parts(s.post("/repos/acme/widgets/statuses/main", Some(&t), json!({"state": "success", "context": name})).await).await;
+            let (st, _, b) =
+                parts(s.post("/repos/acme/widgets/statuses/main", Some(&t), json!({"state": "success", "context": name})).await).await;
             assert_eq!(st, 201, "{name}: {b}");
         }
         let carol = tok(report, "carol-classic");
@@ -304,10 +340,22 @@ both!(seed_loads_twice, |s| {
     let (name, _, cid, secret) = &second.apps[0];
     assert_eq!(name, "Demo OAuth App");
     let oauth = tok(&second, "alice-oauth");
-    let r = s.req(Method::POST, &format!("/applications/{cid}/token"), None).basic_auth(cid, Some(secret)).json(&json!({"access_token": oauth})).send().await.unwrap();
+    let r = s
+        .req(Method::POST, &format!("/applications/{cid}/token"), None)
+        .basic_auth(cid, Some(secret))
+        .json(&json!({"access_token": oauth}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let old_secret = &first.apps[0].3;
-    let r = s.req(Method::POST, &format!("/applications/{cid}/token"), None).basic_auth(cid, Some(old_secret)).json(&json!({"access_token": oauth})).send().await.unwrap();
+    let r = s
+        .req(Method::POST, &format!("/applications/{cid}/token"), None)
+        .basic_auth(cid, Some(old_secret))
+        .json(&json!({"access_token": oauth}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 401);
     // A broken seed fails as a whole.
     assert!(platform_api::seed::parse("[[users]]\nlogn = \"x\"\n").is_err());

@@ -18,7 +18,13 @@ pub async fn app(s: &Server, name: &str, owner: &str, kind: &str) -> App {
 }
 
 /// A call of one of the four operations with basic credentials `(user, password)`.
-async fn call(s: &Server, method: Method, path: &str, creds: Option<(&str, &str)>, body: Value) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    creds: Option<(&str, &str)>,
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, None).json(&body);
     if let Some((u, p)) = creds {
         r = r.basic_auth(u, Some(p));
@@ -27,7 +33,8 @@ async fn call(s: &Server, method: Method, path: &str, creds: Option<(&str, &str)
 }
 
 async fn check(s: &Server, a: &App, token: &str) -> (u16, reqwest::header::HeaderMap, Value) {
-    call(s, Method::POST, &format!("/applications/{}/token", a.client_id), Some((&a.client_id, &a.secret)), json!({"access_token": token})).await
+    call(s, Method::POST, &format!("/applications/{}/token", a.client_id), Some((&a.client_id, &a.secret)), json!({"access_token": token}))
+        .await
 }
 
 /// GET of the combined status of `alice/hello`, the status code.
@@ -48,8 +55,20 @@ async fn world(s: &Server) -> (App, String) {
 
 fn assert_authorization(s: &Server, b: &Value, a: &App, token: &str, scopes: &[&str], login: &str) {
     for k in [
-        "id", "url", "scopes", "token", "token_last_eight", "hashed_token", "app", "note", "note_url", "created_at",
-        "updated_at", "fingerprint", "expires_at", "user",
+        "id",
+        "url",
+        "scopes",
+        "token",
+        "token_last_eight",
+        "hashed_token",
+        "app",
+        "note",
+        "note_url",
+        "created_at",
+        "updated_at",
+        "fingerprint",
+        "expires_at",
+        "user",
     ] {
         assert!(b.get(k).is_some(), "missing {k}: {b}");
     }
@@ -119,7 +138,8 @@ both!(check_invalid_tokens_is_404, |s| {
     assert_eq!(st, 404);
     let (st, _, _) = call(&s, Method::DELETE, &path, creds, json!({"access_token": other_t})).await;
     assert_eq!(st, 404);
-    let (st, _, _) = call(&s, Method::DELETE, &format!("/applications/{}/grant", a.client_id), creds, json!({"access_token": other_t})).await;
+    let (st, _, _) =
+        call(&s, Method::DELETE, &format!("/applications/{}/grant", a.client_id), creds, json!({"access_token": other_t})).await;
     assert_eq!(st, 404);
     assert_eq!(works(&s, &other_t).await, 200);
     assert_eq!(works(&s, &t).await, 200);
@@ -177,7 +197,14 @@ both!(delete_token, |s| {
     // Other tokens of the same app and user are untouched.
     assert_eq!(works(&s, &keep).await, 200);
     // Deleting again: the token is no longer valid.
-    let (st, _, _) = call(&s, Method::DELETE, &format!("/applications/{}/token", a.client_id), Some((&a.client_id, &a.secret)), json!({"access_token": t})).await;
+    let (st, _, _) = call(
+        &s,
+        Method::DELETE,
+        &format!("/applications/{}/token", a.client_id),
+        Some((&a.client_id, &a.secret)),
+        json!({"access_token": t}),
+    )
+    .await;
     assert_eq!(st, 404);
 });
 
@@ -189,7 +216,8 @@ both!(delete_grant_revokes_every_token_of_the_app_for_the_user, |s| {
     let other = app(&s, "Other App", "alice", "oauth").await;
     let alice_other_app = s.token(json!({"kind": "oauth", "login": "alice", "client_id": other.client_id, "scopes": ["repo"]})).await;
     let gh = app(&s, "My App", "alice", "app").await;
-    let alice_u2s = s.token(json!({"kind": "user_to_server", "login": "alice", "client_id": gh.client_id, "permissions": {"statuses": "read"}})).await;
+    let alice_u2s =
+        s.token(json!({"kind": "user_to_server", "login": "alice", "client_id": gh.client_id, "permissions": {"statuses": "read"}})).await;
     let alice_classic = s.classic("alice", &["repo"]).await;
     let r = s
         .req(Method::DELETE, &format!("/applications/{}/grant", a.client_id), None)
@@ -223,7 +251,8 @@ both!(app_kind_apps_and_user_to_server_tokens, |s| {
     s.push("alice/hello", "refs/heads/main", SHA).await;
     let a = app(&s, "CI App", "alice", "app").await;
     assert!(a.client_id.starts_with("Iv"), "{}", a.client_id);
-    let t = s.token(json!({"kind": "user_to_server", "login": "alice", "client_id": a.client_id, "permissions": {"statuses": "write"}})).await;
+    let t =
+        s.token(json!({"kind": "user_to_server", "login": "alice", "client_id": a.client_id, "permissions": {"statuses": "write"}})).await;
     assert!(t.starts_with("svu_"));
     let (st, _, b) = check(&s, &a, &t).await;
     assert_eq!(st, 200, "{b}");
@@ -273,7 +302,8 @@ both!(credentials_and_body_errors, |s| {
         assert!(st == 404 || st == 401, "{m} {p} with a bearer token: {st}");
     }
     // Malformed basic credentials.
-    let r = s.req(Method::POST, &token_path, None).header("authorization", "Basic !!!").json(&json!({"access_token": t})).send().await.unwrap();
+    let r =
+        s.req(Method::POST, &token_path, None).header("authorization", "Basic !!!").json(&json!({"access_token": t})).send().await.unwrap();
     let (st, h, b) = parts(r).await;
     assert_error(st, &h, &b, 401, "Bad credentials");
     // Nothing above revoked the token.

@@ -99,7 +99,11 @@ async fn secondary_limits_and_lockout_are_shared() {
     }
     for node in [&a, &b] {
         let (st, _, body) = parts(node.get(COMBINED, Some(&t)).await).await;
-        assert_eq!((st, body["message"].as_str()), (403, Some("Maximum number of login attempts exceeded. Please try again later.")), "locked on every node");
+        assert_eq!(
+            (st, body["message"].as_str()),
+            (403, Some("Maximum number of login attempts exceeded. Please try again later.")),
+            "locked on every node"
+        );
     }
     assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
 }
@@ -174,7 +178,14 @@ async fn a_write_on_one_node_is_read_at_once_on_the_other() {
     a.admin_post("/repos/alice/hello/depbot/alerts", crate::depbot::alert("npm", "left-pad", "high")).await;
     let (st, _, list) = warm(&b, alerts, Some(&t)).await;
     assert_eq!((st, list[0]["state"].as_str()), (200, Some("open")), "{list}");
-    let (st, _, body) = parts(a.req(reqwest::Method::PATCH, "/repos/alice/hello/depbot/alerts/1", Some(&t)).json(&json!({"state": "dismissed", "dismissed_reason": "tolerable_risk"})).send().await.unwrap()).await;
+    let (st, _, body) = parts(
+        a.req(reqwest::Method::PATCH, "/repos/alice/hello/depbot/alerts/1", Some(&t))
+            .json(&json!({"state": "dismissed", "dismissed_reason": "tolerable_risk"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(st, 200, "{body}");
     let (_, _, list) = parts(b.get(alerts, Some(&t)).await).await;
     assert_eq!(list[0]["state"], "dismissed");
@@ -183,7 +194,13 @@ async fn a_write_on_one_node_is_read_at_once_on_the_other() {
     let app = crate::authorizations::app(&a, "App", "alice", "oauth").await;
     let oauth = a.token(json!({"kind": "oauth", "login": "alice", "client_id": app.client_id, "scopes": ["repo"]})).await;
     assert_eq!(warm(&b, COMBINED, Some(&oauth)).await.0, 200);
-    let r = a.req(reqwest::Method::DELETE, &format!("/applications/{}/token", app.client_id), None).basic_auth(&app.client_id, Some(&app.secret)).json(&json!({"access_token": oauth})).send().await.unwrap();
+    let r = a
+        .req(reqwest::Method::DELETE, &format!("/applications/{}/token", app.client_id), None)
+        .basic_auth(&app.client_id, Some(&app.secret))
+        .json(&json!({"access_token": oauth}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 204);
     assert_eq!(b.get(COMBINED, Some(&oauth)).await.status(), 401, "the revoked token");
 
@@ -230,7 +247,13 @@ impl Balancer {
         );
         let path = dir.path().join("haproxy.cfg");
         std::fs::write(&path, cfg).unwrap();
-        let child = std::process::Command::new("haproxy").arg("-db").arg("-f").arg(&path).stdout(std::process::Stdio::null()).spawn().expect("haproxy");
+        let child = std::process::Command::new("haproxy")
+            .arg("-db")
+            .arg("-f")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("haproxy");
         let b = Balancer { base: format!("http://127.0.0.1:{port}"), child, _dir: dir };
         for _ in 0..100 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
@@ -249,7 +272,11 @@ impl Balancer {
 /// Requests a node answered, from its metrics.
 async fn served(s: &Server) -> u64 {
     let metrics = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
-    metrics.lines().filter(|l| l.starts_with("platform_http_requests_total{")).filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok()).sum()
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("platform_http_requests_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
 }
 
 #[tokio::test]
@@ -266,7 +293,12 @@ async fn through_the_balancer_every_answer_is_current_and_the_limit_is_one() {
         last_used = u;
     };
     for i in 1..=12 {
-        let r = lb.req(&a, reqwest::Method::POST, STATUSES, &t).json(&json!({"state": "success", "context": format!("ci/{i}")})).send().await.unwrap();
+        let r = lb
+            .req(&a, reqwest::Method::POST, STATUSES, &t)
+            .json(&json!({"state": "success", "context": format!("ci/{i}")}))
+            .send()
+            .await
+            .unwrap();
         let (st, h, body) = parts(r).await;
         assert_eq!(st, 201, "{body}");
         check(&h);
@@ -308,8 +340,8 @@ async fn through_the_balancer_every_delivery_and_every_run_completion_happens_on
     let hook = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["status", "workflow_run"]});
     assert_eq!(lb.req(&a, reqwest::Method::POST, "/orgs/acme/hooks", &t).json(&hook).send().await.unwrap().status(), 201);
     recv.wait(1, 10).await; // the ping
-    // Statuses through the balancer, and runs that complete on the wall clock: both nodes'
-    // consumers and run tickers are at work.
+                            // Statuses through the balancer, and runs that complete on the wall clock: both nodes'
+                            // consumers and run tickers are at work.
     const STATUSES_N: usize = 30;
     const RUNS_N: usize = 4;
     let mut runs = Vec::new();
@@ -319,7 +351,12 @@ async fn through_the_balancer_every_delivery_and_every_run_completion_happens_on
         runs.push(node.admin_post("/repos/acme/widgets/runs", plan).await["id"].as_i64().unwrap());
     }
     for i in 0..STATUSES_N {
-        let r = lb.req(&a, reqwest::Method::POST, "/repos/acme/widgets/statuses/main", &t).json(&json!({"state": "success", "context": format!("ci/{i}")})).send().await.unwrap();
+        let r = lb
+            .req(&a, reqwest::Method::POST, "/repos/acme/widgets/statuses/main", &t)
+            .json(&json!({"state": "success", "context": format!("ci/{i}")}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 201);
     }
     let hits = recv.wait(1 + STATUSES_N + RUNS_N, 30).await;

@@ -11,7 +11,11 @@ use crate::both;
 use crate::harness::*;
 
 fn quick() -> Options {
-    let settings = platform_api::listener::ConnSettings { header_read: Duration::from_millis(800), idle: Duration::from_millis(1500), max_connections: 8 };
+    let settings = platform_api::listener::ConnSettings {
+        header_read: Duration::from_millis(800),
+        idle: Duration::from_millis(1500),
+        max_connections: 8,
+    };
     Options { conns: Connections { settings, body_read: Duration::from_millis(800) }, ..Options::default() }
 }
 
@@ -85,7 +89,15 @@ both!(protocol_errors_have_json_bodies, quick(), |s| {
     let big_headers = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(100_000));
     let huge_line = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
     let too_large = "POST /repos/alice/hello/statuses/6dcb09b5b57875f334f61aebed695e2e4193db5e HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n".to_string();
-    for (request, want) in [(long_line, 414), (huge_line, 431), (many_headers, 431), (big_headers, 431), ("GARBAGE\r\n\r\n".to_string(), 400), ("GET / HTTP/1.1\r\nHo st: x\r\n\r\n".to_string(), 400), (too_large, 413)] {
+    for (request, want) in [
+        (long_line, 414),
+        (huge_line, 431),
+        (many_headers, 431),
+        (big_headers, 431),
+        ("GARBAGE\r\n\r\n".to_string(), 400),
+        ("GET / HTTP/1.1\r\nHo st: x\r\n\r\n".to_string(), 400),
+        (too_large, 413),
+    ] {
         let mut sock = TcpStream::connect(s.addr).await.unwrap();
         let _ = sock.write_all(request.as_bytes()).await;
         let (raw, _) = until_closed(&mut sock, Duration::from_secs(5)).await;

@@ -49,16 +49,18 @@ fn url_of<'a>(l: &'a [(String, String)], rel: &str) -> &'a str {
 /// The query of a URL as pairs.
 fn query(u: &str) -> Vec<(String, String)> {
     let q = u.split_once('?').map(|(_, q)| q).unwrap_or("");
-    q.split('&').filter(|p| !p.is_empty()).map(|p| {
-        let (k, v) = p.split_once('=').unwrap_or((p, ""));
-        (k.to_string(), v.to_string())
-    }).collect()
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
 }
 
 fn qget(u: &str, k: &str) -> Option<String> {
     query(u).into_iter().find(|(a, _)| a == k).map(|(_, v)| v)
 }
-
 
 /// Colon-separated hex groups, e.g. `14E0:4BC6:F1B8BA:208E317:62EC2715`.
 fn is_request_id(s: &str) -> bool {
@@ -315,9 +317,24 @@ both!(etag_and_conditional_requests, |s| {
 
 /// Every header of api-facts §6.6.
 const EXPOSED: [&str; 18] = [
-    "ETag", "Link", "Location", "Retry-After", "X-Service-OTP", "X-RateLimit-Limit", "X-RateLimit-Remaining",
-    "X-RateLimit-Used", "X-RateLimit-Resource", "X-RateLimit-Reset", "X-OAuth-Scopes", "X-Accepted-OAuth-Scopes",
-    "X-Poll-Interval", "X-Service-Media-Type", "X-Service-SSO", "X-Service-Request-Id", "Deprecation", "Sunset",
+    "ETag",
+    "Link",
+    "Location",
+    "Retry-After",
+    "X-Service-OTP",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Used",
+    "X-RateLimit-Resource",
+    "X-RateLimit-Reset",
+    "X-OAuth-Scopes",
+    "X-Accepted-OAuth-Scopes",
+    "X-Poll-Interval",
+    "X-Service-Media-Type",
+    "X-Service-SSO",
+    "X-Service-Request-Id",
+    "Deprecation",
+    "Sunset",
 ];
 
 fn assert_cors(h: &reqwest::header::HeaderMap) {
@@ -400,9 +417,7 @@ both!(unknown_route_and_wrong_method_are_404_json, |s| {
 
 both!(bad_bodies_are_refused_and_write_nothing, |s| {
     let t = setup(&s).await;
-    let raw = |body: &'static str| {
-        s.req(Method::POST, CREATE, Some(&t)).header("content-type", "application/json").body(body).send()
-    };
+    let raw = |body: &'static str| s.req(Method::POST, CREATE, Some(&t)).header("content-type", "application/json").body(body).send();
     let (st, h, b) = parts(raw("{\"state\": ").await.unwrap()).await;
     assert_error(st, &h, &b, 400, "Problems parsing JSON");
     let (st, h, b) = parts(raw("not json at all").await.unwrap()).await;
@@ -547,7 +562,8 @@ both!(renamed_repository_redirects, |s| {
 
 both!(timestamps_are_iso8601_utc, |s| {
     let t = setup(&s).await;
-    let (st, _, b) = parts(s.post(CREATE, Some(&t), json!({"state": "success", "description": "d", "target_url": "https://ci.example/1"})).await).await;
+    let (st, _, b) =
+        parts(s.post(CREATE, Some(&t), json!({"state": "success", "description": "d", "target_url": "https://ci.example/1"})).await).await;
     assert_eq!(st, 201);
     for k in ["created_at", "updated_at"] {
         assert!(is_timestamp(b[k].as_str().unwrap()), "{k}: {}", b[k]);
@@ -596,7 +612,8 @@ both!(scope_and_permission_headers, |s| {
     // OAuth-app user tokens: their scopes, and the app's client id.
     s.user("carol").await;
     let app = s.admin_post("/apps", json!({"name": "ci", "owner": "carol", "kind": "oauth"})).await;
-    let oauth = s.token(json!({"kind": "oauth", "login": "alice", "client_id": app["client_id"], "scopes": ["repo:status", "read:org"]})).await;
+    let oauth =
+        s.token(json!({"kind": "oauth", "login": "alice", "client_id": app["client_id"], "scopes": ["repo:status", "read:org"]})).await;
     let (st, h, _) = parts(s.post(CREATE, Some(&oauth), json!({"state": "pending"})).await).await;
     assert_eq!(st, 201);
     assert_eq!(header(&h, "x-oauth-scopes"), "repo:status, read:org");
@@ -623,14 +640,8 @@ both!(bearer_and_token_schemes, |s| {
     }
     // A wrong token under either scheme: 401 Bad credentials.
     for scheme in ["Bearer", "token"] {
-        let r = s
-            .client
-            .get(s.url(COMBINED))
-            .header("user-agent", UA)
-            .header("authorization", format!("{scheme} {t}x"))
-            .send()
-            .await
-            .unwrap();
+        let r =
+            s.client.get(s.url(COMBINED)).header("user-agent", UA).header("authorization", format!("{scheme} {t}x")).send().await.unwrap();
         let (st, h, b) = parts(r).await;
         assert_error(st, &h, &b, 401, "Bad credentials");
     }

@@ -18,7 +18,11 @@ async fn world(s: &Server) {
     for u in ["alice", "bob", "carol", "erin", "frank"] {
         s.user(u).await;
     }
-    s.admin_post("/enterprises", json!({"slug": "corp", "name": "Corp", "owners": ["alice"], "members": ["bob", "carol", "erin", "frank"]})).await;
+    s.admin_post(
+        "/enterprises",
+        json!({"slug": "corp", "name": "Corp", "owners": ["alice"], "members": ["bob", "carol", "erin", "frank"]}),
+    )
+    .await;
     s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"], "members": ["bob", "erin"], "enterprise": "corp"})).await;
     s.admin_post("/orgs", json!({"login": "beta", "owners": ["frank"], "enterprise": "corp"})).await;
     s.admin_post("/orgs", json!({"login": "gamma", "owners": ["alice"]})).await;
@@ -81,7 +85,10 @@ both!(shape_get_and_versions, |s| {
     assert_eq!(header(&h, "x-accepted-service-permissions"), "vulnerability_alerts=read");
     assert_eq!(a["number"], 1);
     assert_eq!(a["state"], "open");
-    assert_eq!(a["dependency"], json!({"package": {"ecosystem": "pip", "name": "django"}, "manifest_path": "path/to/manifest", "scope": "runtime", "relationship": "direct"}));
+    assert_eq!(
+        a["dependency"],
+        json!({"package": {"ecosystem": "pip", "name": "django"}, "manifest_path": "path/to/manifest", "scope": "runtime", "relationship": "direct"})
+    );
     assert_eq!(a["url"], format!("{}/repos/acme/widgets/depbot/alerts/1", s.base));
     assert_eq!(a["html_url"], format!("http://{}/acme/widgets/security/depbot/1", s.addr));
     assert!(is_ts(&a["created_at"]) && is_ts(&a["updated_at"]));
@@ -91,8 +98,11 @@ both!(shape_get_and_versions, |s| {
     assert_eq!(a["assignees"], json!([]));
     assert!(a.get("repository").is_none());
     let v = &a["security_vulnerability"];
-    assert_eq!(v, &json!({"package": {"ecosystem": "pip", "name": "django"}, "severity": "high",
-                          "vulnerable_version_range": ">= 2.0.0, < 2.0.2", "first_patched_version": {"identifier": "2.0.2"}}));
+    assert_eq!(
+        v,
+        &json!({"package": {"ecosystem": "pip", "name": "django"}, "severity": "high",
+                          "vulnerable_version_range": ">= 2.0.0, < 2.0.2", "first_patched_version": {"identifier": "2.0.2"}})
+    );
     let adv = &a["security_advisory"];
     assert!(adv["advisory_id"].as_str().unwrap().starts_with("SSA-"));
     assert_eq!(adv["cve_id"], "CVE-2018-6188");
@@ -107,7 +117,12 @@ both!(shape_get_and_versions, |s| {
     assert!(adv["withdrawn_at"].is_null() && is_ts(&adv["published_at"]));
     // 2022-11-28 (the default) has `cvss`, from the CVSS v3 score; 2026-03-10 drops it.
     assert_eq!(adv["cvss"], json!({"vector_string": "CVSS:3.0/AV:N", "score": 7.5}));
-    let r = s.req(Method::GET, "/repos/acme/widgets/depbot/alerts/1", Some(&alice)).header("x-service-api-version", "2026-03-10").send().await.unwrap();
+    let r = s
+        .req(Method::GET, "/repos/acme/widgets/depbot/alerts/1", Some(&alice))
+        .header("x-service-api-version", "2026-03-10")
+        .send()
+        .await
+        .unwrap();
     let (_, _, new) = parts(r).await;
     assert!(new["security_advisory"].get("cvss").is_none(), "{new}");
     assert_eq!(new["security_advisory"]["cvss_severities"]["cvss_v3"]["score"], 7.5);
@@ -118,8 +133,13 @@ both!(shape_get_and_versions, |s| {
     }
     // An existing advisory id is reused.
     let id = adv["advisory_id"].as_str().unwrap().to_string();
-    let again = create(&s, "gamma/tool", json!({"package": {"ecosystem": "pip", "name": "django"}, "manifest_path": "r.txt",
-                                                 "advisory": {"advisory_id": id}})).await;
+    let again = create(
+        &s,
+        "gamma/tool",
+        json!({"package": {"ecosystem": "pip", "name": "django"}, "manifest_path": "r.txt",
+                                                 "advisory": {"advisory_id": id}}),
+    )
+    .await;
     assert_eq!(again["security_advisory"]["summary"], "django is vulnerable");
     assert!(again["dependency"]["scope"].is_null());
     // Control-plane validation.
@@ -133,7 +153,14 @@ both!(shape_get_and_versions, |s| {
         json!({"package": {"ecosystem": "npm", "name": "x"}, "manifest_path": "m", "advisory": {"summary": "s", "severity": "low", "epss": {"percentage": 2.0}}}),
         json!({"manifest_path": "m", "advisory": {"summary": "s", "severity": "low"}}),
     ] {
-        let r = s.client.post(format!("http://{}/_admin/repos/acme/widgets/depbot/alerts", s.addr)).bearer_auth(ADMIN).json(&bad).send().await.unwrap();
+        let r = s
+            .client
+            .post(format!("http://{}/_admin/repos/acme/widgets/depbot/alerts", s.addr))
+            .bearer_auth(ADMIN)
+            .json(&bad)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), 422, "{bad}");
     }
 });
@@ -179,12 +206,14 @@ both!(repository_permissions, |s| {
     let (st, h, _) = patch(&s, paths[1], &write, json!({"assignees": []})).await;
     assert_eq!(st, 200);
     assert_eq!(header(&h, "x-accepted-service-permissions"), "vulnerability_alerts=write");
-    let none = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
+    let none =
+        s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
     assert_eq!(get(&s, paths[1], Some(&none)).await.0, 403);
     // Installation tokens of the organization with the permission.
     let app = s.admin_post("/apps", json!({"name": "scanner", "owner": "acme", "kind": "app"})).await;
     s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
-    let inst = s.token(json!({"kind": "installation", "app": "scanner", "org": "acme", "permissions": {"vulnerability_alerts": "read"}})).await;
+    let inst =
+        s.token(json!({"kind": "installation", "app": "scanner", "org": "acme", "permissions": {"vulnerability_alerts": "read"}})).await;
     assert_eq!(get(&s, "/repos/acme/secret/depbot/alerts/1", Some(&inst)).await.0, 200);
 });
 
@@ -227,7 +256,8 @@ both!(update_rules_and_codes, |s| {
     // Dismiss with a 280-character comment.
     s.advance(60).await;
     let comment = "c".repeat(280);
-    let (st, _, a) = patch(&s, p, &alice, json!({"state": "dismissed", "dismissed_reason": "tolerable_risk", "dismissed_comment": comment})).await;
+    let (st, _, a) =
+        patch(&s, p, &alice, json!({"state": "dismissed", "dismissed_reason": "tolerable_risk", "dismissed_comment": comment})).await;
     assert_eq!(st, 200, "{a}");
     assert_eq!(a["state"], "dismissed");
     assert_eq!(a["dismissed_reason"], "tolerable_risk");
@@ -245,9 +275,13 @@ both!(update_rules_and_codes, |s| {
     }
     // Assignees replace the set; [] clears it. Assignees need access to the alerts.
     let (_, _, a) = patch(&s, p, &alice, json!({"assignees": ["bob", "erin"]})).await;
-    assert_eq!(a["assignees"].as_array().unwrap().iter().map(|u| u["login"].clone()).collect::<Vec<_>>(), vec![json!("bob"), json!("erin")]);
+    assert_eq!(
+        a["assignees"].as_array().unwrap().iter().map(|u| u["login"].clone()).collect::<Vec<_>>(),
+        vec![json!("bob"), json!("erin")]
+    );
     assert_eq!(a["assignees"][0]["type"], "User");
-    let (_, _, a) = patch(&s, p, &alice, json!({"assignees": ["alice"], "agent_assignment": {"custom_instructions": "fix it", "model": "m1"}})).await;
+    let (_, _, a) =
+        patch(&s, p, &alice, json!({"assignees": ["alice"], "agent_assignment": {"custom_instructions": "fix it", "model": "m1"}})).await;
     assert_eq!(a["assignees"][0]["login"], "alice");
     assert_eq!(a["assignees"].as_array().unwrap().len(), 1);
     let (_, _, a) = patch(&s, p, &alice, json!({"assignees": []})).await;
@@ -269,8 +303,13 @@ both!(update_rules_and_codes, |s| {
     assert!(is_ts(&ad["auto_dismissed_at"]));
     assert_eq!(patch(&s, "/repos/acme/widgets/depbot/alerts/3", &alice, json!({"state": "open"})).await.0, 409);
     // 410: an alert whose advisory was withdrawn.
-    create(&s, "acme/widgets", json!({"package": {"ecosystem": "npm", "name": "w"}, "manifest_path": "m",
-        "advisory": {"summary": "s", "severity": "low", "withdrawn_at": "2024-01-01T00:00:00Z"}})).await;
+    create(
+        &s,
+        "acme/widgets",
+        json!({"package": {"ecosystem": "npm", "name": "w"}, "manifest_path": "m",
+        "advisory": {"summary": "s", "severity": "low", "withdrawn_at": "2024-01-01T00:00:00Z"}}),
+    )
+    .await;
     let (st, h, b) = patch(&s, "/repos/acme/widgets/depbot/alerts/4", &alice, json!({"assignees": []})).await;
     assert_eq!(st, 410, "{b}");
     assert_eq!(b["status"], "410");
@@ -359,9 +398,21 @@ both!(list_filters, |s| {
     patch(&s, "/repos/acme/widgets/depbot/alerts/3", &alice, json!({"assignees": []})).await;
     assert_eq!(list("?sort=updated").await[0], 3);
     // Invalid values: 422 with string errors.
-    for q in ["?state=closed", "?severity=urgent", "?ecosystem=cobol", "?classification=odd", "?scope=test",
-              "?epss_percentage=2", "?epss_percentage=%3E", "?epss_percentage=abc", "?epss_percentage=0.1..x",
-              "?has=fix", "?sort=name", "?direction=up", "?per_page=x"] {
+    for q in [
+        "?state=closed",
+        "?severity=urgent",
+        "?ecosystem=cobol",
+        "?classification=odd",
+        "?scope=test",
+        "?epss_percentage=2",
+        "?epss_percentage=%3E",
+        "?epss_percentage=abc",
+        "?epss_percentage=0.1..x",
+        "?has=fix",
+        "?sort=name",
+        "?direction=up",
+        "?per_page=x",
+    ] {
         let p = get(&s, &format!("/repos/acme/widgets/depbot/alerts{q}"), t).await;
         assert_eq!(p.0, 422, "{q}: {}", p.2);
         assert_eq!(p.2["message"], if q == "?per_page=x" { p.2["message"].clone() } else { json!("Validation Failed") }, "{q}");
@@ -385,7 +436,9 @@ both!(cursor_pagination, |s| {
     assert_eq!(numbers(&b2), vec![3, 2]);
     let link2 = header(&h2, "link").to_string();
     let rel = |l: &str, r: &str| {
-        l.split(", ").find(|x| x.ends_with(&format!("rel=\"{r}\""))).map(|x| x.trim_start_matches('<').split('>').next().unwrap().to_string())
+        l.split(", ")
+            .find(|x| x.ends_with(&format!("rel=\"{r}\"")))
+            .map(|x| x.trim_start_matches('<').split('>').next().unwrap().to_string())
     };
     let (_, h3, b3) = get(&s, &rel(&link2, "next").unwrap(), t).await;
     assert_eq!(numbers(&b3), vec![1]);
@@ -414,7 +467,9 @@ both!(cursor_pagination, |s| {
     assert!(get(&s, "/repos/acme/widgets/depbot/alerts", t).await.1.get("link").is_none());
     // Repository and organization lists: 400 for `page`, both cursors, or a foreign cursor.
     let after = next.split("after=").nth(1).unwrap().split('&').next().unwrap().to_string();
-    for q in ["?page=2".to_string(), format!("?after={after}&before={after}"), "?after=garbage".into(), format!("?after={after}&sort=updated")] {
+    for q in
+        ["?page=2".to_string(), format!("?after={after}&before={after}"), "?after=garbage".into(), format!("?after={after}&sort=updated")]
+    {
         for base in ["/repos/acme/widgets/depbot/alerts", "/orgs/acme/depbot/alerts"] {
             let (st, h, b) = get(&s, &format!("{base}{q}"), t).await;
             assert_eq!(st, 400, "{base}{q}: {b}");
@@ -455,7 +510,10 @@ both!(organization_list, |s| {
     let erin = s.classic("erin", &["security_events"]).await;
     assert_eq!(get(&s, "/orgs/acme/depbot/alerts", Some(&erin)).await.0, 404);
     let admin = s.classic("alice", &["admin:org"]).await;
-    assert_eq!(s.req(Method::PUT, "/orgs/acme/security-managers/teams/security", Some(&admin)).send().await.unwrap().status().as_u16(), 204);
+    assert_eq!(
+        s.req(Method::PUT, "/orgs/acme/security-managers/teams/security", Some(&admin)).send().await.unwrap().status().as_u16(),
+        204
+    );
     assert_eq!(numbers(&get(&s, "/orgs/acme/depbot/alerts", Some(&erin)).await.2).len(), 2);
 });
 
@@ -469,7 +527,9 @@ both!(enterprise_list, |s| {
     s.advance(1).await;
     create(&s, "gamma/tool", alert("npm", "d", "low")).await;
     let path = "/enterprises/corp/depbot/alerts";
-    let repos_of = |b: &Value| -> Vec<String> { b.as_array().unwrap().iter().map(|a| a["repository"]["full_name"].as_str().unwrap().to_string()).collect() };
+    let repos_of = |b: &Value| -> Vec<String> {
+        b.as_array().unwrap().iter().map(|a| a["repository"]["full_name"].as_str().unwrap().to_string()).collect()
+    };
     // alice owns acme (and gamma, outside the enterprise).
     let alice = s.classic("alice", &["repo"]).await;
     let (st, h, b) = get(&s, path, Some(&alice)).await;
@@ -504,11 +564,14 @@ both!(enterprise_list, |s| {
     let noscope = s.classic("alice", &["read:org"]).await;
     let (st, h, b) = get(&s, path, Some(&noscope)).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
-    let fg = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"vulnerability_alerts": "read"}})).await;
+    let fg = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"vulnerability_alerts": "read"}}))
+        .await;
     assert_eq!(get(&s, path, Some(&fg)).await.0, 403);
     let app = s.admin_post("/apps", json!({"name": "scanner", "owner": "acme", "kind": "app"})).await;
     s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
-    let inst = s.token(json!({"kind": "installation", "app": "scanner", "org": "acme", "permissions": {"vulnerability_alerts": "read"}})).await;
+    let inst =
+        s.token(json!({"kind": "installation", "app": "scanner", "org": "acme", "permissions": {"vulnerability_alerts": "read"}})).await;
     let (st, h, b) = get(&s, path, Some(&inst)).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by integration");
     assert_eq!(get(&s, "/enterprises/nope/depbot/alerts", Some(&alice)).await.0, 404);

@@ -24,7 +24,13 @@ async fn world(s: &Server) -> String {
 
 const BASE: &str = "/repos/acme/widgets/devenvs/secrets";
 
-async fn call(s: &Server, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, token);
     if let Some(b) = body {
         r = r.json(&b);
@@ -60,7 +66,14 @@ both!(public_key_is_stable_per_repository, |s| {
 both!(create_update_get_list_delete, |s| {
     let t = world(&s).await;
     let (key_id, k) = key(&s, &t, "acme/widgets").await;
-    let (st, _, b) = call(&s, Method::PUT, &format!("{BASE}/my_token"), Some(&t), Some(json!({"encrypted_value": seal(&k, "hunter2"), "key_id": key_id}))).await;
+    let (st, _, b) = call(
+        &s,
+        Method::PUT,
+        &format!("{BASE}/my_token"),
+        Some(&t),
+        Some(json!({"encrypted_value": seal(&k, "hunter2"), "key_id": key_id})),
+    )
+    .await;
     assert_eq!((st, b), (201, json!({})));
     assert!(verify(&s, "acme/widgets", "MY_TOKEN", "hunter2").await);
     assert!(!verify(&s, "acme/widgets", "MY_TOKEN", "hunter3").await);
@@ -72,7 +85,12 @@ both!(create_update_get_list_delete, |s| {
     assert!(!b.to_string().contains("hunter2") && b.get("encrypted_value").is_none());
     // Replace: 204, the new value stored.
     s.advance(60).await;
-    let r = s.req(Method::PUT, &format!("{BASE}/MY_TOKEN"), Some(&t)).json(&json!({"encrypted_value": seal(&k, "s3cond"), "key_id": key_id})).send().await.unwrap();
+    let r = s
+        .req(Method::PUT, &format!("{BASE}/MY_TOKEN"), Some(&t))
+        .json(&json!({"encrypted_value": seal(&k, "s3cond"), "key_id": key_id}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 204);
     assert!(r.text().await.unwrap().is_empty());
     assert!(verify(&s, "acme/widgets", "MY_TOKEN", "s3cond").await);
@@ -81,7 +99,8 @@ both!(create_update_get_list_delete, |s| {
     assert_ne!(b2["updated_at"], b["updated_at"]);
     // List with total_count and pages.
     for n in ["A_ONE", "B_TWO"] {
-        let (st, _, _) = call(&s, Method::PUT, &format!("{BASE}/{n}"), Some(&t), Some(json!({"encrypted_value": seal(&k, n), "key_id": key_id}))).await;
+        let (st, _, _) =
+            call(&s, Method::PUT, &format!("{BASE}/{n}"), Some(&t), Some(json!({"encrypted_value": seal(&k, n), "key_id": key_id}))).await;
         assert_eq!(st, 201);
     }
     let (st, h, b) = call(&s, Method::GET, &format!("{BASE}?per_page=2"), Some(&t), None).await;
@@ -124,7 +143,14 @@ both!(box_that_does_not_open_is_422, |s| {
     let t = world(&s).await;
     let (key_id, _) = key(&s, &t, "acme/widgets").await;
     // Plaintext in base64 (what careless clients send), and a box sealed for another key.
-    refused(&s, &t, json!({"encrypted_value": B64.encode("plain text, not a box"), "key_id": key_id}), "encrypted_value", "could not be decrypted").await;
+    refused(
+        &s,
+        &t,
+        json!({"encrypted_value": B64.encode("plain text, not a box"), "key_id": key_id}),
+        "encrypted_value",
+        "could not be decrypted",
+    )
+    .await;
     let (_, other) = key(&s, &t, "acme/secret").await;
     refused(&s, &t, json!({"encrypted_value": seal(&other, "x"), "key_id": key_id}), "encrypted_value", "could not be decrypted").await;
     // A tampered box.
@@ -143,9 +169,12 @@ both!(body_and_name_validation, |s| {
     assert_eq!(b["message"], "Invalid request.\n\n\"encrypted_value\" wasn't supplied.");
     let (st, _, _) = call(&s, Method::PUT, &format!("{BASE}/X"), Some(&t), Some(json!({"encrypted_value": seal(&k, "v")}))).await;
     assert_eq!(st, 422);
-    let (st, _, b) = call(&s, Method::PUT, &format!("{BASE}/1BAD"), Some(&t), Some(json!({"encrypted_value": seal(&k, "v"), "key_id": key_id}))).await;
+    let (st, _, b) =
+        call(&s, Method::PUT, &format!("{BASE}/1BAD"), Some(&t), Some(json!({"encrypted_value": seal(&k, "v"), "key_id": key_id}))).await;
     assert_eq!((st, b["errors"][0]["field"].as_str()), (422, Some("name")), "{b}");
-    let (st, _, _) = call(&s, Method::PUT, &format!("{BASE}/BAD-NAME"), Some(&t), Some(json!({"encrypted_value": seal(&k, "v"), "key_id": key_id}))).await;
+    let (st, _, _) =
+        call(&s, Method::PUT, &format!("{BASE}/BAD-NAME"), Some(&t), Some(json!({"encrypted_value": seal(&k, "v"), "key_id": key_id})))
+            .await;
     assert_eq!(st, 422);
     let (st, _, b) = call(&s, Method::GET, BASE, Some(&t), None).await;
     assert_eq!((st, b["total_count"].as_i64()), (200, Some(0)));
@@ -181,10 +210,14 @@ both!(permissions, |s| {
     let (st, h, b) = call(&s, Method::GET, BASE, None, None).await;
     assert_error(st, &h, &b, 401, "Requires authentication");
     // Fine-grained: the Devenv secrets permission at write, for every operation.
-    let fg = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"devenv_secrets": "write"}})).await;
+    let fg = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"devenv_secrets": "write"}}))
+        .await;
     assert_eq!(call(&s, Method::PUT, &format!("{BASE}/Y"), Some(&fg), Some(put("w"))).await.0, 201);
     assert_eq!(call(&s, Method::GET, &format!("{BASE}/Y"), Some(&fg), None).await.0, 200);
-    let fg_read = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"devenv_secrets": "read"}})).await;
+    let fg_read = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"devenv_secrets": "read"}}))
+        .await;
     let (st, h, b) = call(&s, Method::GET, BASE, Some(&fg_read), None).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
     // The public key is not for app tokens.
@@ -199,7 +232,12 @@ both!(permissions, |s| {
 both!(values_survive_a_restart_encrypted, |s| {
     let t = world(&s).await;
     let (key_id, k) = key(&s, &t, "acme/widgets").await;
-    assert_eq!(call(&s, Method::PUT, &format!("{BASE}/KEEP"), Some(&t), Some(json!({"encrypted_value": seal(&k, "durable"), "key_id": key_id}))).await.0, 201);
+    assert_eq!(
+        call(&s, Method::PUT, &format!("{BASE}/KEEP"), Some(&t), Some(json!({"encrypted_value": seal(&k, "durable"), "key_id": key_id})))
+            .await
+            .0,
+        201
+    );
     let s = s.restart().await;
     assert!(verify(&s, "acme/widgets", "KEEP", "durable").await);
     assert_eq!(key(&s, &t, "acme/widgets").await, (key_id, k));

@@ -91,9 +91,7 @@ fn chromium() -> Option<PathBuf> {
         return Some(PathBuf::from(p));
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| ["chromium", "chromium-browser"].map(|n| dir.join(n)))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).flat_map(|dir| ["chromium", "chromium-browser"].map(|n| dir.join(n))).find(|p| p.is_file())
 }
 
 /// Chromium's path, or `None` after a loud skip line (a failure with PLATFORM_REQUIRE_BROWSER=1).
@@ -230,18 +228,18 @@ async fn browser_renders_the_fixture() {
     let doc: Value = serde_json::from_str(FIXTURE).unwrap();
     assert_renders_every_operation(&dom, &doc);
     for text in [
-        "platformd REST API (test fixture)",       // info.title
-        "data-tag=\"statuses\"",                   // sidebar and sections grouped by tag
-        "Create a commit status",                  // summary
-        "repo:status",                             // x-accepted-oauth-scopes
-        "statuses=write",                          // x-accepted-service-permissions
-        "combined-commit-status",                  // a $ref'd schema, by name
-        "total_count",                             // ... and its fields
-        "X-RateLimit-Remaining",                   // response headers
-        "Validation failed",                       // a $ref'd response
-        "per_page",                                // a $ref'd parameter
+        "platformd REST API (test fixture)", // info.title
+        "data-tag=\"statuses\"",             // sidebar and sections grouped by tag
+        "Create a commit status",            // summary
+        "repo:status",                       // x-accepted-oauth-scopes
+        "statuses=write",                    // x-accepted-service-permissions
+        "combined-commit-status",            // a $ref'd schema, by name
+        "total_count",                       // ... and its fields
+        "X-RateLimit-Remaining",             // response headers
+        "Validation failed",                 // a $ref'd response
+        "per_page",                          // a $ref'd parameter
         "Try it",
-        "class=\"try-body\"",                      // JSON body of POST operations
+        "class=\"try-body\"", // JSON body of POST operations
     ] {
         assert!(dom.contains(text), "{text} missing from the page");
     }

@@ -14,13 +14,20 @@ async fn world(s: &Server) -> String {
     }
     s.admin_post("/enterprises", json!({"slug": "acme-corp", "name": "Acme Corp", "owners": ["dave"], "members": ["alice", "bob"]})).await;
     s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"], "enterprise": "acme-corp"})).await;
-    s.admin_post("/enterprises/acme-corp/teams", json!({"name": "Platform", "description": "The platform team", "members": ["alice"]})).await;
+    s.admin_post("/enterprises/acme-corp/teams", json!({"name": "Platform", "description": "The platform team", "members": ["alice"]}))
+        .await;
     s.classic("dave", &["admin:enterprise"]).await
 }
 
 const TEAM: &str = "/enterprises/acme-corp/teams/ent:platform/memberships";
 
-async fn call(s: &Server, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, token);
     if let Some(b) = body {
         r = r.json(&b);
@@ -43,11 +50,32 @@ both!(control_plane_team_shape, |s| {
     assert!(t["group_id"].is_null());
     assert!(is_ts(&t["created_at"]) && is_ts(&t["updated_at"]));
     // A taken name, an unknown enterprise and a member outside the enterprise are refused.
-    let r = s.client.post(format!("http://{}/_admin/enterprises/acme-corp/teams", s.addr)).bearer_auth(ADMIN).json(&json!({"name": "release crew"})).send().await.unwrap();
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/enterprises/acme-corp/teams", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({"name": "release crew"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 422);
-    let r = s.client.post(format!("http://{}/_admin/enterprises/nope/teams", s.addr)).bearer_auth(ADMIN).json(&json!({"name": "x"})).send().await.unwrap();
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/enterprises/nope/teams", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 422);
-    let r = s.client.post(format!("http://{}/_admin/enterprises/acme-corp/teams", s.addr)).bearer_auth(ADMIN).json(&json!({"name": "y", "members": ["carol"]})).send().await.unwrap();
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/enterprises/acme-corp/teams", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({"name": "y", "members": ["carol"]}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 422);
 });
 

@@ -128,7 +128,14 @@ both!(payload_shapes_and_kinds, |s| {
         assert_error(st, &h, &b, 404, "Not Found");
     }
     // A star of an unknown user is 422 on the control plane.
-    let r = s.client.post(format!("http://{}/_admin/repos/alice/pub/stars", s.addr)).bearer_auth(ADMIN).json(&json!({"login": "ghost"})).send().await.unwrap();
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/repos/alice/pub/stars", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({"login": "ghost"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 422);
 });
 

@@ -120,7 +120,11 @@ both!(primary_fault_answers_as_the_real_limit, Options { rate_limit_factor: 0.00
     fault(&s, json!({"kind": "primary", "status": 429})).await;
     let (st, h, b) = parts(s.get("/", None).await).await;
     assert_error(st, &h, &b, 429, ANON_MESSAGE);
-    assert_eq!((header(&h, "x-ratelimit-remaining"), header(&h, "x-ratelimit-limit"), header(&h, "x-ratelimit-used")), ("0", "1", "1"), "limit 60 × 0.001, at least 1");
+    assert_eq!(
+        (header(&h, "x-ratelimit-remaining"), header(&h, "x-ratelimit-limit"), header(&h, "x-ratelimit-used")),
+        ("0", "1", "1"),
+        "limit 60 × 0.001, at least 1"
+    );
     assert!(h.get("retry-after").is_none());
 });
 

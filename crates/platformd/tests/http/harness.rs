@@ -55,8 +55,22 @@ impl Default for Connections {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { rate_limits: true, rate_limit_factor: 1.0, secondary: no_secondary_limits(), manual_clock: true, base_path: "", max_body_bytes: 1 << 20, openapi_fixture: None,
-                  notifications_sync_limit: 1000, webhooks: loopback_webhooks(), imports: Default::default(), insights_delay_seconds: 0, conns: Default::default(), secret_key: Default::default(), redis: None }
+        Options {
+            rate_limits: true,
+            rate_limit_factor: 1.0,
+            secondary: no_secondary_limits(),
+            manual_clock: true,
+            base_path: "",
+            max_body_bytes: 1 << 20,
+            openapi_fixture: None,
+            notifications_sync_limit: 1000,
+            webhooks: loopback_webhooks(),
+            imports: Default::default(),
+            insights_delay_seconds: 0,
+            conns: Default::default(),
+            secret_key: Default::default(),
+            redis: None,
+        }
     }
 }
 
@@ -200,7 +214,11 @@ impl Server {
     }
 
     pub fn url(&self, path: &str) -> String {
-        if path.starts_with("http") { path.to_string() } else { format!("{}{path}", self.base) }
+        if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.base)
+        }
     }
 
     /// A request with a User-Agent and, when given, a bearer token.
@@ -222,14 +240,8 @@ impl Server {
 
     /// A control-plane call that must succeed; returns its JSON.
     pub async fn admin(&self, method: Method, path: &str, body: Value) -> Value {
-        let r = self
-            .client
-            .request(method, format!("http://{}/_admin{path}", self.addr))
-            .bearer_auth(ADMIN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let r =
+            self.client.request(method, format!("http://{}/_admin{path}", self.addr)).bearer_auth(ADMIN).json(&body).send().await.unwrap();
         let status = r.status();
         let text = r.text().await.unwrap();
         assert!(status.is_success(), "admin {path} -> {status}: {text}");

@@ -119,7 +119,13 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["admin:org_hook"]).await
 }
 
-async fn call(s: &Server, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, token);
     if let Some(b) = body {
         r = r.json(&b);
@@ -157,8 +163,14 @@ both!(crud_and_shapes, |s| {
     assert_eq!((st, b.clone()), (200, json!([])));
 
     // Create: defaults, masked secret, Location.
-    let (st, h, hook) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&t),
-        Some(json!({"name": "web", "config": {"url": "http://127.0.0.1:9/a", "secret": "s3cret"}}))).await;
+    let (st, h, hook) = call(
+        &s,
+        Method::POST,
+        "/orgs/acme/hooks",
+        Some(&t),
+        Some(json!({"name": "web", "config": {"url": "http://127.0.0.1:9/a", "secret": "s3cret"}})),
+    )
+    .await;
     assert_eq!(st, 201, "{hook}");
     let id = hook["id"].as_i64().unwrap();
     let base = format!("{}/orgs/acme/hooks/{id}", s.base);
@@ -181,8 +193,13 @@ both!(crud_and_shapes, |s| {
     assert_eq!(cfg, json!({"content_type": "form", "insecure_ssl": "0", "secret": "********", "url": "http://127.0.0.1:9/a"}));
 
     // Wildcard events, json, insecure_ssl as a number.
-    let h2 = create_hook(&s, &t, json!({"name": "web", "events": ["*"], "active": false,
-        "config": {"url": "https://hooks.example/b", "content_type": "json", "insecure_ssl": 1}})).await;
+    let h2 = create_hook(
+        &s,
+        &t,
+        json!({"name": "web", "events": ["*"], "active": false,
+        "config": {"url": "https://hooks.example/b", "content_type": "json", "insecure_ssl": 1}}),
+    )
+    .await;
     assert_eq!(h2["events"], json!(["*"]));
     assert_eq!(h2["active"], false);
     assert_eq!(h2["config"], json!({"content_type": "json", "insecure_ssl": "1", "url": "https://hooks.example/b"}));
@@ -192,21 +209,35 @@ both!(crud_and_shapes, |s| {
     assert!(header(&hd, "link").contains("rel=\"next\""), "{hd:?}");
 
     // Update without a secret removes it; events and active take their defaults.
-    let (st, _, up) = call(&s, Method::PATCH, &format!("/orgs/acme/hooks/{id}"), Some(&t),
-        Some(json!({"config": {"url": "http://127.0.0.1:9/c", "content_type": "json"}}))).await;
+    let (st, _, up) = call(
+        &s,
+        Method::PATCH,
+        &format!("/orgs/acme/hooks/{id}"),
+        Some(&t),
+        Some(json!({"config": {"url": "http://127.0.0.1:9/c", "content_type": "json"}})),
+    )
+    .await;
     assert_eq!(st, 200, "{up}");
     assert_eq!(up["config"], json!({"content_type": "json", "insecure_ssl": "0", "url": "http://127.0.0.1:9/c"}));
     assert_eq!(up["events"], json!(["push"]));
     // With a secret it is kept (masked); events replaced.
-    let (_, _, up) = call(&s, Method::PATCH, &format!("/orgs/acme/hooks/{id}"), Some(&t),
-        Some(json!({"events": ["push", "status"], "config": {"url": "http://127.0.0.1:9/c", "secret": "new"}}))).await;
+    let (_, _, up) = call(
+        &s,
+        Method::PATCH,
+        &format!("/orgs/acme/hooks/{id}"),
+        Some(&t),
+        Some(json!({"events": ["push", "status"], "config": {"url": "http://127.0.0.1:9/c", "secret": "new"}})),
+    )
+    .await;
     assert_eq!(up["config"]["secret"], "********");
     assert_eq!(up["events"], json!(["push", "status"]));
     // Config update: partial, keeps the secret when none is sent.
-    let (st, _, cfg) = call(&s, Method::PATCH, &format!("/orgs/acme/hooks/{id}/config"), Some(&t), Some(json!({"insecure_ssl": "1"}))).await;
+    let (st, _, cfg) =
+        call(&s, Method::PATCH, &format!("/orgs/acme/hooks/{id}/config"), Some(&t), Some(json!({"insecure_ssl": "1"}))).await;
     assert_eq!(st, 200, "{cfg}");
     assert_eq!(cfg, json!({"content_type": "json", "insecure_ssl": "1", "secret": "********", "url": "http://127.0.0.1:9/c"}));
-    let (st, _, cfg) = call(&s, Method::PATCH, &format!("/orgs/acme/hooks/{id}/config"), Some(&t), Some(json!({"content_type": "xml"}))).await;
+    let (st, _, cfg) =
+        call(&s, Method::PATCH, &format!("/orgs/acme/hooks/{id}/config"), Some(&t), Some(json!({"content_type": "xml"}))).await;
     assert_eq!(st, 422, "{cfg}");
 
     // Validation.
@@ -229,12 +260,24 @@ both!(crud_and_shapes, |s| {
     let (st, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&t), Some(json!({"config": {"url": "http://x.example"}}))).await;
     assert_eq!(st, 422);
     assert!(b["message"].as_str().unwrap().starts_with("Invalid request."), "{b}");
-    let (st, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&t), Some(json!({"name": "web", "config": {"url": "http://x.example"}, "events": "push"}))).await;
+    let (st, _, b) = call(
+        &s,
+        Method::POST,
+        "/orgs/acme/hooks",
+        Some(&t),
+        Some(json!({"name": "web", "config": {"url": "http://x.example"}, "events": "push"})),
+    )
+    .await;
     assert_eq!(st, 422, "{b}");
 
     // 404s.
-    for path in ["/orgs/acme/hooks/999999", "/orgs/acme/hooks/abc", "/orgs/nope/hooks", "/orgs/acme/hooks/999999/config",
-                 &format!("/orgs/acme/hooks/{id}/deliveries/999999")] {
+    for path in [
+        "/orgs/acme/hooks/999999",
+        "/orgs/acme/hooks/abc",
+        "/orgs/nope/hooks",
+        "/orgs/acme/hooks/999999/config",
+        &format!("/orgs/acme/hooks/{id}/deliveries/999999"),
+    ] {
         let (st, h, b) = call(&s, Method::GET, path, Some(&t), None).await;
         assert_error(st, &h, &b, 404, "Not Found");
     }
@@ -259,7 +302,9 @@ both!(who_may_act, |s| {
         let tok = s.classic(login, &["admin:org_hook", "admin:org"]).await;
         let (st, h, b) = call(&s, Method::GET, &get, Some(&tok), None).await;
         assert_error(st, &h, &b, 404, "Not Found");
-        let (st, _, _) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&tok), Some(json!({"name": "web", "config": {"url": "http://x.example"}}))).await;
+        let (st, _, _) =
+            call(&s, Method::POST, "/orgs/acme/hooks", Some(&tok), Some(json!({"name": "web", "config": {"url": "http://x.example"}})))
+                .await;
         assert_eq!(st, 404);
     }
     let repo_only = s.classic("alice", &["repo", "admin:org"]).await;
@@ -278,7 +323,8 @@ both!(who_may_act, |s| {
     assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
     let (st, _, _) = call(&s, Method::POST, &format!("{get}/pings"), Some(&write), None).await;
     assert_eq!(st, 204);
-    let none = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
+    let none =
+        s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
     let (st, _, _) = call(&s, Method::GET, &get, Some(&none), None).await;
     assert_eq!(st, 403);
 
@@ -327,7 +373,9 @@ both!(who_may_act, |s| {
 both!(signed_deliveries, |s| {
     let t = world(&s).await;
     let (url, recv) = Recv::start().await;
-    let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": url, "content_type": "json", "secret": "It's a Secret to Everybody"}})).await;
+    let hook =
+        create_hook(&s, &t, json!({"name": "web", "config": {"url": url, "content_type": "json", "secret": "It's a Secret to Everybody"}}))
+            .await;
     let id = hook["id"].as_i64().unwrap();
     // The ping.
     let hits = recv.wait(1, 10).await;
@@ -438,14 +486,23 @@ both!(signed_deliveries, |s| {
 both!(form_content_and_event_selection, |s| {
     let t = world(&s).await;
     let (url, recv) = Recv::start().await;
-    let form = create_hook(&s, &t, json!({"name": "web", "events": ["status"], "config": {"url": format!("{url}?k=form"), "secret": "abc"}})).await;
+    let form =
+        create_hook(&s, &t, json!({"name": "web", "events": ["status"], "config": {"url": format!("{url}?k=form"), "secret": "abc"}}))
+            .await;
     let (url2, all) = Recv::start().await;
     create_hook(&s, &t, json!({"name": "web", "events": ["*"], "config": {"url": url2, "content_type": "json"}})).await;
     recv.wait(1, 10).await;
     all.wait(1, 10).await;
     s.push("acme/widgets", "refs/heads/main", SHA).await;
     let st = s.classic("alice", &["repo"]).await;
-    let (code, _, _) = call(&s, Method::POST, &format!("/repos/acme/widgets/statuses/{SHA}"), Some(&st), Some(json!({"state": "success", "context": "ci"}))).await;
+    let (code, _, _) = call(
+        &s,
+        Method::POST,
+        &format!("/repos/acme/widgets/statuses/{SHA}"),
+        Some(&st),
+        Some(json!({"state": "success", "context": "ci"})),
+    )
+    .await;
     assert_eq!(code, 201);
     // The wildcard hook gets create, push and status; the status hook only status.
     let hits = all.wait(4, 10).await;
@@ -470,38 +527,43 @@ both!(form_content_and_event_selection, |s| {
     let _ = form;
 });
 
-both!(retries_are_opt_in_with_backoff_and_auto_disable,
-    Options { webhooks: platform_api::webhooks::WebhookSettings { retries: 2, disable_after: 3, ..loopback_webhooks() }, ..Options::default() },
+both!(
+    retries_are_opt_in_with_backoff_and_auto_disable,
+    Options {
+        webhooks: platform_api::webhooks::WebhookSettings { retries: 2, disable_after: 3, ..loopback_webhooks() },
+        ..Options::default()
+    },
     |s| {
-    let t = world(&s).await;
-    let (url, recv) = Recv::start().await;
-    recv.status.store(503, Ordering::SeqCst);
-    let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": url}})).await;
-    let id = hook["id"].as_i64().unwrap();
-    recv.wait(1, 10).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 1, "the retry waits for its backoff");
-    s.advance(9).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 1);
-    s.advance(1).await;
-    recv.wait(2, 10).await;
-    s.advance(30).await;
-    recv.wait(3, 10).await;
-    // Retries exhausted; three consecutive failures disabled the hook.
-    s.advance(3600).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 3);
-    let (_, _, h) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}"), Some(&t), None).await;
-    assert_eq!(h["active"], false, "{h}");
-    let list = deliveries(&s, &t, id, 1).await;
-    assert_eq!(list.len(), 1);
-    assert_eq!(list[0]["status_code"], 503);
-    // An inactive hook gets no deliveries.
-    s.push("acme/widgets", "refs/heads/main", SHA).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 3);
-});
+        let t = world(&s).await;
+        let (url, recv) = Recv::start().await;
+        recv.status.store(503, Ordering::SeqCst);
+        let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": url}})).await;
+        let id = hook["id"].as_i64().unwrap();
+        recv.wait(1, 10).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 1, "the retry waits for its backoff");
+        s.advance(9).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 1);
+        s.advance(1).await;
+        recv.wait(2, 10).await;
+        s.advance(30).await;
+        recv.wait(3, 10).await;
+        // Retries exhausted; three consecutive failures disabled the hook.
+        s.advance(3600).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 3);
+        let (_, _, h) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}"), Some(&t), None).await;
+        assert_eq!(h["active"], false, "{h}");
+        let list = deliveries(&s, &t, id, 1).await;
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0]["status_code"], 503);
+        // An inactive hook gets no deliveries.
+        s.push("acme/widgets", "refs/heads/main", SHA).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 3);
+    }
+);
 
 both!(no_retry_by_default, |s| {
     let t = world(&s).await;
@@ -514,32 +576,34 @@ both!(no_retry_by_default, |s| {
     assert_eq!(recv.count(), 1);
 });
 
-both!(ssrf_guard_refuses_internal_targets,
+both!(
+    ssrf_guard_refuses_internal_targets,
     Options { webhooks: platform_api::webhooks::WebhookSettings::default(), ..Options::default() },
     |s| {
-    let t = world(&s).await;
-    let (url, recv) = Recv::start().await;
-    let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().to_string();
-    let targets = [
-        "http://10.0.0.1/hook".to_string(),
-        "http://169.254.169.254/latest/meta-data".to_string(),
-        url.clone(),
-        format!("http://localhost:{port}/hook"),
-        format!("http://[::1]:{port}/hook"),
-    ];
-    for target in &targets {
-        let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": target}})).await;
-        let id = hook["id"].as_i64().unwrap();
-        let list = deliveries(&s, &t, id, 1).await;
-        assert_eq!(list[0]["status_code"], 0, "{target}: {list:?}");
-        let status = list[0]["status"].as_str().unwrap();
-        assert!(status.starts_with("refused"), "{target}: {status}");
-        let (_, _, full) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}/deliveries/{}", list[0]["id"]), Some(&t), None).await;
-        assert_eq!(full["url"], target.as_str());
+        let t = world(&s).await;
+        let (url, recv) = Recv::start().await;
+        let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().to_string();
+        let targets = [
+            "http://10.0.0.1/hook".to_string(),
+            "http://169.254.169.254/latest/meta-data".to_string(),
+            url.clone(),
+            format!("http://localhost:{port}/hook"),
+            format!("http://[::1]:{port}/hook"),
+        ];
+        for target in &targets {
+            let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": target}})).await;
+            let id = hook["id"].as_i64().unwrap();
+            let list = deliveries(&s, &t, id, 1).await;
+            assert_eq!(list[0]["status_code"], 0, "{target}: {list:?}");
+            let status = list[0]["status"].as_str().unwrap();
+            assert!(status.starts_with("refused"), "{target}: {status}");
+            let (_, _, full) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}/deliveries/{}", list[0]["id"]), Some(&t), None).await;
+            assert_eq!(full["url"], target.as_str());
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(recv.started.load(Ordering::SeqCst), 0, "never connected");
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(recv.started.load(Ordering::SeqCst), 0, "never connected");
-});
+);
 
 // ---------------------------------------------------------------------------------------------
 // Durability with the real binary: a delivery in flight when the server is killed is delivered
@@ -569,9 +633,18 @@ async fn killed_mid_flight(backend: platform_store::Backend) {
     admin(&p.base, "/users", json!({"login": "alice"})).await;
     admin(&p.base, "/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
     admin(&p.base, "/repos", json!({"owner": "acme", "name": "widgets", "private": false})).await;
-    let t = admin(&p.base, "/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["admin:org_hook"]})).await["token"].as_str().unwrap().to_string();
-    let r = http.post(format!("{}/orgs/acme/hooks", p.base)).header("user-agent", UA).bearer_auth(&t)
-        .json(&json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json", "secret": "k"}})).send().await.unwrap();
+    let t = admin(&p.base, "/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["admin:org_hook"]})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = http
+        .post(format!("{}/orgs/acme/hooks", p.base))
+        .header("user-agent", UA)
+        .bearer_auth(&t)
+        .json(&json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json", "secret": "k"}}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 201);
     let hook_id = r.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
     admin(&p.base, "/repos/acme/widgets/refs", json!({"ref": "refs/heads/main", "sha": SHA})).await;
@@ -597,8 +670,16 @@ async fn killed_mid_flight(backend: platform_store::Backend) {
     // Recorded as delivered.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let list: Value = http.get(format!("{}/orgs/acme/hooks/{hook_id}/deliveries", p.base)).header("user-agent", UA).bearer_auth(&t)
-            .send().await.unwrap().json().await.unwrap();
+        let list: Value = http
+            .get(format!("{}/orgs/acme/hooks/{hook_id}/deliveries", p.base))
+            .header("user-agent", UA)
+            .bearer_auth(&t)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         if list.as_array().unwrap().iter().filter(|d| d["status_code"] == 200).count() == 2 {
             break;
         }

@@ -29,7 +29,15 @@ fn params<'a>(op: &'a Value, kind: &str) -> Vec<&'a str> {
 /// Path parameters filled with names of the world below.
 fn fill(template: &str, nasty: Option<(&str, &str)>) -> String {
     let mut out = template.to_string();
-    for (name, value) in [("owner", "acme"), ("repo", "widgets"), ("org", "acme"), ("username", "alice"), ("enterprise", "acme-corp"), ("branch", "main"), ("ref", "main")] {
+    for (name, value) in [
+        ("owner", "acme"),
+        ("repo", "widgets"),
+        ("org", "acme"),
+        ("username", "alice"),
+        ("enterprise", "acme-corp"),
+        ("branch", "main"),
+        ("ref", "main"),
+    ] {
         out = out.replace(&format!("{{{name}}}"), nasty.filter(|(n, _)| *n == name).map_or(value, |(_, v)| v));
     }
     while let Some(start) = out.find('{') {
@@ -122,14 +130,26 @@ both!(strings_over_their_maximum_are_refused, |s| {
     let (st, b) = send(&s, Method::POST, "/repos/acme/widgets/rulesets", &t, Some(&json!({"name": huge, "enforcement": "active"}))).await;
     assert_eq!(st, 422, "{b}");
     let conditions = json!({"ref_name": {"include": [huge], "exclude": []}});
-    let (st, b) = send(&s, Method::POST, "/repos/acme/widgets/rulesets", &t, Some(&json!({"name": "n", "enforcement": "active", "conditions": conditions}))).await;
+    let (st, b) = send(
+        &s,
+        Method::POST,
+        "/repos/acme/widgets/rulesets",
+        &t,
+        Some(&json!({"name": "n", "enforcement": "active", "conditions": conditions})),
+    )
+    .await;
     assert_eq!(st, 422, "{b}");
 });
 
 both!(parsers_refuse_what_they_cannot_read, |s| {
     let t = world(&s).await;
     // Multi-byte characters where parsers cut strings, and out-of-range numbers: 422 or 304/200, never 500.
-    for q in ["timestamp_increment=1%C3%A9", "timestamp_increment=%C3%A9", "timestamp_increment=99999999999999999999d", "min_timestamp=2026-01-01T00:00:00%2Ba%C3%A900"] {
+    for q in [
+        "timestamp_increment=1%C3%A9",
+        "timestamp_increment=%C3%A9",
+        "timestamp_increment=99999999999999999999d",
+        "min_timestamp=2026-01-01T00:00:00%2Ba%C3%A900",
+    ] {
         let url = format!("/orgs/acme/insights/api/time-stats?min_timestamp=2026-01-01T00:00:00Z&{q}");
         let (st, b) = send(&s, Method::GET, &url, &t, None).await;
         assert_eq!(st, 422, "{url}: {b}");
@@ -139,6 +159,11 @@ both!(parsers_refuse_what_they_cannot_read, |s| {
         let (st, b) = send(&s, Method::GET, &url, &t, None).await;
         assert_eq!(st, 422, "{url}: {b}");
     }
-    let r = s.req(Method::GET, "/repos/acme/widgets/events", Some(&t)).header("if-modified-since", "Sun, 06 Nov 99999999999999999 08:49:37 GMT").send().await.unwrap();
+    let r = s
+        .req(Method::GET, "/repos/acme/widgets/events", Some(&t))
+        .header("if-modified-since", "Sun, 06 Nov 99999999999999999 08:49:37 GMT")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 200);
 });

@@ -40,8 +40,12 @@ async fn world(s: &Server) -> World {
     let app = s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
     let inst = s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
     let oa = s.admin_post("/apps", json!({"name": "OA", "owner": "acme", "kind": "oauth"})).await;
-    let installation = token(s, json!({"kind": "installation", "app": "CI", "org": "acme",
-        "permissions": {"organization_private_registries": "read", "organization_api_insights": "read"}})).await;
+    let installation = token(
+        s,
+        json!({"kind": "installation", "app": "CI", "org": "acme",
+        "permissions": {"organization_private_registries": "read", "organization_api_insights": "read"}}),
+    )
+    .await;
     World {
         alice_id,
         bob_id,
@@ -128,10 +132,17 @@ both!(numbers_match_the_script, |s| {
 
     // Time series: every bucket of the window, aligned, empty ones included.
     let five = ok(&s, &format!("time-stats?{WINDOW}&timestamp_increment=5m"), r).await;
-    assert_eq!(five, json!([
-        bucket("2031-03-04T10:00:00Z", 7, 1), bucket("2031-03-04T10:05:00Z", 3, 0), bucket("2031-03-04T10:10:00Z", 0, 0),
-        bucket("2031-03-04T10:15:00Z", 0, 0), bucket("2031-03-04T10:20:00Z", 0, 0), bucket("2031-03-04T10:25:00Z", 0, 0),
-    ]));
+    assert_eq!(
+        five,
+        json!([
+            bucket("2031-03-04T10:00:00Z", 7, 1),
+            bucket("2031-03-04T10:05:00Z", 3, 0),
+            bucket("2031-03-04T10:10:00Z", 0, 0),
+            bucket("2031-03-04T10:15:00Z", 0, 0),
+            bucket("2031-03-04T10:20:00Z", 0, 0),
+            bucket("2031-03-04T10:25:00Z", 0, 0),
+        ])
+    );
     let one = ok(&s, &format!("time-stats?{WINDOW}&timestamp_increment=1m"), r).await;
     let one = one.as_array().unwrap();
     assert_eq!(one.len(), 30);
@@ -156,12 +167,15 @@ both!(numbers_match_the_script, |s| {
 
     // Routes of alice's PAT, by total (default, descending).
     let routes = ok(&s, &format!("route-stats/classic_pat/{}?{WINDOW}", w.alice_pat.1), r).await;
-    assert_eq!(routes, json!([
-        {"http_method": "GET", "api_route": "/orgs/:org/security-managers", "total_request_count": 4, "rate_limited_request_count": 1,
-         "last_request_timestamp": "2031-03-04T10:00:00Z", "last_rate_limited_timestamp": "2031-03-04T10:00:00Z"},
-        {"http_method": "GET", "api_route": "/orgs/:org/private-registries", "total_request_count": 1, "rate_limited_request_count": 0,
-         "last_request_timestamp": "2031-03-04T10:01:05Z", "last_rate_limited_timestamp": null},
-    ]));
+    assert_eq!(
+        routes,
+        json!([
+            {"http_method": "GET", "api_route": "/orgs/:org/security-managers", "total_request_count": 4, "rate_limited_request_count": 1,
+             "last_request_timestamp": "2031-03-04T10:00:00Z", "last_rate_limited_timestamp": "2031-03-04T10:00:00Z"},
+            {"http_method": "GET", "api_route": "/orgs/:org/private-registries", "total_request_count": 1, "rate_limited_request_count": 0,
+             "last_request_timestamp": "2031-03-04T10:01:05Z", "last_rate_limited_timestamp": null},
+        ])
+    );
     let order = |v: &Value| v.as_array().unwrap().iter().map(|r| r["api_route"].as_str().unwrap().to_string()).collect::<Vec<_>>();
     let path = format!("route-stats/classic_pat/{}?{WINDOW}", w.alice_pat.1);
     let (sm, pr) = ("/orgs/:org/security-managers", "/orgs/:org/private-registries");
@@ -189,29 +203,38 @@ both!(numbers_match_the_script, |s| {
 
     // Subjects: users, and the installation acting for itself; not the anonymous caller.
     let subjects = ok(&s, &format!("subject-stats?{WINDOW}"), r).await;
-    assert_eq!(subjects, json!([
-        {"subject_type": "user", "subject_name": "alice", "subject_id": w.alice_id, "total_request_count": 6, "rate_limited_request_count": 1,
-         "last_request_timestamp": "2031-03-04T10:06:05Z", "last_rate_limited_timestamp": "2031-03-04T10:00:00Z"},
-        {"subject_type": "installation", "subject_name": "CI", "subject_id": w.installation.1, "total_request_count": 2, "rate_limited_request_count": 0,
-         "last_request_timestamp": "2031-03-04T10:01:05Z", "last_rate_limited_timestamp": null},
-        {"subject_type": "user", "subject_name": "bob", "subject_id": w.bob_id, "total_request_count": 1, "rate_limited_request_count": 0,
-         "last_request_timestamp": "2031-03-04T10:06:05Z", "last_rate_limited_timestamp": null},
-    ]));
+    assert_eq!(
+        subjects,
+        json!([
+            {"subject_type": "user", "subject_name": "alice", "subject_id": w.alice_id, "total_request_count": 6, "rate_limited_request_count": 1,
+             "last_request_timestamp": "2031-03-04T10:06:05Z", "last_rate_limited_timestamp": "2031-03-04T10:00:00Z"},
+            {"subject_type": "installation", "subject_name": "CI", "subject_id": w.installation.1, "total_request_count": 2, "rate_limited_request_count": 0,
+             "last_request_timestamp": "2031-03-04T10:01:05Z", "last_rate_limited_timestamp": null},
+            {"subject_type": "user", "subject_name": "bob", "subject_id": w.bob_id, "total_request_count": 1, "rate_limited_request_count": 0,
+             "last_request_timestamp": "2031-03-04T10:06:05Z", "last_rate_limited_timestamp": null},
+        ])
+    );
     let names = |v: &Value| v.as_array().unwrap().iter().map(|r| r["subject_name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
     assert_eq!(names(&ok(&s, &format!("subject-stats?{WINDOW}&subject_name_substring=cI"), r).await), ["CI"]);
-    assert_eq!(names(&ok(&s, &format!("subject-stats?{WINDOW}&sort=rate_limited_request_count,subject_name&direction=asc"), r).await), ["CI", "bob", "alice"]);
+    assert_eq!(
+        names(&ok(&s, &format!("subject-stats?{WINDOW}&sort=rate_limited_request_count,subject_name&direction=asc"), r).await),
+        ["CI", "bob", "alice"]
+    );
     assert_eq!(names(&ok(&s, &format!("subject-stats?{WINDOW}&sort=last_request_timestamp"), r).await), ["alice", "bob", "CI"]);
 
     // alice's actors (user-stats).
     let actors = ok(&s, &format!("user-stats/{}?{WINDOW}", w.alice_id), r).await;
-    assert_eq!(actors, json!([
-        {"actor_type": "classic_pat", "actor_name": "deploy-bot", "actor_id": w.alice_pat.1, "integration_id": null, "oauth_application_id": null,
-         "total_request_count": 5, "rate_limited_request_count": 1, "last_request_timestamp": "2031-03-04T10:01:05Z",
-         "last_rate_limited_timestamp": "2031-03-04T10:00:00Z"},
-        {"actor_type": "oauth_app", "actor_name": "OA", "actor_id": w.oauth.1, "integration_id": null, "oauth_application_id": w.oauth.1,
-         "total_request_count": 1, "rate_limited_request_count": 0, "last_request_timestamp": "2031-03-04T10:06:05Z",
-         "last_rate_limited_timestamp": null},
-    ]));
+    assert_eq!(
+        actors,
+        json!([
+            {"actor_type": "classic_pat", "actor_name": "deploy-bot", "actor_id": w.alice_pat.1, "integration_id": null, "oauth_application_id": null,
+             "total_request_count": 5, "rate_limited_request_count": 1, "last_request_timestamp": "2031-03-04T10:01:05Z",
+             "last_rate_limited_timestamp": "2031-03-04T10:00:00Z"},
+            {"actor_type": "oauth_app", "actor_name": "OA", "actor_id": w.oauth.1, "integration_id": null, "oauth_application_id": w.oauth.1,
+             "total_request_count": 1, "rate_limited_request_count": 0, "last_request_timestamp": "2031-03-04T10:06:05Z",
+             "last_rate_limited_timestamp": null},
+        ])
+    );
     let an = |v: &Value| v.as_array().unwrap().iter().map(|r| r["actor_name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
     assert_eq!(an(&ok(&s, &format!("user-stats/{}?{WINDOW}&actor_name_substring=BOT", w.alice_id), r).await), ["deploy-bot"]);
     assert_eq!(an(&ok(&s, &format!("user-stats/{}?{WINDOW}&sort=subject_name&direction=asc", w.alice_id), r).await), ["OA", "deploy-bot"]);
@@ -251,7 +274,9 @@ both!(access_and_headers, |s| {
     assert_eq!(parts(s.get(&path, Some(&fg_other)).await).await.0, 403);
     // Installations: with the permission (the world's token) yes, without no.
     assert_eq!(parts(s.get(&path, Some(&w.installation.0)).await).await.0, 200);
-    let no_perm = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"organization_private_registries": "read"}})).await;
+    let no_perm = s
+        .token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"organization_private_registries": "read"}}))
+        .await;
     let (st, h, b) = parts(s.get(&path, Some(&no_perm)).await).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by integration");
 });
@@ -316,7 +341,17 @@ both!(delay_hides_recent_requests, Options { insights_delay_seconds: 3600, ..Opt
     // An hour after the request it is.
     s.advance(3000).await;
     assert_eq!(parts(s.get(&path, Some(&w.reader)).await).await.2, summary(1, 0));
-    let (_, _, b) = parts(s.req(Method::GET, &format!("{API}/time-stats?min_timestamp=2031-03-04T10:00:00Z&max_timestamp=2031-03-04T10:01:00Z&timestamp_increment=1m"), Some(&w.reader)).send().await.unwrap()).await;
+    let (_, _, b) = parts(
+        s.req(
+            Method::GET,
+            &format!("{API}/time-stats?min_timestamp=2031-03-04T10:00:00Z&max_timestamp=2031-03-04T10:01:00Z&timestamp_increment=1m"),
+            Some(&w.reader),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
     assert_eq!(b, json!([bucket("2031-03-04T10:00:00Z", 1, 0)]));
 });
 

@@ -9,12 +9,36 @@ const COMBINED: &str = "/repos/alice/hello/commits/main/status";
 
 /// Required in both versions (api-facts §4.19).
 const ROOT_KEYS: [&str; 31] = [
-    "current_user_url", "current_user_authorizations_html_url", "current_user_repositories_url",
-    "code_search_url", "commit_search_url", "issue_search_url", "label_search_url", "repository_search_url", "user_search_url",
-    "emails_url", "followers_url", "following_url", "keys_url", "starred_url", "user_url", "user_organizations_url", "user_repositories_url",
-    "emojis_url", "events_url", "feeds_url", "gists_url", "public_gists_url", "starred_gists_url",
-    "issues_url", "notifications_url", "organization_url", "organization_repositories_url", "organization_teams_url",
-    "rate_limit_url", "repository_url",
+    "current_user_url",
+    "current_user_authorizations_html_url",
+    "current_user_repositories_url",
+    "code_search_url",
+    "commit_search_url",
+    "issue_search_url",
+    "label_search_url",
+    "repository_search_url",
+    "user_search_url",
+    "emails_url",
+    "followers_url",
+    "following_url",
+    "keys_url",
+    "starred_url",
+    "user_url",
+    "user_organizations_url",
+    "user_repositories_url",
+    "emojis_url",
+    "events_url",
+    "feeds_url",
+    "gists_url",
+    "public_gists_url",
+    "starred_gists_url",
+    "issues_url",
+    "notifications_url",
+    "organization_url",
+    "organization_repositories_url",
+    "organization_teams_url",
+    "rate_limit_url",
+    "repository_url",
     // Optional, but served.
     "topic_search_url",
 ];
@@ -76,7 +100,18 @@ both!(rate_limit_overview_shape, |s| {
         assert_eq!(st, 200);
         assert_eq!(header(&h, "x-service-api-version-selected"), "2022-11-28");
         let r = b["resources"].as_object().unwrap();
-        for k in ["core", "search", "graphql", "integration_manifest", "source_import", "code_search", "actions_runner_registration", "scim", "dependency_snapshots", "code_scanning_autofix"] {
+        for k in [
+            "core",
+            "search",
+            "graphql",
+            "integration_manifest",
+            "source_import",
+            "code_search",
+            "actions_runner_registration",
+            "scim",
+            "dependency_snapshots",
+            "code_scanning_autofix",
+        ] {
             assert_bucket(k, r.get(k).unwrap_or_else(|| panic!("resources.{k} missing: {b}")));
         }
         for (k, v) in r {
@@ -134,9 +169,8 @@ both!(prometheus_metrics, Options { rate_limit_factor: 0.02, ..Options::default(
     assert_eq!(st, 404);
     let text = metrics().await;
     let line = "platform_http_requests_total{method=\"GET\",route=\"/repos/{owner}/{repo}/commits/{ref}/status\",status=\"200\"}";
-    let count = |text: &str, prefix: &str| -> Option<f64> {
-        text.lines().find_map(|l| l.strip_prefix(prefix).and_then(|v| v.trim().parse().ok()))
-    };
+    let count =
+        |text: &str, prefix: &str| -> Option<f64> { text.lines().find_map(|l| l.strip_prefix(prefix).and_then(|v| v.trim().parse().ok())) };
     assert_eq!(count(&text, &format!("{line} ")), Some(1.0), "{text}");
     assert!(text.contains("# TYPE platform_http_requests_total counter"));
     // Latency histogram: buckets, +Inf, sum and count.

@@ -17,8 +17,12 @@ async fn world(s: &Server) -> String {
 /// Delivers a control-plane notification to `login`; returns the thread.
 async fn notify(s: &Server, login: &str, repo: &str, title: &str, reason: &str) -> Value {
     let url = format!("{}/repos/{repo}/issues/{}", s.base, title.len());
-    s.admin_post("/notifications", json!({"login": login, "repo": repo, "reason": reason,
-        "subject": {"title": title, "type": "Issue", "url": url}})).await
+    s.admin_post(
+        "/notifications",
+        json!({"login": login, "repo": repo, "reason": reason,
+        "subject": {"title": title, "type": "Issue", "url": url}}),
+    )
+    .await
 }
 
 async fn list(s: &Server, q: &str, t: &str) -> (u16, reqwest::header::HeaderMap, Value) {
@@ -139,12 +143,20 @@ both!(token_kinds_and_visibility, |s| {
     let (st, h, b) = list(&s, "", &other).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
     let fg = s.token(json!({"kind": "fine_grained", "login": "bob", "resource_owner": "alice", "permissions": {"statuses": "read"}})).await;
-    for (m, p) in [(Method::GET, "/notifications".to_string()), (Method::GET, path.clone()), (Method::PATCH, path.clone()), (Method::DELETE, path.clone()), (Method::GET, format!("{path}/subscription"))] {
+    for (m, p) in [
+        (Method::GET, "/notifications".to_string()),
+        (Method::GET, path.clone()),
+        (Method::PATCH, path.clone()),
+        (Method::DELETE, path.clone()),
+        (Method::GET, format!("{path}/subscription")),
+    ] {
         let (st, h, b) = send(&s, m, &p, &fg, None).await;
         assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
     }
     let app = s.admin_post("/apps", json!({"name": "helper", "owner": "alice", "kind": "app"})).await;
-    let u2s = s.token(json!({"kind": "user_to_server", "login": "bob", "client_id": app["client_id"], "permissions": {"statuses": "read"}})).await;
+    let u2s = s
+        .token(json!({"kind": "user_to_server", "login": "bob", "client_id": app["client_id"], "permissions": {"statuses": "read"}}))
+        .await;
     let (st, h, b) = list(&s, "", &u2s).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by integration");
     // Another user's thread is 404; their list is their own.
@@ -156,11 +168,21 @@ both!(token_kinds_and_visibility, |s| {
     // A private repository the user cannot see: refused by the control plane; threads on an
     // organization repository vanish when the user leaves the organization.
     s.repo("alice", "secret", true).await;
-    let r = s.client.post(format!("http://{}/_admin/notifications", s.addr)).bearer_auth(ADMIN)
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/notifications", s.addr))
+        .bearer_auth(ADMIN)
         .json(&json!({"login": "bob", "repo": "alice/secret", "reason": "mention", "subject": {"title": "x", "type": "Issue"}}))
-        .send().await.unwrap();
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 422);
-    let secret = s.admin_post("/notifications", json!({"login": "alice", "repo": "alice/secret", "reason": "author", "subject": {"title": "Mine", "type": "Issue"}})).await;
+    let secret = s
+        .admin_post(
+            "/notifications",
+            json!({"login": "alice", "repo": "alice/secret", "reason": "author", "subject": {"title": "Mine", "type": "Issue"}}),
+        )
+        .await;
     assert_eq!(secret["subject"]["url"], format!("{}/repos/alice/secret", s.base));
     let alice = s.classic("alice", &["notifications"]).await;
     assert_eq!(titles(&list(&s, "", &alice).await.2), ["Mine"]);
@@ -198,8 +220,12 @@ both!(filters_pagination_and_order, |s| {
     }
     // Default and maximum page size 50.
     for i in 0..55 {
-        s.admin_post("/notifications", json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
-            "subject": {"title": format!("bulk {i}"), "type": "Issue"}})).await;
+        s.admin_post(
+            "/notifications",
+            json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
+            "subject": {"title": format!("bulk {i}"), "type": "Issue"}}),
+        )
+        .await;
     }
     let (_, h, b) = list(&s, "", &bob).await;
     assert_eq!(b.as_array().unwrap().len(), 50);
@@ -274,13 +300,20 @@ both!(mark_all_read_with_last_read_at, |s| {
 both!(mark_all_read_in_the_background, Options { notifications_sync_limit: 3, ..Options::default() }, |s| {
     let bob = world(&s).await;
     for i in 0..10 {
-        s.admin_post("/notifications", json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
-            "subject": {"title": format!("t{i}"), "type": "Issue"}})).await;
+        s.admin_post(
+            "/notifications",
+            json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
+            "subject": {"title": format!("t{i}"), "type": "Issue"}}),
+        )
+        .await;
     }
     let (st, h, body) = send(&s, Method::PUT, "/notifications", &bob, Some(json!({}))).await;
     assert_eq!(st, 202);
     assert_eq!(header(&h, "content-type"), "application/json; charset=utf-8");
-    assert_eq!(body, json!({"message": "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background."}));
+    assert_eq!(
+        body,
+        json!({"message": "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background."})
+    );
     let mut left = usize::MAX;
     for _ in 0..100 {
         left = list(&s, "", &bob).await.2.as_array().unwrap().len();
@@ -292,8 +325,12 @@ both!(mark_all_read_in_the_background, Options { notifications_sync_limit: 3, ..
     assert_eq!(left, 0, "the background task finished");
     // At or under the limit: synchronous.
     for i in 0..3 {
-        s.admin_post("/notifications", json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
-            "subject": {"title": format!("u{i}"), "type": "Issue"}})).await;
+        s.admin_post(
+            "/notifications",
+            json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
+            "subject": {"title": format!("u{i}"), "type": "Issue"}}),
+        )
+        .await;
     }
     assert_eq!(send(&s, Method::PUT, "/notifications", &bob, None).await.0, 205);
     assert_eq!(list(&s, "", &bob).await.2, json!([]));
@@ -315,9 +352,14 @@ both!(reason_replacement, |s| {
     let (_, _, b) = list(&s, "", &bob).await;
     assert_eq!((b[0]["reason"].clone(), b[0]["unread"].clone()), (json!("subscribed"), json!(true)));
     // Unknown reasons are refused by the control plane.
-    let r = s.client.post(format!("http://{}/_admin/notifications", s.addr)).bearer_auth(ADMIN)
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/notifications", s.addr))
+        .bearer_auth(ADMIN)
         .json(&json!({"login": "bob", "repo": "alice/proj", "reason": "gossip", "subject": {"title": "x", "type": "Issue"}}))
-        .send().await.unwrap();
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 422);
 });
 
@@ -369,8 +411,14 @@ both!(watchers_and_authors_from_activity, |s| {
     // carol (the actor) got nothing.
     assert_eq!(list(&s, "?all=true", &carol).await.2, json!([]));
     // Watching needs a known user.
-    let r = s.client.post(format!("http://{}/_admin/repos/acme/tool/watchers", s.addr)).bearer_auth(ADMIN)
-        .json(&json!({"login": "nobody"})).send().await.unwrap();
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/repos/acme/tool/watchers", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({"login": "nobody"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 422);
 });
 
@@ -396,9 +444,14 @@ both!(openapi_documents_notifications, |s| {
     assert!(doc["components"]["headers"]["Last-Modified"].is_object());
     assert!(doc["components"]["schemas"]["Thread"].is_object());
     assert!(doc["components"]["schemas"]["ThreadSubscription"].is_object());
-    for (p, m) in [("/notifications", "put"), ("/notifications/threads/{thread_id}", "patch"), ("/notifications/threads/{thread_id}", "delete"),
-                   ("/notifications/threads/{thread_id}/subscription", "get"), ("/notifications/threads/{thread_id}/subscription", "put"),
-                   ("/notifications/threads/{thread_id}/subscription", "delete")] {
+    for (p, m) in [
+        ("/notifications", "put"),
+        ("/notifications/threads/{thread_id}", "patch"),
+        ("/notifications/threads/{thread_id}", "delete"),
+        ("/notifications/threads/{thread_id}/subscription", "get"),
+        ("/notifications/threads/{thread_id}/subscription", "put"),
+        ("/notifications/threads/{thread_id}/subscription", "delete"),
+    ] {
         assert!(doc["paths"][p][m]["operationId"].is_string(), "{m} {p}");
     }
     assert!(doc["paths"]["/notifications"]["put"]["responses"]["205"].is_object());

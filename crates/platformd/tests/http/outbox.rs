@@ -30,7 +30,12 @@ async fn every_record_once(stores: Vec<platform_store::Store>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let consumers: Vec<(platform_api::Shared, Arc<dyn Consumer>)> = stores
         .iter()
-        .map(|st| (AppState::new(st.clone(), Arc::new(Clock::manual()), ApiConfig::default()), Arc::new(Recorder(seen.clone())) as Arc<dyn Consumer>))
+        .map(|st| {
+            (
+                AppState::new(st.clone(), Arc::new(Clock::manual()), ApiConfig::default()),
+                Arc::new(Recorder(seen.clone())) as Arc<dyn Consumer>,
+            )
+        })
         .collect();
     let written = Arc::new(Mutex::new(Vec::new()));
     let until = Instant::now() + Duration::from_secs(3);
@@ -47,7 +52,18 @@ async fn every_record_once(stores: Vec<platform_store::Store>) {
                     let id = store
                         .write(move |c| -> Result<i64, DbError> {
                             let payload = serde_json::json!({"w": w});
-                            let id = activity::record(c, &NewActivity { kind: "PushEvent", actor_id: None, repo_id: None, org_id: None, public: true, payload: &payload }, 0)?;
+                            let id = activity::record(
+                                c,
+                                &NewActivity {
+                                    kind: "PushEvent",
+                                    actor_id: None,
+                                    repo_id: None,
+                                    org_id: None,
+                                    public: true,
+                                    payload: &payload,
+                                },
+                                0,
+                            )?;
                             std::thread::sleep(linger);
                             Ok(id)
                         })
@@ -91,7 +107,13 @@ async fn every_record_once(stores: Vec<platform_store::Store>) {
     seen.dedup();
     assert_eq!(seen.len(), handled, "a record was handled twice");
     let missing: Vec<i64> = written.iter().filter(|id| seen.binary_search(id).is_err()).copied().collect();
-    assert!(missing.is_empty(), "{} of {} records never handled, e.g. {:?}", missing.len(), written.len(), &missing[..missing.len().min(10)]);
+    assert!(
+        missing.is_empty(),
+        "{} of {} records never handled, e.g. {:?}",
+        missing.len(),
+        written.len(),
+        &missing[..missing.len().min(10)]
+    );
     assert_eq!(seen.len(), written.len(), "records handled that were not written");
 }
 

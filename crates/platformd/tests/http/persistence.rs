@@ -23,7 +23,8 @@ both!(restart_keeps_everything, |s| {
     let (cid, secret) = (app["client_id"].as_str().unwrap().to_string(), app["client_secret"].as_str().unwrap().to_string());
     let ot = s.token(json!({"kind": "oauth", "login": "alice", "client_id": cid, "scopes": ["repo"]})).await;
     for (ctx, state) in [("ci", "failure"), ("CI", "success"), ("lint", "pending")] {
-        let (st, _, _) = parts(s.post(&format!("/repos/acme/widgets/statuses/{SHA}"), Some(&t), json!({"state": state, "context": ctx})).await).await;
+        let (st, _, _) =
+            parts(s.post(&format!("/repos/acme/widgets/statuses/{SHA}"), Some(&t), json!({"state": state, "context": ctx})).await).await;
         assert_eq!(st, 201);
     }
     s.admin_post("/repos/acme/widgets/rename", json!({"name": "gadgets"})).await;
@@ -62,10 +63,17 @@ both!(restart_keeps_everything, |s| {
     let (st, _, b) = parts(s.get("/repos/acme/gadgets/commits/feature/x/status", Some(&ot)).await).await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["sha"], SHA2);
-    let r = s.req(reqwest::Method::POST, &format!("/applications/{cid}/token"), None).basic_auth(&cid, Some(&secret)).json(&json!({"access_token": ot})).send().await.unwrap();
+    let r = s
+        .req(reqwest::Method::POST, &format!("/applications/{cid}/token"), None)
+        .basic_auth(&cid, Some(&secret))
+        .json(&json!({"access_token": ot}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 200);
     // And it keeps working: new writes, and the 1000-cap count continues from the stored rows.
-    let (st, _, b) = parts(s.post(&format!("/repos/acme/gadgets/statuses/{SHA}"), Some(&t), json!({"state": "success", "context": "lint"})).await).await;
+    let (st, _, b) =
+        parts(s.post(&format!("/repos/acme/gadgets/statuses/{SHA}"), Some(&t), json!({"state": "success", "context": "lint"})).await).await;
     assert_eq!(st, 201, "{b}");
     assert!(b["id"].as_i64().unwrap() > before_list[0]["id"].as_i64().unwrap());
     let (_, _, c) = parts(s.get("/repos/acme/gadgets/commits/main/status", None).await).await;
@@ -200,8 +208,16 @@ async fn populate(h: &Http) -> String {
     h.admin("/users", json!({"login": "alice"})).await;
     h.admin("/repos", json!({"owner": "alice", "name": "durable", "private": true})).await;
     h.admin("/repos/alice/durable/refs", json!({"ref": "refs/heads/main", "sha": SHA})).await;
-    let t = h.admin("/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["repo"]})).await["token"].as_str().unwrap().to_string();
-    let (st, b) = h.call(reqwest::Method::POST, &format!("/repos/alice/durable/statuses/{SHA}"), Some(&t), Some(json!({"state": "success", "context": "durable", "description": "survives restarts"}))).await;
+    let t =
+        h.admin("/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["repo"]})).await["token"].as_str().unwrap().to_string();
+    let (st, b) = h
+        .call(
+            reqwest::Method::POST,
+            &format!("/repos/alice/durable/statuses/{SHA}"),
+            Some(&t),
+            Some(json!({"state": "success", "context": "durable", "description": "survives restarts"})),
+        )
+        .await;
     assert_eq!(st, 201, "{b}");
     t
 }
@@ -251,7 +267,14 @@ async fn binary_sqlite_graceful_shutdown_and_restart() {
     let p = spawn(&db, &[]);
     let h = Http::new(&p.base);
     check_populated(&h, &t).await;
-    let (st, b) = h.call(reqwest::Method::POST, &format!("/repos/alice/durable/statuses/{SHA}"), Some(&t), Some(json!({"state": "failure", "context": "after"}))).await;
+    let (st, b) = h
+        .call(
+            reqwest::Method::POST,
+            &format!("/repos/alice/durable/statuses/{SHA}"),
+            Some(&t),
+            Some(json!({"state": "failure", "context": "after"})),
+        )
+        .await;
     assert_eq!(st, 201, "{b}");
     let (status, _, stderr) = p.terminate();
     assert!(status.success(), "{stderr}");
@@ -287,7 +310,13 @@ async fn binary_generates_an_admin_token_when_none_is_configured() {
         }
     }
     let (admin, base) = (admin.expect("generated admin token printed"), base.expect("listening line"));
-    let r = reqwest::Client::new().post(format!("{base}/_admin/users")).bearer_auth(&admin).json(&json!({"login": "alice"})).send().await.unwrap();
+    let r = reqwest::Client::new()
+        .post(format!("{base}/_admin/users"))
+        .bearer_auth(&admin)
+        .json(&json!({"login": "alice"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 201);
     Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
     let out = child.wait_with_output().unwrap();
@@ -344,7 +373,14 @@ async fn binary_migrate_and_seed() {
         let (st, b) = h.call(reqwest::Method::GET, "/repos/acme/secret-plans/commits/main/status", Some(t), None).await;
         assert_eq!(st, 200, "{b}");
         for name in ["bob-status-only", "ci-installation", "widgets-workflow", "alice-fine-grained"] {
-            let (st, b) = h.call(reqwest::Method::POST, "/repos/acme/widgets/statuses/main", Some(m[name].as_str().unwrap()), Some(json!({"state": "success", "context": name}))).await;
+            let (st, b) = h
+                .call(
+                    reqwest::Method::POST,
+                    "/repos/acme/widgets/statuses/main",
+                    Some(m[name].as_str().unwrap()),
+                    Some(json!({"state": "success", "context": name})),
+                )
+                .await;
             assert_eq!(st, 201, "{name}: {b}");
         }
     }

@@ -32,7 +32,13 @@ async fn world(s: &Server) -> W {
     W { t, key_id: b["key_id"].as_str().unwrap().into(), key: b["key"].as_str().unwrap().into(), widgets, foreign }
 }
 
-async fn call(s: &Server, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, token);
     if let Some(b) = body {
         r = r.json(&b);
@@ -138,8 +144,14 @@ both!(create_get_list_update_delete, |s| {
     assert_eq!(g2["created_at"], g["created_at"]);
     assert_ne!(g2["updated_at"], g["updated_at"]);
     // Leaving `selected` clears the ids; a new sealed value is accepted.
-    let (st, _, _) = call(&s, Method::PATCH, &format!("{BASE}/MAVEN_REPOSITORY_SECRET"), Some(&w.t),
-        Some(json!({"visibility": "all", "encrypted_value": w.sealed("new"), "key_id": w.key_id}))).await;
+    let (st, _, _) = call(
+        &s,
+        Method::PATCH,
+        &format!("{BASE}/MAVEN_REPOSITORY_SECRET"),
+        Some(&w.t),
+        Some(json!({"visibility": "all", "encrypted_value": w.sealed("new"), "key_id": w.key_id})),
+    )
+    .await;
     assert_eq!(st, 204);
     let (_, _, g3) = call(&s, Method::GET, &format!("{BASE}/MAVEN_REPOSITORY_SECRET"), Some(&w.t), None).await;
     assert!(g3.get("selected_repository_ids").is_none());
@@ -160,13 +172,19 @@ both!(every_oidc_kind_is_created_without_a_secret, |s| {
     let w = world(&s).await;
     let kinds = [
         ("oidc_cloud_a", json!({"tenant_id": "t", "client_id": "c"})),
-        ("oidc_cloud_b", json!({"cloud_b_region": "eu-1", "account_id": "1", "role_name": "r", "domain": "d", "domain_owner": "2", "audience": "a"})),
+        (
+            "oidc_cloud_b",
+            json!({"cloud_b_region": "eu-1", "account_id": "1", "role_name": "r", "domain": "d", "domain_owner": "2", "audience": "a"}),
+        ),
         ("oidc_artifact_a", json!({"artifact_a_oidc_provider_name": "p", "identity_mapping_name": "m"})),
         ("oidc_artifact_b", json!({"namespace": "n", "service_slug": "s", "audience": "a", "api_host": "https://h.example"})),
         ("oidc_cloud_c", json!({"workload_identity_provider": "projects/1/locations/global/workloadIdentityPools/p/providers/q"})),
     ];
     for (auth, fields) in kinds {
-        let body = with(json!({"registry_type": "docker_registry", "url": "https://r.example", "visibility": "all", "auth_type": auth}), fields.clone());
+        let body = with(
+            json!({"registry_type": "docker_registry", "url": "https://r.example", "visibility": "all", "auth_type": auth}),
+            fields.clone(),
+        );
         let b = create(&s, &w, body).await;
         assert_eq!(b["auth_type"], auth);
         for (k, v) in fields.as_object().unwrap() {
@@ -181,7 +199,9 @@ both!(every_oidc_kind_is_created_without_a_secret, |s| {
 
 both!(username_password_kind, |s| {
     let w = world(&s).await;
-    let b = create(&s, &w, with(w.token_body(), json!({"auth_type": "username_password", "username": "u", "registry_type": "npm_registry"}))).await;
+    let b =
+        create(&s, &w, with(w.token_body(), json!({"auth_type": "username_password", "username": "u", "registry_type": "npm_registry"})))
+            .await;
     assert_eq!((b["auth_type"].as_str(), b["username"].as_str()), (Some("username_password"), Some("u")));
 });
 
@@ -300,8 +320,20 @@ both!(rule_selected_repository_ids_only_with_selected, |s| {
 
 both!(rule_selected_repositories_belong_to_the_org, |s| {
     let w = world(&s).await;
-    refused(&s, &w, with(w.token_body(), json!({"visibility": "selected", "selected_repository_ids": [w.foreign]})), "selected_repository_ids").await;
-    refused(&s, &w, with(w.token_body(), json!({"visibility": "selected", "selected_repository_ids": [987654321]})), "selected_repository_ids").await;
+    refused(
+        &s,
+        &w,
+        with(w.token_body(), json!({"visibility": "selected", "selected_repository_ids": [w.foreign]})),
+        "selected_repository_ids",
+    )
+    .await;
+    refused(
+        &s,
+        &w,
+        with(w.token_body(), json!({"visibility": "selected", "selected_repository_ids": [987654321]})),
+        "selected_repository_ids",
+    )
+    .await;
 });
 
 both!(rule_sealed_value_must_open_with_the_current_key, |s| {
@@ -367,7 +399,9 @@ both!(permissions, |s| {
     // Installation tokens act for their organization with the permission.
     let app = s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
     s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
-    let inst = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"organization_private_registries": "read"}})).await;
+    let inst = s
+        .token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"organization_private_registries": "read"}}))
+        .await;
     assert_eq!(call(&s, Method::GET, BASE, Some(&inst), None).await.0, 200);
     let (st, h, b) = call(&s, Method::POST, BASE, Some(&inst), Some(w.token_body())).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by integration");

@@ -86,10 +86,13 @@ both!(create_returns_the_full_normalized_ruleset, |s| {
     assert_eq!(b["enforcement"], "active");
     assert_eq!(b["source_type"], "Repository");
     assert_eq!(b["source"], "acme/widgets");
-    assert_eq!(b["bypass_actors"], json!([
+    assert_eq!(
+        b["bypass_actors"],
+        json!([
         {"actor_id": 1, "actor_type": "OrganizationAdmin", "bypass_mode": "always"},
         {"actor_id": null, "actor_type": "DeployKey", "bypass_mode": "always"},
-        {"actor_id": 4, "actor_type": "RepositoryRole", "bypass_mode": "pull_request"}]));
+        {"actor_id": 4, "actor_type": "RepositoryRole", "bypass_mode": "pull_request"}])
+    );
     assert_eq!(b["conditions"], json!({"ref_name": {"include": ["~DEFAULT_BRANCH"], "exclude": []}}));
     assert_eq!(b["rules"], json!([{"type": "update", "parameters": {"update_allows_fetch_and_merge": true}}, {"type": "creation"}]));
     assert_eq!(b["current_user_can_bypass"], "always", "alice owns the organization");
@@ -192,11 +195,20 @@ refused!(rule_type_is_required, W, rule(json!({"parameters": {}})), "/rules/0/ty
 refused!(rule_type_must_be_known, W, rule(json!({"type": "no_force_push"})), VF);
 refused!(rule_parameters_required_where_listed, W, rule(json!({"type": "update"})), "/rules/0/parameters");
 refused!(update_allows_fetch_and_merge_required, W, rule(json!({"type": "update", "parameters": {}})), "update_allows_fetch_and_merge");
-refused!(update_allows_fetch_and_merge_boolean, W, rule(json!({"type": "update", "parameters": {"update_allows_fetch_and_merge": "yes"}})), "is not a boolean");
+refused!(
+    update_allows_fetch_and_merge_boolean,
+    W,
+    rule(json!({"type": "update", "parameters": {"update_allows_fetch_and_merge": "yes"}})),
+    "is not a boolean"
+);
 fn mq(k: &str, v: Value) -> Value {
     let mut p = json!({"check_response_timeout_minutes": 5, "grouping_strategy": "ALLGREEN", "max_entries_to_build": 5, "max_entries_to_merge": 5,
                        "merge_method": "MERGE", "min_entries_to_merge": 1, "min_entries_to_merge_wait_minutes": 5});
-    if v.is_null() { p.as_object_mut().unwrap().remove(k); } else { p[k] = v; }
+    if v.is_null() {
+        p.as_object_mut().unwrap().remove(k);
+    } else {
+        p[k] = v;
+    }
     rule(json!({"type": "merge_queue", "parameters": p}))
 }
 refused!(merge_queue_timeout_at_least_1, W, mq("check_response_timeout_minutes", json!(0)), VF);
@@ -209,12 +221,26 @@ refused!(merge_queue_min_entries_to_merge_range, W, mq("min_entries_to_merge", j
 refused!(merge_queue_wait_minutes_range, W, mq("min_entries_to_merge_wait_minutes", json!(361)), VF);
 refused!(merge_queue_every_parameter_required, W, mq("merge_method", Value::Null), "merge_method");
 refused!(merge_queue_integers_only, W, mq("max_entries_to_build", json!(1.5)), "is not an integer");
-refused!(required_deployments_environments_required, W, rule(json!({"type": "required_deployments", "parameters": {}})), "required_deployment_environments");
-refused!(required_deployments_environments_strings, W, rule(json!({"type": "required_deployments", "parameters": {"required_deployment_environments": [1]}})), "is not a string");
+refused!(
+    required_deployments_environments_required,
+    W,
+    rule(json!({"type": "required_deployments", "parameters": {}})),
+    "required_deployment_environments"
+);
+refused!(
+    required_deployments_environments_strings,
+    W,
+    rule(json!({"type": "required_deployments", "parameters": {"required_deployment_environments": [1]}})),
+    "is not a string"
+);
 fn pr(k: &str, v: Value) -> Value {
     let mut p = json!({"dismiss_stale_reviews_on_push": true, "require_code_owner_review": true, "require_last_push_approval": false,
                        "required_approving_review_count": 1, "required_review_thread_resolution": false});
-    if v.is_null() { p.as_object_mut().unwrap().remove(k); } else { p[k] = v; }
+    if v.is_null() {
+        p.as_object_mut().unwrap().remove(k);
+    } else {
+        p[k] = v;
+    }
     rule(json!({"type": "pull_request", "parameters": p}))
 }
 refused!(pull_request_allowed_merge_methods_at_least_one, W, pr("allowed_merge_methods", json!([])), VF);
@@ -222,41 +248,157 @@ refused!(pull_request_allowed_merge_methods_enum, W, pr("allowed_merge_methods",
 refused!(pull_request_dismiss_stale_required, W, pr("dismiss_stale_reviews_on_push", Value::Null), "dismiss_stale_reviews_on_push");
 refused!(pull_request_code_owner_review_required, W, pr("require_code_owner_review", Value::Null), "require_code_owner_review");
 refused!(pull_request_last_push_approval_required, W, pr("require_last_push_approval", Value::Null), "require_last_push_approval");
-refused!(pull_request_thread_resolution_required, W, pr("required_review_thread_resolution", Value::Null), "required_review_thread_resolution");
+refused!(
+    pull_request_thread_resolution_required,
+    W,
+    pr("required_review_thread_resolution", Value::Null),
+    "required_review_thread_resolution"
+);
 refused!(pull_request_review_count_required, W, pr("required_approving_review_count", Value::Null), "required_approving_review_count");
 refused!(pull_request_review_count_at_most_10, W, pr("required_approving_review_count", json!(11)), VF);
-refused!(pull_request_dismissal_restriction_enabled_required, W, pr("dismissal_restriction", json!({"allowed_actors": []})), "dismissal_restriction/enabled");
-refused!(pull_request_dismissal_actor_type_enum, W, pr("dismissal_restriction", json!({"enabled": true, "allowed_actors": [{"id": 1, "type": "Organization"}]})), VF);
-refused!(pull_request_dismissal_actor_id_required, W, pr("dismissal_restriction", json!({"enabled": true, "allowed_actors": [{"type": "User"}]})), "allowed_actors/0/id");
-refused!(pull_request_reviewers_file_patterns_required, W, pr("required_reviewers", json!([{"minimum_approvals": 1, "reviewer": {"id": 1, "type": "Team"}}])), "file_patterns");
-refused!(pull_request_reviewers_minimum_approvals_not_negative, W, pr("required_reviewers", json!([{"file_patterns": ["*"], "minimum_approvals": -1, "reviewer": {"id": 1, "type": "Team"}}])), VF);
-refused!(pull_request_reviewer_is_a_team, W, pr("required_reviewers", json!([{"file_patterns": ["*"], "minimum_approvals": 1, "reviewer": {"id": 1, "type": "User"}}])), VF);
-refused!(pull_request_reviewer_required, W, pr("required_reviewers", json!([{"file_patterns": ["*"], "minimum_approvals": 1}])), "reviewer");
+refused!(
+    pull_request_dismissal_restriction_enabled_required,
+    W,
+    pr("dismissal_restriction", json!({"allowed_actors": []})),
+    "dismissal_restriction/enabled"
+);
+refused!(
+    pull_request_dismissal_actor_type_enum,
+    W,
+    pr("dismissal_restriction", json!({"enabled": true, "allowed_actors": [{"id": 1, "type": "Organization"}]})),
+    VF
+);
+refused!(
+    pull_request_dismissal_actor_id_required,
+    W,
+    pr("dismissal_restriction", json!({"enabled": true, "allowed_actors": [{"type": "User"}]})),
+    "allowed_actors/0/id"
+);
+refused!(
+    pull_request_reviewers_file_patterns_required,
+    W,
+    pr("required_reviewers", json!([{"minimum_approvals": 1, "reviewer": {"id": 1, "type": "Team"}}])),
+    "file_patterns"
+);
+refused!(
+    pull_request_reviewers_minimum_approvals_not_negative,
+    W,
+    pr("required_reviewers", json!([{"file_patterns": ["*"], "minimum_approvals": -1, "reviewer": {"id": 1, "type": "Team"}}])),
+    VF
+);
+refused!(
+    pull_request_reviewer_is_a_team,
+    W,
+    pr("required_reviewers", json!([{"file_patterns": ["*"], "minimum_approvals": 1, "reviewer": {"id": 1, "type": "User"}}])),
+    VF
+);
+refused!(
+    pull_request_reviewer_required,
+    W,
+    pr("required_reviewers", json!([{"file_patterns": ["*"], "minimum_approvals": 1}])),
+    "reviewer"
+);
 fn rsc(p: Value) -> Value {
     rule(json!({"type": "required_status_checks", "parameters": p}))
 }
 refused!(status_checks_list_required, W, rsc(json!({"strict_required_status_checks_policy": true})), "/required_status_checks");
-refused!(status_checks_context_required, W, rsc(json!({"strict_required_status_checks_policy": true, "required_status_checks": [{"integration_id": 1}]})), "context");
-refused!(status_checks_integration_id_integer, W, rsc(json!({"strict_required_status_checks_policy": true, "required_status_checks": [{"context": "ci", "integration_id": "x"}]})), "is not an integer");
+refused!(
+    status_checks_context_required,
+    W,
+    rsc(json!({"strict_required_status_checks_policy": true, "required_status_checks": [{"integration_id": 1}]})),
+    "context"
+);
+refused!(
+    status_checks_integration_id_integer,
+    W,
+    rsc(json!({"strict_required_status_checks_policy": true, "required_status_checks": [{"context": "ci", "integration_id": "x"}]})),
+    "is not an integer"
+);
 refused!(status_checks_strict_policy_required, W, rsc(json!({"required_status_checks": []})), "strict_required_status_checks_policy");
-refused!(status_checks_do_not_enforce_boolean, W, rsc(json!({"strict_required_status_checks_policy": true, "required_status_checks": [], "do_not_enforce_on_create": 1})), "is not a boolean");
+refused!(
+    status_checks_do_not_enforce_boolean,
+    W,
+    rsc(json!({"strict_required_status_checks_policy": true, "required_status_checks": [], "do_not_enforce_on_create": 1})),
+    "is not a boolean"
+);
 refused!(pattern_operator_required, W, rule(json!({"type": "commit_message_pattern", "parameters": {"pattern": "x"}})), "operator");
-refused!(pattern_operator_enum, W, rule(json!({"type": "commit_author_email_pattern", "parameters": {"operator": "equals", "pattern": "x"}})), VF);
+refused!(
+    pattern_operator_enum,
+    W,
+    rule(json!({"type": "commit_author_email_pattern", "parameters": {"operator": "equals", "pattern": "x"}})),
+    VF
+);
 refused!(pattern_pattern_required, W, rule(json!({"type": "committer_email_pattern", "parameters": {"operator": "contains"}})), "pattern");
-refused!(pattern_regex_must_compile, W, rule(json!({"type": "branch_name_pattern", "parameters": {"operator": "regex", "pattern": "feat(ure"}})), VF);
-refused!(pattern_negate_boolean, W, rule(json!({"type": "tag_name_pattern", "parameters": {"operator": "contains", "pattern": "x", "negate": "no"}})), "is not a boolean");
+refused!(
+    pattern_regex_must_compile,
+    W,
+    rule(json!({"type": "branch_name_pattern", "parameters": {"operator": "regex", "pattern": "feat(ure"}})),
+    VF
+);
+refused!(
+    pattern_negate_boolean,
+    W,
+    rule(json!({"type": "tag_name_pattern", "parameters": {"operator": "contains", "pattern": "x", "negate": "no"}})),
+    "is not a boolean"
+);
 refused!(workflows_list_required, W, rule(json!({"type": "workflows", "parameters": {}})), "workflows");
 refused!(workflows_path_required, W, rule(json!({"type": "workflows", "parameters": {"workflows": [{"repository_id": 1}]}})), "path");
-refused!(workflows_repository_id_required, W, rule(json!({"type": "workflows", "parameters": {"workflows": [{"path": "a.yml"}]}})), "repository_id");
+refused!(
+    workflows_repository_id_required,
+    W,
+    rule(json!({"type": "workflows", "parameters": {"workflows": [{"path": "a.yml"}]}})),
+    "repository_id"
+);
 refused!(code_scanning_tools_required, W, rule(json!({"type": "code_scanning", "parameters": {}})), "code_scanning_tools");
-refused!(code_scanning_alerts_threshold_enum, W, rule(json!({"type": "code_scanning", "parameters": {"code_scanning_tools": [{"tool": "t", "alerts_threshold": "some", "security_alerts_threshold": "all"}]}})), VF);
-refused!(code_scanning_security_threshold_enum, W, rule(json!({"type": "code_scanning", "parameters": {"code_scanning_tools": [{"tool": "t", "alerts_threshold": "all", "security_alerts_threshold": "low"}]}})), VF);
-refused!(code_scanning_tool_required, W, rule(json!({"type": "code_scanning", "parameters": {"code_scanning_tools": [{"alerts_threshold": "all", "security_alerts_threshold": "all"}]}})), "tool");
-refused!(assistant_review_flags_boolean, W, rule(json!({"type": "assistant_code_review", "parameters": {"review_on_push": "true"}})), "is not a boolean");
-refused!(file_path_restriction_paths_required, W, rule(json!({"type": "file_path_restriction", "parameters": {}})), "restricted_file_paths");
+refused!(
+    code_scanning_alerts_threshold_enum,
+    W,
+    rule(
+        json!({"type": "code_scanning", "parameters": {"code_scanning_tools": [{"tool": "t", "alerts_threshold": "some", "security_alerts_threshold": "all"}]}})
+    ),
+    VF
+);
+refused!(
+    code_scanning_security_threshold_enum,
+    W,
+    rule(
+        json!({"type": "code_scanning", "parameters": {"code_scanning_tools": [{"tool": "t", "alerts_threshold": "all", "security_alerts_threshold": "low"}]}})
+    ),
+    VF
+);
+refused!(
+    code_scanning_tool_required,
+    W,
+    rule(
+        json!({"type": "code_scanning", "parameters": {"code_scanning_tools": [{"alerts_threshold": "all", "security_alerts_threshold": "all"}]}})
+    ),
+    "tool"
+);
+refused!(
+    assistant_review_flags_boolean,
+    W,
+    rule(json!({"type": "assistant_code_review", "parameters": {"review_on_push": "true"}})),
+    "is not a boolean"
+);
+refused!(
+    file_path_restriction_paths_required,
+    W,
+    rule(json!({"type": "file_path_restriction", "parameters": {}})),
+    "restricted_file_paths"
+);
 refused!(max_file_path_length_at_least_1, W, rule(json!({"type": "max_file_path_length", "parameters": {"max_file_path_length": 0}})), VF);
-refused!(max_file_path_length_at_most_32767, W, rule(json!({"type": "max_file_path_length", "parameters": {"max_file_path_length": 32768}})), VF);
-refused!(file_extension_restriction_required, W, rule(json!({"type": "file_extension_restriction", "parameters": {"restricted_file_extensions": "exe"}})), "restricted_file_extensions");
+refused!(
+    max_file_path_length_at_most_32767,
+    W,
+    rule(json!({"type": "max_file_path_length", "parameters": {"max_file_path_length": 32768}})),
+    VF
+);
+refused!(
+    file_extension_restriction_required,
+    W,
+    rule(json!({"type": "file_extension_restriction", "parameters": {"restricted_file_extensions": "exe"}})),
+    "restricted_file_extensions"
+);
 refused!(max_file_size_at_least_1, W, rule(json!({"type": "max_file_size", "parameters": {"max_file_size": 0}})), VF);
 refused!(max_file_size_at_most_100, W, rule(json!({"type": "max_file_size", "parameters": {"max_file_size": 101}})), VF);
 // Bypass actors.
@@ -269,11 +411,31 @@ refused!(bypass_actor_id_required_for_integrations, W, json!({"bypass_actors": [
 refused!(bypass_actor_id_required_for_repository_roles, W, json!({"bypass_actors": [{"actor_type": "RepositoryRole"}]}), "actor_id");
 refused!(bypass_actor_id_integer, W, json!({"bypass_actors": [{"actor_type": "User", "actor_id": "alice"}]}), "actor_id");
 refused!(bypass_deploy_key_id_is_null, W, json!({"bypass_actors": [{"actor_type": "DeployKey", "actor_id": 3}]}), VF);
-refused!(optional_parameters_are_not_null, W, rule(json!({"type": "assistant_code_review", "parameters": {"review_on_push": null}})), "is not a boolean");
+refused!(
+    optional_parameters_are_not_null,
+    W,
+    rule(json!({"type": "assistant_code_review", "parameters": {"review_on_push": null}})),
+    "is not a boolean"
+);
 refused!(bypass_mode_enum, W, json!({"bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "sometimes"}]}), VF);
-refused!(bypass_pull_request_not_for_deploy_keys, W, json!({"bypass_actors": [{"actor_type": "DeployKey", "bypass_mode": "pull_request"}]}), VF);
-refused!(bypass_pull_request_only_for_branch_rulesets, W, json!({"target": "tag", "bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]}), VF);
-refused!(bypass_organization_admin_not_for_personal_repositories, "carol/notes", json!({"bypass_actors": [{"actor_type": "OrganizationAdmin", "actor_id": 1}]}), VF);
+refused!(
+    bypass_pull_request_not_for_deploy_keys,
+    W,
+    json!({"bypass_actors": [{"actor_type": "DeployKey", "bypass_mode": "pull_request"}]}),
+    VF
+);
+refused!(
+    bypass_pull_request_only_for_branch_rulesets,
+    W,
+    json!({"target": "tag", "bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]}),
+    VF
+);
+refused!(
+    bypass_organization_admin_not_for_personal_repositories,
+    "carol/notes",
+    json!({"bypass_actors": [{"actor_type": "OrganizationAdmin", "actor_id": 1}]}),
+    VF
+);
 
 both!(refusals_name_the_field_and_bodies_must_be_json_objects, |s| {
     let t = world(&s).await;
@@ -281,7 +443,13 @@ both!(refusals_name_the_field_and_bodies_must_be_json_objects, |s| {
     assert_error(st, &h, &b, 422, VF);
     assert_eq!(b["errors"][0]["resource"], "Ruleset");
     assert_eq!(b["errors"][0]["field"], "enforcement");
-    let (st, _, b) = create(&s, W, Some(&t), json!({"name": "x", "enforcement": "active", "rules": [{"type": "max_file_size", "parameters": {"max_file_size": 101}}]})).await;
+    let (st, _, b) = create(
+        &s,
+        W,
+        Some(&t),
+        json!({"name": "x", "enforcement": "active", "rules": [{"type": "max_file_size", "parameters": {"max_file_size": 101}}]}),
+    )
+    .await;
     assert_eq!(st, 422);
     assert_eq!(b["errors"][0]["field"], "/rules/0/parameters/max_file_size", "{b}");
     let r = s.req(Method::POST, "/repos/acme/widgets/rulesets", Some(&t)).body("[1]").send().await.unwrap();
@@ -311,14 +479,21 @@ both!(get_update_delete_and_history, |s| {
     assert_ne!(up["updated_at"], b["updated_at"]);
     assert_eq!(up["created_at"], b["created_at"]);
     // A refused update changes nothing.
-    let (st, _, _) = put(&s, &path, Some(&t), json!({"target": "tag", "bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]})).await;
+    let (st, _, _) = put(
+        &s,
+        &path,
+        Some(&t),
+        json!({"target": "tag", "bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]}),
+    )
+    .await;
     assert_eq!(st, 422);
     let (_, _, again) = get(&s, &path, Some(&t)).await;
     assert_eq!(again, up);
     // The target is kept when not sent, and pull_request bypass is then checked against it.
     let (st, _, tag) = put(&s, &path, Some(&t), json!({"target": "tag"})).await;
     assert_eq!((st, tag["target"].as_str()), (200, Some("tag")));
-    let (st, _, _) = put(&s, &path, Some(&t), json!({"bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]})).await;
+    let (st, _, _) =
+        put(&s, &path, Some(&t), json!({"bypass_actors": [{"actor_type": "User", "actor_id": 1, "bypass_mode": "pull_request"}]})).await;
     assert_eq!(st, 422, "pull_request bypass on what is now a tag ruleset");
     // History: newest first, with the actor.
     let (st, _, hist) = get(&s, &format!("{path}/history"), Some(&t)).await;
@@ -389,8 +564,12 @@ both!(list_with_parents_and_targets, |s| {
     assert_eq!(o["source"], "acme");
     assert_eq!(o["conditions"]["repository_name"], json!({"include": ["wid*"], "exclude": [], "protected": false}));
     // Not for gadgets: its name does not match.
-    let other = org_ruleset(&s, json!({"name": "gadgets only", "enforcement": "active",
-        "conditions": {"repository_id": {"repository_ids": [999]}}})).await;
+    let other = org_ruleset(
+        &s,
+        json!({"name": "gadgets only", "enforcement": "active",
+        "conditions": {"repository_id": {"repository_ids": [999]}}}),
+    )
+    .await;
     let ids = |v: &Value| v.as_array().unwrap().iter().map(|x| x["id"].as_i64().unwrap()).collect::<Vec<_>>();
     let (st, h, all) = get(&s, "/repos/acme/widgets/rulesets", None).await;
     assert_eq!(st, 200, "public repositories list without credentials");
@@ -415,7 +594,10 @@ both!(list_with_parents_and_targets, |s| {
     let (_, h, p) = get(&s, "/repos/acme/widgets/rulesets?per_page=2&targets=branch,tag,push", None).await;
     assert_eq!(ids(&p).len(), 2);
     let link = header(&h, "link");
-    assert!(link.contains(&format!("<{}/repos/acme/widgets/rulesets?per_page=2&targets=branch%2Ctag%2Cpush&page=2>; rel=\"next\"", s.base)), "{link}");
+    assert!(
+        link.contains(&format!("<{}/repos/acme/widgets/rulesets?per_page=2&targets=branch%2Ctag%2Cpush&page=2>; rel=\"next\"", s.base)),
+        "{link}"
+    );
     // The organization ruleset is readable through the repository (with parents), not without.
     let oid = o["id"].as_i64().unwrap();
     let (st, _, got) = get(&s, &format!("/repos/acme/widgets/rulesets/{oid}"), Some(&t)).await;
@@ -443,7 +625,8 @@ both!(control_plane_validates_organization_rulesets, |s| {
     let post = |body: Value| {
         let s = &s;
         async move {
-            let r = s.client.post(format!("http://{}/_admin/orgs/acme/rulesets", s.addr)).bearer_auth(ADMIN).json(&body).send().await.unwrap();
+            let r =
+                s.client.post(format!("http://{}/_admin/orgs/acme/rulesets", s.addr)).bearer_auth(ADMIN).json(&body).send().await.unwrap();
             parts(r).await
         }
     };
@@ -455,10 +638,23 @@ both!(control_plane_validates_organization_rulesets, |s| {
     assert_eq!(st, 422);
     let (st, _, _) = post(json!({"name": "x", "enforcement": "active", "conditions": {"repository_name": {"include": ["~ALL"]}}, "rules": [{"type": "bogus"}]})).await;
     assert_eq!(st, 422);
-    let r = s.client.post(format!("http://{}/_admin/orgs/nope/rulesets", s.addr)).bearer_auth(ADMIN)
-        .json(&json!({"name": "x", "enforcement": "active", "conditions": {"repository_name": {"include": ["~ALL"]}}})).send().await.unwrap();
+    let r = s
+        .client
+        .post(format!("http://{}/_admin/orgs/nope/rulesets", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({"name": "x", "enforcement": "active", "conditions": {"repository_name": {"include": ["~ALL"]}}}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 422, "unknown organization");
-    let r = s.client.put(format!("http://{}/_admin/orgs/acme/rulesets/12345", s.addr)).bearer_auth(ADMIN).json(&json!({})).send().await.unwrap();
+    let r = s
+        .client
+        .put(format!("http://{}/_admin/orgs/acme/rulesets/12345", s.addr))
+        .bearer_auth(ADMIN)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 404);
     let r = s.client.post(format!("http://{}/_admin/orgs/acme/rulesets", s.addr)).json(&json!({})).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 401, "the control plane needs the admin token");
@@ -466,15 +662,35 @@ both!(control_plane_validates_organization_rulesets, |s| {
 
 both!(rules_for_a_branch_match_conditions, |s| {
     let t = world(&s).await;
-    let mk = |name: &str, include: Value, exclude: Value, rules: Value| {
-        json!({"name": name, "enforcement": "active", "conditions": {"ref_name": {"include": include, "exclude": exclude}}, "rules": rules})
-    };
+    let mk = |name: &str, include: Value, exclude: Value, rules: Value| json!({"name": name, "enforcement": "active", "conditions": {"ref_name": {"include": include, "exclude": exclude}}, "rules": rules});
     let r = |ty: &str| json!({"type": ty});
     created(&s, W, &t, mk("default", json!(["~DEFAULT_BRANCH"]), json!([]), json!([r("deletion")]))).await;
     created(&s, W, &t, mk("features", json!(["refs/heads/feature/*"]), json!(["refs/heads/feature/tmp*"]), json!([r("creation")]))).await;
     created(&s, W, &t, mk("deep", json!(["refs/heads/release/**/*"]), json!([]), json!([r("required_signatures")]))).await;
-    created(&s, W, &t, mk("all", json!(["~ALL"]), json!(["refs/heads/main", "refs/heads/feature/**"]), json!([r("non_fast_forward"), r("required_linear_history")]))).await;
-    created(&s, W, &t, mk("braces", json!(["refs/heads/{dev,stage}"]), json!([]), json!([{"type": "update", "parameters": {"update_allows_fetch_and_merge": true}}]))).await;
+    created(
+        &s,
+        W,
+        &t,
+        mk(
+            "all",
+            json!(["~ALL"]),
+            json!(["refs/heads/main", "refs/heads/feature/**"]),
+            json!([r("non_fast_forward"), r("required_linear_history")]),
+        ),
+    )
+    .await;
+    created(
+        &s,
+        W,
+        &t,
+        mk(
+            "braces",
+            json!(["refs/heads/{dev,stage}"]),
+            json!([]),
+            json!([{"type": "update", "parameters": {"update_allows_fetch_and_merge": true}}]),
+        ),
+    )
+    .await;
     // Not applied: evaluate, disabled, tag rulesets, and rulesets without ref conditions.
     let mut e = mk("evaluate", json!(["~ALL"]), json!([]), json!([{"type": "max_file_size", "parameters": {"max_file_size": 5}}]));
     e["enforcement"] = json!("evaluate");
@@ -502,9 +718,20 @@ both!(rules_for_a_branch_match_conditions, |s| {
     assert!(rules[0]["ruleset_id"].as_i64().is_some());
     assert!(rules[0].get("parameters").is_none(), "rules without parameters have none: {rules}");
     // Changes apply at once (the compiled set is rebuilt after writes).
-    let id = created(&s, W, &t, mk("later", json!(["refs/heads/main"]), json!([]), json!([{"type": "max_file_size", "parameters": {"max_file_size": 1}}]))).await["id"].as_i64().unwrap();
+    let id = created(
+        &s,
+        W,
+        &t,
+        mk("later", json!(["refs/heads/main"]), json!([]), json!([{"type": "max_file_size", "parameters": {"max_file_size": 1}}])),
+    )
+    .await["id"]
+        .as_i64()
+        .unwrap();
     let (_, _, rules) = get(&s, "/repos/acme/widgets/rules/branches/main", None).await;
-    assert_eq!(rules[1], json!({"type": "max_file_size", "ruleset_source_type": "Repository", "ruleset_source": "acme/widgets", "ruleset_id": id, "parameters": {"max_file_size": 1}}));
+    assert_eq!(
+        rules[1],
+        json!({"type": "max_file_size", "ruleset_source_type": "Repository", "ruleset_source": "acme/widgets", "ruleset_id": id, "parameters": {"max_file_size": 1}})
+    );
     put(&s, &format!("/repos/acme/widgets/rulesets/{id}"), Some(&t), json!({"enforcement": "evaluate"})).await;
     assert_eq!(rule_types(&s, W, "main", None).await, ["deletion"]);
     // Pagination over the rules.
@@ -516,17 +743,30 @@ both!(rules_for_a_branch_match_conditions, |s| {
 both!(organization_rulesets_apply_to_matching_repositories, |s| {
     let t = world(&s).await;
     created(&s, W, &t, base()).await;
-    org_ruleset(&s, json!({"name": "by name", "enforcement": "active",
+    org_ruleset(
+        &s,
+        json!({"name": "by name", "enforcement": "active",
         "conditions": {"ref_name": {"include": ["~DEFAULT_BRANCH"]}, "repository_name": {"include": ["~ALL"], "exclude": ["gadg*"]}},
-        "rules": [{"type": "commit_message_pattern", "parameters": {"operator": "starts_with", "pattern": "issue"}}]})).await;
+        "rules": [{"type": "commit_message_pattern", "parameters": {"operator": "starts_with", "pattern": "issue"}}]}),
+    )
+    .await;
     let gadgets_id = s.admin_post("/repos", json!({"owner": "acme", "name": "tools"})).await["id"].as_i64().unwrap();
-    org_ruleset(&s, json!({"name": "by id", "enforcement": "active",
+    org_ruleset(
+        &s,
+        json!({"name": "by id", "enforcement": "active",
         "conditions": {"ref_name": {"include": ["~ALL"]}, "repository_id": {"repository_ids": [gadgets_id]}},
-        "rules": [{"type": "required_signatures"}]})).await;
-    org_ruleset(&s, json!({"name": "evaluating", "enforcement": "evaluate",
-        "conditions": {"ref_name": {"include": ["~ALL"]}, "repository_name": {"include": ["~ALL"]}}, "rules": [{"type": "creation"}]})).await;
+        "rules": [{"type": "required_signatures"}]}),
+    )
+    .await;
+    org_ruleset(
+        &s,
+        json!({"name": "evaluating", "enforcement": "evaluate",
+        "conditions": {"ref_name": {"include": ["~ALL"]}, "repository_name": {"include": ["~ALL"]}}, "rules": [{"type": "creation"}]}),
+    )
+    .await;
     let (_, _, rules) = get(&s, "/repos/acme/widgets/rules/branches/main", None).await;
-    let kinds: Vec<(&str, &str)> = rules.as_array().unwrap().iter().map(|r| (r["type"].as_str().unwrap(), r["ruleset_source_type"].as_str().unwrap())).collect();
+    let kinds: Vec<(&str, &str)> =
+        rules.as_array().unwrap().iter().map(|r| (r["type"].as_str().unwrap(), r["ruleset_source_type"].as_str().unwrap())).collect();
     assert_eq!(kinds, [("deletion", "Repository"), ("non_fast_forward", "Repository"), ("commit_message_pattern", "Organization")]);
     assert_eq!(rules[2]["ruleset_source"], "acme");
     assert_eq!(rules[2]["parameters"], json!({"operator": "starts_with", "pattern": "issue"}));
@@ -555,7 +795,9 @@ both!(bypass_visibility_and_current_user_can_bypass, |s| {
     assert_eq!(anon["current_user_can_bypass"], "never");
     assert!(anon.get("bypass_actors").is_none());
     // A repository role (admin is 5) and a user actor.
-    let (_, _, up) = put(&s, &path, Some(&t), json!({"bypass_actors": [{"actor_type": "RepositoryRole", "actor_id": 5, "bypass_mode": "exempt"}]})).await;
+    let (_, _, up) =
+        put(&s, &path, Some(&t), json!({"bypass_actors": [{"actor_type": "RepositoryRole", "actor_id": 5, "bypass_mode": "exempt"}]}))
+            .await;
     assert_eq!(up["current_user_can_bypass"], "exempt");
     let (_, _, as_bob) = get(&s, &path, Some(&bob)).await;
     assert_eq!(as_bob["current_user_can_bypass"], "never");
@@ -566,9 +808,14 @@ both!(permission_matrix, |s| {
     let bob = s.classic("bob", &["repo"]).await;
     let carol = s.classic("carol", &["repo"]).await;
     let no_scope = s.classic("alice", &["read:org"]).await;
-    let fg_admin = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"administration": "write"}})).await;
-    let fg_read = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"administration": "read"}})).await;
-    let fg_none = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
+    let fg_admin = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"administration": "write"}}))
+        .await;
+    let fg_read = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"administration": "read"}}))
+        .await;
+    let fg_none =
+        s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"statuses": "write"}})).await;
     let app = s.admin_post("/apps", json!({"name": "Rules", "owner": "acme", "kind": "app"})).await;
     s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
     let inst = s.token(json!({"kind": "installation", "app": "Rules", "org": "acme", "permissions": {"administration": "write"}})).await;
@@ -601,8 +848,12 @@ both!(permission_matrix, |s| {
             let (st, h, b) = if i % 2 == 0 {
                 // Every read operation answers alike.
                 let mut last = None;
-                for p in [format!("/repos/{repo}/rulesets"), format!("/repos/{repo}/rulesets/{id}"), format!("/repos/{repo}/rulesets/{id}/history"),
-                          format!("/repos/{repo}/rules/branches/main")] {
+                for p in [
+                    format!("/repos/{repo}/rulesets"),
+                    format!("/repos/{repo}/rulesets/{id}"),
+                    format!("/repos/{repo}/rulesets/{id}/history"),
+                    format!("/repos/{repo}/rules/branches/main"),
+                ] {
                     let got = get(&s, &p, token).await;
                     assert_eq!(got.0, want_st, "{who} GET {p}: {}", got.2);
                     last = Some(got);
@@ -638,11 +889,15 @@ both!(seeded_rulesets_and_openapi, |s| {
     let (_, _, hist) = get(&s, &format!("/repos/acme/widgets/rulesets/{}/history", made["id"]), None).await;
     assert_eq!(hist[0]["actor"]["type"], "Organization", "control-plane versions name the owner: {hist}");
     let doc: Value = s.get("/openapi.json", None).await.json().await.unwrap();
-    for (path, method) in [("/repos/{owner}/{repo}/rules/branches/{branch}", "get"), ("/repos/{owner}/{repo}/rulesets", "post"),
-                           ("/repos/{owner}/{repo}/rulesets/{ruleset_id}/history/{version_id}", "get")] {
+    for (path, method) in [
+        ("/repos/{owner}/{repo}/rules/branches/{branch}", "get"),
+        ("/repos/{owner}/{repo}/rulesets", "post"),
+        ("/repos/{owner}/{repo}/rulesets/{ruleset_id}/history/{version_id}", "get"),
+    ] {
         assert!(doc["paths"][path][method]["operationId"].is_string(), "{path}");
     }
-    let rules = &doc["paths"]["/repos/{owner}/{repo}/rulesets"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]["rules"];
+    let rules = &doc["paths"]["/repos/{owner}/{repo}/rulesets"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        ["properties"]["rules"];
     assert_eq!(rules["items"]["anyOf"].as_array().unwrap().len(), 23, "every rule type is published");
     assert_eq!(doc["paths"]["/repos/{owner}/{repo}/rulesets"]["post"]["x-accepted-service-permissions"], "administration=write");
 });

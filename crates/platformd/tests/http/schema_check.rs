@@ -65,7 +65,9 @@ fn check(doc: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<Stri
         for (k, field) in m {
             match schema["properties"].get(k) {
                 Some(p) => check(doc, p, field, &format!("{at}.{k}"), errors),
-                None if schema["additionalProperties"].is_object() => check(doc, &schema["additionalProperties"], field, &format!("{at}.{k}"), errors),
+                None if schema["additionalProperties"].is_object() => {
+                    check(doc, &schema["additionalProperties"], field, &format!("{at}.{k}"), errors)
+                }
                 None => {}
             }
         }

@@ -96,20 +96,24 @@ both!(content_creation_80_per_minute, defaults(), |s| {
     assert_eq!(st, 201, "a new minute");
 });
 
-both!(content_creation_per_hour, with(SecondarySettings { content_per_minute: 2, content_per_hour: 3, ..SecondarySettings::default() }), |s| {
-    let t = setup(&s).await;
-    let post = || s.post(STATUSES, Some(&t), json!({"state": "success"}));
-    assert_eq!(post().await.status(), 201);
-    assert_eq!(post().await.status(), 201);
-    let (st, h, b) = parts(post().await).await;
-    assert_eq!(assert_secondary(st, &h, &b), 60, "the minute");
-    s.advance(60).await;
-    assert_eq!(post().await.status(), 201, "third of the hour");
-    let (st, h, b) = parts(post().await).await;
-    assert_eq!(assert_secondary(st, &h, &b), 3540, "the hour");
-    s.advance(3540).await;
-    assert_eq!(post().await.status(), 201);
-});
+both!(
+    content_creation_per_hour,
+    with(SecondarySettings { content_per_minute: 2, content_per_hour: 3, ..SecondarySettings::default() }),
+    |s| {
+        let t = setup(&s).await;
+        let post = || s.post(STATUSES, Some(&t), json!({"state": "success"}));
+        assert_eq!(post().await.status(), 201);
+        assert_eq!(post().await.status(), 201);
+        let (st, h, b) = parts(post().await).await;
+        assert_eq!(assert_secondary(st, &h, &b), 60, "the minute");
+        s.advance(60).await;
+        assert_eq!(post().await.status(), 201, "third of the hour");
+        let (st, h, b) = parts(post().await).await;
+        assert_eq!(assert_secondary(st, &h, &b), 3540, "the hour");
+        s.advance(3540).await;
+        assert_eq!(post().await.status(), 201);
+    }
+);
 
 both!(concurrent_requests_per_user, defaults(), |s| {
     let t = setup(&s).await;
@@ -197,21 +201,39 @@ both!(token_checks_do_not_count_as_failed_logins, defaults(), |s| {
     assert_eq!(s.get(COMBINED, Some(&t)).await.status(), 200);
 });
 
-both!(switched_off, Options { rate_limits: false, secondary: SecondarySettings { points_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() }, ..Options::default() }, |s| {
-    let t = setup(&s).await;
-    for _ in 0..3 {
-        assert_eq!(s.get(COMBINED, Some("svp_not_a_real_token_0000000000000000000")).await.status(), 401);
-        assert_eq!(s.get(COMBINED, Some(&t)).await.status(), 200);
+both!(
+    switched_off,
+    Options {
+        rate_limits: false,
+        secondary: SecondarySettings { points_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() },
+        ..Options::default()
+    },
+    |s| {
+        let t = setup(&s).await;
+        for _ in 0..3 {
+            assert_eq!(s.get(COMBINED, Some("svp_not_a_real_token_0000000000000000000")).await.status(), 401);
+            assert_eq!(s.get(COMBINED, Some(&t)).await.status(), 200);
+        }
     }
-});
+);
 
-both!(switched_off_alone, with(SecondarySettings { enabled: false, points_per_minute: 1, content_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() }), |s| {
-    let t = setup(&s).await;
-    for _ in 0..3 {
-        assert_eq!(s.get(COMBINED, Some("svp_not_a_real_token_0000000000000000000")).await.status(), 401);
-        assert_eq!(s.post(STATUSES, Some(&t), json!({"state": "success"})).await.status(), 201);
+both!(
+    switched_off_alone,
+    with(SecondarySettings {
+        enabled: false,
+        points_per_minute: 1,
+        content_per_minute: 1,
+        login_attempts: 1,
+        ..SecondarySettings::default()
+    }),
+    |s| {
+        let t = setup(&s).await;
+        for _ in 0..3 {
+            assert_eq!(s.get(COMBINED, Some("svp_not_a_real_token_0000000000000000000")).await.status(), 401);
+            assert_eq!(s.post(STATUSES, Some(&t), json!({"state": "success"})).await.status(), 201);
+        }
+        // Primary limits still apply.
+        let (_, h, _) = parts(s.get(COMBINED, Some(&t)).await).await;
+        assert_eq!(header(&h, "x-ratelimit-used"), "4");
     }
-    // Primary limits still apply.
-    let (_, h, _) = parts(s.get(COMBINED, Some(&t)).await).await;
-    assert_eq!(header(&h, "x-ratelimit-used"), "4");
-});
+);

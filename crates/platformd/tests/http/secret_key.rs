@@ -12,7 +12,11 @@ const KEY: AtRestKey = AtRestKey::External([7; 32]);
 
 async fn keys(s: &Server) -> Vec<(String, String)> {
     s.store
-        .read(|c| Ok::<_, platform_store::DbError>(c.query("SELECT name, value FROM webhook_keys ORDER BY name", &[])?.iter().map(|r| (r.string(0), r.string(1))).collect()))
+        .read(|c| {
+            Ok::<_, platform_store::DbError>(
+                c.query("SELECT name, value FROM webhook_keys ORDER BY name", &[])?.iter().map(|r| (r.string(0), r.string(1))).collect(),
+            )
+        })
         .await
         .unwrap()
 }
@@ -38,7 +42,12 @@ async fn verify(s: &Server, value: &str) -> bool {
 async fn put_secret(s: &Server, t: &str, value: &str) {
     let b: Value = s.get("/repos/acme/widgets/devenvs/secrets/public-key", Some(t)).await.json().await.unwrap();
     let sealed = secrets::seal_for(b["key"].as_str().unwrap(), value.as_bytes()).unwrap();
-    let r = s.req(Method::PUT, "/repos/acme/widgets/devenvs/secrets/MY_TOKEN", Some(t)).json(&json!({"encrypted_value": sealed, "key_id": b["key_id"]})).send().await.unwrap();
+    let r = s
+        .req(Method::PUT, "/repos/acme/widgets/devenvs/secrets/MY_TOKEN", Some(t))
+        .json(&json!({"encrypted_value": sealed, "key_id": b["key_id"]}))
+        .send()
+        .await
+        .unwrap();
     assert!(r.status().is_success(), "{}", r.status());
 }
 
@@ -47,7 +56,12 @@ both!(external_key_takes_over_and_the_database_holds_none, |s| {
     s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
     s.repo("acme", "widgets", false).await;
     let t = s.classic("alice", &["repo", "admin:org_hook"]).await;
-    let r = s.req(Method::POST, "/orgs/acme/hooks", Some(&t)).json(&json!({"name": "web", "config": {"url": "http://127.0.0.1:9/a", "secret": "hook-s3cret"}})).send().await.unwrap();
+    let r = s
+        .req(Method::POST, "/orgs/acme/hooks", Some(&t))
+        .json(&json!({"name": "web", "config": {"url": "http://127.0.0.1:9/a", "secret": "hook-s3cret"}}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 201);
     put_secret(&s, &t, "hunter2").await;
     // Zero configuration: the key is in the database, and opens every secret there.

@@ -102,14 +102,17 @@ both!(permissions_and_errors, |s| {
     let repo = s.classic("alice", &["repo"]).await;
     assert_eq!(send(&s, Method::GET, "/orgs/acme/security-managers", Some(&repo)).await.0, 403);
     // Fine-grained: the organization Administration permission, read to list, write to change.
-    let fg = |level: &'static str| json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme",
-                                          "permissions": {"organization_administration": level}});
+    let fg = |level: &'static str| {
+        json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme",
+                                          "permissions": {"organization_administration": level}})
+    };
     let r = s.token(fg("read")).await;
     assert_eq!(send(&s, Method::GET, "/orgs/acme/security-managers", Some(&r)).await.0, 200);
     assert_eq!(send(&s, Method::PUT, "/orgs/acme/security-managers/teams/web", Some(&r)).await.0, 403);
     let w = s.token(fg("write")).await;
     assert_eq!(send(&s, Method::PUT, "/orgs/acme/security-managers/teams/web", Some(&w)).await.0, 204);
-    let none = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"members": "read"}})).await;
+    let none =
+        s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"members": "read"}})).await;
     assert_eq!(send(&s, Method::GET, "/orgs/acme/security-managers", Some(&none)).await.0, 403);
     // The list shows the team the fine-grained token added.
     let b = send(&s, Method::GET, "/orgs/acme/security-managers", Some(&alice)).await.2;

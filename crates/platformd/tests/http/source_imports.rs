@@ -140,7 +140,13 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["repo"]).await
 }
 
-async fn call(s: &Server, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, token);
     if let Some(b) = body {
         r = r.json(&b);
@@ -173,7 +179,10 @@ fn local() -> Options {
 }
 
 fn paced() -> Options {
-    Options { imports: platform_api::imports::ImportSettings { data_dir: None, step_seconds: 10, local_sources: true }, ..Default::default() }
+    Options {
+        imports: platform_api::imports::ImportSettings { data_dir: None, step_seconds: 10, local_sources: true },
+        ..Default::default()
+    }
 }
 
 fn is_status(want: &'static str) -> impl Fn(&Value) -> bool {
@@ -183,14 +192,23 @@ fn is_status(want: &'static str) -> impl Fn(&Value) -> bool {
 /// The imported branches, tags and commits are the repository's: statuses and refs work.
 async fn check_content(s: &Server, t: &str, src: &Source) {
     for (r, sha) in [("main", &src.main), ("feature", &src.feature), ("v1.0", &src.first)] {
-        let (st, _, b) = call(s, Method::POST, &format!("/repos/acme/widgets/statuses/{sha}"), Some(t), Some(json!({"state": "success", "context": "ci"}))).await;
+        let (st, _, b) = call(
+            s,
+            Method::POST,
+            &format!("/repos/acme/widgets/statuses/{sha}"),
+            Some(t),
+            Some(json!({"state": "success", "context": "ci"})),
+        )
+        .await;
         assert_eq!(st, 201, "{r}: {b}");
         let (st, _, b) = call(s, Method::GET, &format!("/repos/acme/widgets/commits/{r}/status"), Some(t), None).await;
         assert_eq!(st, 200, "{r}: {b}");
         assert_eq!(b["sha"], sha.as_str(), "{r}");
         assert_eq!(b["state"], "success");
     }
-    let (st, _, _) = call(s, Method::POST, &format!("/repos/acme/widgets/statuses/{}", "0".repeat(40)), Some(t), Some(json!({"state": "success"}))).await;
+    let (st, _, _) =
+        call(s, Method::POST, &format!("/repos/acme/widgets/statuses/{}", "0".repeat(40)), Some(t), Some(json!({"state": "success"})))
+            .await;
     assert_eq!(st, 422, "commits outside the import are unknown");
 }
 
@@ -200,8 +218,14 @@ both!(git_import_moves_through_every_status_to_complete, paced(), |s| {
     let url = served(&src, None).await;
     let (receiver, recv) = Recv::start().await;
     let hook_token = s.classic("alice", &["admin:org_hook"]).await;
-    let (st, _, _) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&hook_token),
-        Some(json!({"name": "web", "events": ["repository_import"], "config": {"url": receiver, "content_type": "json"}}))).await;
+    let (st, _, _) = call(
+        &s,
+        Method::POST,
+        "/orgs/acme/hooks",
+        Some(&hook_token),
+        Some(json!({"name": "web", "events": ["repository_import"], "config": {"url": receiver, "content_type": "json"}})),
+    )
+    .await;
     assert_eq!(st, 201);
 
     let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": url}))).await;
@@ -250,9 +274,19 @@ both!(git_import_moves_through_every_status_to_complete, paced(), |s| {
     let (st, _, since) = call(&s, Method::GET, &format!("{IMPORT}/authors?since={}", list[0]["id"]), Some(&t), None).await;
     assert_eq!(st, 200);
     assert_eq!(since.as_array().unwrap().len(), 1);
-    let (st, _, a) = call(&s, Method::PATCH, &format!("{IMPORT}/authors/{bob}"), Some(&t), Some(json!({"email": "robert@acme.example", "name": "Robert"}))).await;
+    let (st, _, a) = call(
+        &s,
+        Method::PATCH,
+        &format!("{IMPORT}/authors/{bob}"),
+        Some(&t),
+        Some(json!({"email": "robert@acme.example", "name": "Robert"})),
+    )
+    .await;
     assert_eq!(st, 200, "{a}");
-    assert_eq!((a["email"].as_str(), a["name"].as_str(), a["remote_id"].as_str()), (Some("robert@acme.example"), Some("Robert"), Some("bob@example.com")));
+    assert_eq!(
+        (a["email"].as_str(), a["name"].as_str(), a["remote_id"].as_str()),
+        (Some("robert@acme.example"), Some("Robert"), Some("bob@example.com"))
+    );
     assert_eq!(a["url"], format!("{}{IMPORT}/authors/{bob}", s.base));
     let (st, _, b) = call(&s, Method::PATCH, &format!("{IMPORT}/authors/{bob}"), Some(&t), Some(json!({"email": "not an email"}))).await;
     assert_eq!(st, 422, "{b}");
@@ -263,7 +297,10 @@ both!(git_import_moves_through_every_status_to_complete, paced(), |s| {
 
     // The webhook reports success.
     let hits = recv.wait(2, 20).await;
-    let hit = hits.iter().find(|h| h.headers.get("x-service-event").is_some_and(|v| v == "repository_import")).expect("repository_import delivery");
+    let hit = hits
+        .iter()
+        .find(|h| h.headers.get("x-service-event").is_some_and(|v| v == "repository_import"))
+        .expect("repository_import delivery");
     let p: Value = serde_json::from_slice(&hit.body).unwrap();
     assert_eq!(p["status"], "success");
     assert_eq!(p["repository"]["full_name"], "acme/widgets");
@@ -332,7 +369,14 @@ both!(detection_outcomes_and_credentials, local(), |s| {
     // With `vcs` given, wrong credentials fail the import step: auth_failed.
     s.repo("acme", "other", true).await;
     let other = "/repos/acme/other/import";
-    let (st, _, _) = call(&s, Method::PUT, other, Some(&t), Some(json!({"vcs_url": locked, "vcs": "git", "vcs_username": "git-user", "vcs_password": "nope"}))).await;
+    let (st, _, _) = call(
+        &s,
+        Method::PUT,
+        other,
+        Some(&t),
+        Some(json!({"vcs_url": locked, "vcs": "git", "vcs_username": "git-user", "vcs_password": "nope"})),
+    )
+    .await;
     assert_eq!(st, 201);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -411,7 +455,8 @@ both!(access_validation_maintenance, local(), |s| {
     // Credentials: classic tokens only; private repositories invisible to outsiders.
     let (st, h, b) = call(&s, Method::GET, IMPORT, None, None).await;
     assert_error(st, &h, &b, 401, "Requires authentication");
-    let fg = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"contents": "write"}})).await;
+    let fg =
+        s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"contents": "write"}})).await;
     let (st, h, b) = call(&s, Method::GET, IMPORT, Some(&fg), None).await;
     assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
     s.user("carol").await;
@@ -488,7 +533,8 @@ async fn binary_killed_mid_import_resumes() {
     let h = Http::new(&p.base);
     h.admin("/users", json!({"login": "alice"})).await;
     h.admin("/repos", json!({"owner": "alice", "name": "widgets", "private": true})).await;
-    let t = h.admin("/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["repo"]})).await["token"].as_str().unwrap().to_string();
+    let t =
+        h.admin("/tokens", json!({"kind": "classic", "login": "alice", "scopes": ["repo"]})).await["token"].as_str().unwrap().to_string();
     let imp = "/repos/alice/widgets/import";
     let (st, b) = h.call(Method::PUT, imp, Some(&t), Some(json!({"vcs_url": url, "vcs": "git"}))).await;
     assert_eq!(st, 201, "{b}");
@@ -522,7 +568,8 @@ async fn binary_killed_mid_import_resumes() {
         assert!(Instant::now() < deadline, "{b}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (st, b) = h.call(Method::POST, &format!("/repos/alice/widgets/statuses/{}", src.feature), Some(&t), Some(json!({"state": "success"}))).await;
+    let (st, b) =
+        h.call(Method::POST, &format!("/repos/alice/widgets/statuses/{}", src.feature), Some(&t), Some(json!({"state": "success"}))).await;
     assert_eq!(st, 201, "{b}");
     p.child.kill().unwrap();
     p.child.wait().unwrap();
@@ -534,8 +581,19 @@ both!(local_sources_refused_by_default, |s| {
     let t = world(&s).await;
     let src = source(false);
     let path = src.bare.to_str().unwrap().to_string();
-    for url in [path.clone(), format!("file://{path}"), format!("FILE://{path}"), format!("file:{path}"), format!("file%3A%2F%2F{}", path.trim_start_matches('/')),
-                path.replace('/', "%2F"), "../../etc".into(), "ext::sh -c id".into(), "-uhelp".into(), "fd::17".into(), "git://127.0.0.1/x".into()] {
+    for url in [
+        path.clone(),
+        format!("file://{path}"),
+        format!("FILE://{path}"),
+        format!("file:{path}"),
+        format!("file%3A%2F%2F{}", path.trim_start_matches('/')),
+        path.replace('/', "%2F"),
+        "../../etc".into(),
+        "ext::sh -c id".into(),
+        "-uhelp".into(),
+        "fd::17".into(),
+        "git://127.0.0.1/x".into(),
+    ] {
         let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": url}))).await;
         assert_error(st, &h, &b, 422, "Validation Failed");
         assert_eq!(b["errors"][0]["field"], "vcs_url", "{url}: {b}");
@@ -548,8 +606,13 @@ both!(mirrors_unreachable_with_local_sources, local(), |s| {
     let t = world(&s).await;
     let mirrors = s.opts.imports.mirrors();
     let m = mirrors.to_str().unwrap();
-    for url in [format!("{m}/1-0000.git"), format!("file://{m}/1-0000.git"), format!("file://{m}/%2e%2e/imports/1-0000.git"), format!("{m}/../imports/x.git"),
-                format!("file://{}", m.replace('/', "%2F"))] {
+    for url in [
+        format!("{m}/1-0000.git"),
+        format!("file://{m}/1-0000.git"),
+        format!("file://{m}/%2e%2e/imports/1-0000.git"),
+        format!("{m}/../imports/x.git"),
+        format!("file://{}", m.replace('/', "%2F")),
+    ] {
         let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": url}))).await;
         assert_error(st, &h, &b, 422, "Validation Failed");
     }

@@ -36,7 +36,11 @@ both!(left_out_by_the_control_plane, |s| {
     assert_conforms(&s, "EnterpriseTeam", &teams[0]).await;
 
     // A notification whose subject has neither URL nor latest comment: both point somewhere.
-    s.admin_post("/notifications", json!({"login": "bob", "repo": "acme/widgets", "reason": "mention", "subject": {"title": "No links", "type": "Issue"}})).await;
+    s.admin_post(
+        "/notifications",
+        json!({"login": "bob", "repo": "acme/widgets", "reason": "mention", "subject": {"title": "No links", "type": "Issue"}}),
+    )
+    .await;
     let bob = s.classic("bob", &["notifications"]).await;
     let threads = ok(&s, Method::GET, "/notifications", &bob, None).await;
     let subject = &threads[0]["subject"];
@@ -48,7 +52,9 @@ both!(left_out_by_the_control_plane, |s| {
     let app = s.admin_post("/apps", json!({"name": "CI", "owner": "acme", "kind": "app"})).await;
     s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
     let inst = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "permissions": {"statuses": "write"}})).await;
-    let status = ok(&s, Method::POST, &format!("/repos/acme/widgets/statuses/{SHA}"), &inst, Some(json!({"state": "success", "context": "bot"}))).await;
+    let status =
+        ok(&s, Method::POST, &format!("/repos/acme/widgets/statuses/{SHA}"), &inst, Some(json!({"state": "success", "context": "bot"})))
+            .await;
     assert_eq!(status["creator"]["login"], "ghost");
     assert!(status["avatar_url"].is_string());
     assert_conforms(&s, "CommitStatus", &status).await;

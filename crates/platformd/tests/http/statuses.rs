@@ -6,7 +6,6 @@ use serde_json::{json, Value};
 pub const SHA: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
 pub const SHA2: &str = "7fd1a60b01f91b314f59955a4e4d4e80d8edf11d";
 
-
 fn keys(v: &Value) -> Vec<String> {
     let mut k: Vec<String> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect();
     k.sort();
@@ -50,12 +49,42 @@ pub fn assert_minimal_repository(s: &Server, r: &Value, owner: &str, name: &str,
     let api = format!("{}/repos/{owner}/{name}", s.base);
     assert_eq!(r["url"], api.as_str());
     for k in [
-        "archive_url", "assignees_url", "blobs_url", "branches_url", "collaborators_url", "comments_url", "commits_url",
-        "compare_url", "contents_url", "contributors_url", "deployments_url", "downloads_url", "events_url", "forks_url",
-        "git_commits_url", "git_refs_url", "git_tags_url", "hooks_url", "issue_comment_url", "issue_events_url",
-        "issues_url", "keys_url", "labels_url", "languages_url", "merges_url", "milestones_url", "notifications_url",
-        "pulls_url", "releases_url", "stargazers_url", "statuses_url", "subscribers_url", "subscription_url", "tags_url",
-        "teams_url", "trees_url",
+        "archive_url",
+        "assignees_url",
+        "blobs_url",
+        "branches_url",
+        "collaborators_url",
+        "comments_url",
+        "commits_url",
+        "compare_url",
+        "contents_url",
+        "contributors_url",
+        "deployments_url",
+        "downloads_url",
+        "events_url",
+        "forks_url",
+        "git_commits_url",
+        "git_refs_url",
+        "git_tags_url",
+        "hooks_url",
+        "issue_comment_url",
+        "issue_events_url",
+        "issues_url",
+        "keys_url",
+        "labels_url",
+        "languages_url",
+        "merges_url",
+        "milestones_url",
+        "notifications_url",
+        "pulls_url",
+        "releases_url",
+        "stargazers_url",
+        "statuses_url",
+        "subscribers_url",
+        "subscription_url",
+        "tags_url",
+        "teams_url",
+        "trees_url",
     ] {
         assert!(r[k].as_str().is_some_and(|u| u.starts_with(&api)), "{k}: {r}");
     }
@@ -128,7 +157,8 @@ both!(create_returns_full_status_with_location, |s| {
     assert_eq!(b["target_url"], Value::Null);
     assert_status(&s, &b, "alice/hello", SHA, Some("alice"));
     // Explicit nulls are accepted.
-    let (st, _, b) = create(&s, "alice/hello", SHA, &t, json!({"state": "error", "description": null, "target_url": null, "context": null})).await;
+    let (st, _, b) =
+        create(&s, "alice/hello", SHA, &t, json!({"state": "error", "description": null, "target_url": null, "context": null})).await;
     assert_eq!(st, 201, "{b}");
     assert_eq!(b["context"], "default");
 });
@@ -309,14 +339,12 @@ both!(combined_status_shape_and_pagination, |s| {
         create(&s, "alice/hello", SHA, &t, json!({"state": "success", "context": c, "description": c})).await;
     }
     // Replacing c1: still three contexts.
-    let (_, _, newest) = create(&s, "alice/hello", SHA, &t, json!({"state": "pending", "context": "c1", "target_url": "https://ci/x"})).await;
+    let (_, _, newest) =
+        create(&s, "alice/hello", SHA, &t, json!({"state": "pending", "context": "c1", "target_url": "https://ci/x"})).await;
     let (st, h, b) = parts(s.get("/repos/alice/hello/commits/main/status", None).await).await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(header(&h, "content-type"), "application/json; charset=utf-8");
-    assert_eq!(
-        keys(&b),
-        ["commit_url", "repository", "sha", "state", "statuses", "total_count", "url"].map(String::from).to_vec()
-    );
+    assert_eq!(keys(&b), ["commit_url", "repository", "sha", "state", "statuses", "total_count", "url"].map(String::from).to_vec());
     assert_eq!(b["state"], "pending");
     assert_eq!(b["sha"], SHA);
     assert_eq!(b["total_count"], 3);
@@ -352,7 +380,8 @@ both!(combined_status_shape_and_pagination, |s| {
     let (_, _, p2) = parts(s.get("/repos/alice/hello/commits/main/status?per_page=2&page=2", None).await).await;
     assert_eq!(p2["statuses"].as_array().unwrap().len(), 1);
     assert_eq!(p2["total_count"], 3);
-    let mut all: Vec<Value> = p1["statuses"].as_array().unwrap().iter().chain(p2["statuses"].as_array().unwrap()).map(|x| x["id"].clone()).collect();
+    let mut all: Vec<Value> =
+        p1["statuses"].as_array().unwrap().iter().chain(p2["statuses"].as_array().unwrap()).map(|x| x["id"].clone()).collect();
     all.sort_by_key(|v| v.as_i64());
     let mut want: Vec<Value> = sts.iter().map(|x| x["id"].clone()).collect();
     want.sort_by_key(|v| v.as_i64());
@@ -418,7 +447,14 @@ both!(the_1000_cap_is_per_sha_and_context, |s| {
             for i in 0..125 {
                 // Alternate the spelling: the cap counts the context case-insensitively.
                 let ctx = if (w + i) % 2 == 0 { "ci" } else { "CI" };
-                let r = client.post(&url).header("user-agent", UA).bearer_auth(&t).json(&json!({"state": "pending", "context": ctx})).send().await.unwrap();
+                let r = client
+                    .post(&url)
+                    .header("user-agent", UA)
+                    .bearer_auth(&t)
+                    .json(&json!({"state": "pending", "context": ctx}))
+                    .send()
+                    .await
+                    .unwrap();
                 assert_eq!(r.status().as_u16(), 201);
             }
         }));
@@ -554,7 +590,14 @@ both!(the_1000_cap_holds_under_concurrent_creates, |s| {
         tokio::spawn(async move {
             let mut codes = Vec::new();
             for _ in 0..n {
-                let r = client.post(&url).header("user-agent", UA).bearer_auth(&t).json(&json!({"state": "pending", "context": "race"})).send().await.unwrap();
+                let r = client
+                    .post(&url)
+                    .header("user-agent", UA)
+                    .bearer_auth(&t)
+                    .json(&json!({"state": "pending", "context": "race"}))
+                    .send()
+                    .await
+                    .unwrap();
                 codes.push(r.status().as_u16());
             }
             codes

@@ -21,7 +21,11 @@ async fn world(s: &Server) {
     s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"], "enterprise": "corp"})).await;
     for (owner, name, private) in [("acme", "pub", false), ("acme", "priv1", true), ("acme", "priv2", true), ("alice", "mine", true)] {
         s.repo(owner, name, private).await;
-        s.admin_post(&format!("/repos/{owner}/{name}/refs"), json!({"ref": "refs/heads/main", "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e", "pusher": "alice"})).await;
+        s.admin_post(
+            &format!("/repos/{owner}/{name}/refs"),
+            json!({"ref": "refs/heads/main", "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e", "pusher": "alice"}),
+        )
+        .await;
         s.admin_post(&format!("/repos/{owner}/{name}/depbot/alerts"), alert("npm", "left-pad", "high")).await;
     }
 }
@@ -68,25 +72,56 @@ both!(every_list_with_every_credential, |s| {
     let full = s.classic("alice", &["repo", "admin:org", "security_events"]).await;
     let security_only = s.classic("alice", &["security_events"]).await;
     let no_repo = s.classic("alice", &["read:org", "public_repo"]).await;
-    let fg_one = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "repositories": ["acme/priv1"],
-                               "permissions": {"vulnerability_alerts": "read", "events": "read"}})).await;
+    let fg_one = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "repositories": ["acme/priv1"],
+                               "permissions": {"vulnerability_alerts": "read", "events": "read"}}))
+        .await;
     let fg_org = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"vulnerability_alerts": "read", "events": "read"}})).await;
     let fg_user = s.token(json!({"kind": "fine_grained", "login": "alice", "permissions": {"events": "read"}})).await;
     let inst = s.token(json!({"kind": "installation", "app": "CI", "org": "acme", "repositories": ["acme/priv2"], "permissions": {"vulnerability_alerts": "read"}})).await;
     let workflow = s.admin_post("/tokens", json!({"kind": "workflow", "repo": "acme/priv1"})).await["token"].as_str().unwrap().to_string();
     let oauth = s.token(json!({"kind": "oauth", "login": "alice", "client_id": oauth_app["client_id"], "scopes": ["repo"]})).await;
-    let oauth_public = s.token(json!({"kind": "oauth", "login": "alice", "client_id": oauth_app["client_id"], "scopes": ["read:org"]})).await;
+    let oauth_public =
+        s.token(json!({"kind": "oauth", "login": "alice", "client_id": oauth_app["client_id"], "scopes": ["read:org"]})).await;
 
     let matrix: Vec<(&str, &str, [Option<BTreeSet<String>>; 7])> = vec![
-        ("classic repo", &full, [set(&ALL_ACME), set(&ALL_ACME), everything.clone(), set(&ALL_ACME), public.clone(), public.clone(), public.clone()]),
-        ("classic security_events", &security_only, [set(&ALL_ACME), set(&ALL_ACME), public.clone(), public.clone(), public.clone(), public.clone(), public.clone()]),
+        (
+            "classic repo",
+            &full,
+            [set(&ALL_ACME), set(&ALL_ACME), everything.clone(), set(&ALL_ACME), public.clone(), public.clone(), public.clone()],
+        ),
+        (
+            "classic security_events",
+            &security_only,
+            [set(&ALL_ACME), set(&ALL_ACME), public.clone(), public.clone(), public.clone(), public.clone(), public.clone()],
+        ),
         ("classic without repo", &no_repo, [None, None, public.clone(), public.clone(), public.clone(), public.clone(), public.clone()]),
-        ("fine-grained, one repository", &fg_one, [pub_priv1.clone(), None, pub_priv1.clone(), pub_priv1.clone(), public.clone(), public.clone(), public.clone()]),
-        ("fine-grained, the organization", &fg_org, [set(&ALL_ACME), None, set(&ALL_ACME), set(&ALL_ACME), public.clone(), public.clone(), public.clone()]),
-        ("fine-grained, the user", &fg_user, [None, None, set(&["acme/pub", "alice/mine"]), public.clone(), public.clone(), public.clone(), public.clone()]),
-        ("installation, one repository", &inst, [set(&["acme/pub", "acme/priv2"]), None, public.clone(), None, public.clone(), public.clone(), public.clone()]),
+        (
+            "fine-grained, one repository",
+            &fg_one,
+            [pub_priv1.clone(), None, pub_priv1.clone(), pub_priv1.clone(), public.clone(), public.clone(), public.clone()],
+        ),
+        (
+            "fine-grained, the organization",
+            &fg_org,
+            [set(&ALL_ACME), None, set(&ALL_ACME), set(&ALL_ACME), public.clone(), public.clone(), public.clone()],
+        ),
+        (
+            "fine-grained, the user",
+            &fg_user,
+            [None, None, set(&["acme/pub", "alice/mine"]), public.clone(), public.clone(), public.clone(), public.clone()],
+        ),
+        (
+            "installation, one repository",
+            &inst,
+            [set(&["acme/pub", "acme/priv2"]), None, public.clone(), None, public.clone(), public.clone(), public.clone()],
+        ),
         ("workflow", &workflow, [None, None, public.clone(), None, public.clone(), public.clone(), public.clone()]),
-        ("oauth repo", &oauth, [set(&ALL_ACME), set(&ALL_ACME), everything.clone(), set(&ALL_ACME), public.clone(), public.clone(), public.clone()]),
+        (
+            "oauth repo",
+            &oauth,
+            [set(&ALL_ACME), set(&ALL_ACME), everything.clone(), set(&ALL_ACME), public.clone(), public.clone(), public.clone()],
+        ),
         ("oauth without repo", &oauth_public, [None, None, public.clone(), public.clone(), public.clone(), public.clone(), public.clone()]),
     ];
     let mut wrong = Vec::new();
@@ -105,10 +140,18 @@ both!(every_list_with_every_credential, |s| {
 // items refuse (404 for private repositories out of reach).
 both!(single_repositories_agree_with_lists, |s| {
     world(&s).await;
-    let fg_one = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "repositories": ["acme/priv1"],
-                               "permissions": {"vulnerability_alerts": "read"}})).await;
+    let fg_one = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "repositories": ["acme/priv1"],
+                               "permissions": {"vulnerability_alerts": "read"}}))
+        .await;
     let no_repo = s.classic("alice", &["read:org"]).await;
-    for (token, repo, want) in [(&fg_one, "acme/priv1", 200), (&fg_one, "acme/priv2", 404), (&fg_one, "acme/pub", 200), (&no_repo, "acme/priv1", 404), (&no_repo, "acme/pub", 200)] {
+    for (token, repo, want) in [
+        (&fg_one, "acme/priv1", 200),
+        (&fg_one, "acme/priv2", 404),
+        (&fg_one, "acme/pub", 200),
+        (&no_repo, "acme/priv1", 404),
+        (&no_repo, "acme/pub", 200),
+    ] {
         for path in [format!("/repos/{repo}/depbot/alerts"), format!("/repos/{repo}/events")] {
             let (st, _, b) = parts(s.get(&path, Some(token)).await).await;
             if path.ends_with("/events") || want == 404 {

@@ -38,7 +38,13 @@ fn three_jobs() -> Value {
     ])
 }
 
-async fn call(s: &Server, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut r = s.req(method, path, token);
     if let Some(b) = body {
         r = r.json(&b);
@@ -57,7 +63,12 @@ fn run_path(id: &Value) -> String {
 }
 
 fn job_states(jobs: &Value) -> Vec<(String, String, Value)> {
-    jobs["jobs"].as_array().unwrap().iter().map(|j| (j["name"].as_str().unwrap().to_string(), j["status"].as_str().unwrap().to_string(), j["conclusion"].clone())).collect()
+    jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["name"].as_str().unwrap().to_string(), j["status"].as_str().unwrap().to_string(), j["conclusion"].clone()))
+        .collect()
 }
 
 fn st(name: &str, status: &str, conclusion: Value) -> (String, String, Value) {
@@ -85,7 +96,9 @@ both!(lifecycle_on_the_platform_clock, |s| {
     assert_eq!(r["check_suite_id"].as_i64().unwrap() - r["id"].as_i64().unwrap(), 1_000_000_000);
     let api = format!("{}{}", s.base, run_path(&id));
     assert_eq!(r["url"], api.as_str());
-    for (k, suffix) in [("jobs_url", "/jobs"), ("logs_url", "/logs"), ("cancel_url", "/cancel"), ("rerun_url", "/rerun"), ("artifacts_url", "/artifacts")] {
+    for (k, suffix) in
+        [("jobs_url", "/jobs"), ("logs_url", "/logs"), ("cancel_url", "/cancel"), ("rerun_url", "/rerun"), ("artifacts_url", "/artifacts")]
+    {
         assert_eq!(r[k], format!("{api}{suffix}"), "{k}");
     }
     assert_eq!(r["workflow_url"], format!("{}/repos/acme/widgets/actions/workflows/{}", s.base, r["workflow_id"]));
@@ -96,7 +109,10 @@ both!(lifecycle_on_the_platform_clock, |s| {
     let jobs_path = format!("{}/attempts/1/jobs", run_path(&id));
     let jobs = get_ok(&s, &jobs_path, Some(&t)).await;
     assert_eq!(jobs["total_count"], 3);
-    assert_eq!(job_states(&jobs), [st("build", "queued", Value::Null), st("test", "queued", Value::Null), st("deploy", "queued", Value::Null)]);
+    assert_eq!(
+        job_states(&jobs),
+        [st("build", "queued", Value::Null), st("test", "queued", Value::Null), st("deploy", "queued", Value::Null)]
+    );
 
     // Queued for 5 seconds, then build runs for 60, test for 30 and fails; deploy is skipped.
     s.advance(4).await;
@@ -104,17 +120,30 @@ both!(lifecycle_on_the_platform_clock, |s| {
     s.advance(1).await;
     assert_eq!(get_ok(&s, &run_path(&id), Some(&t)).await["status"], "in_progress");
     let jobs = get_ok(&s, &jobs_path, Some(&t)).await;
-    assert_eq!(job_states(&jobs), [st("build", "in_progress", Value::Null), st("test", "queued", Value::Null), st("deploy", "queued", Value::Null)]);
+    assert_eq!(
+        job_states(&jobs),
+        [st("build", "in_progress", Value::Null), st("test", "queued", Value::Null), st("deploy", "queued", Value::Null)]
+    );
     assert_eq!(jobs["jobs"][0]["steps"][0]["status"], "in_progress");
     assert_eq!(jobs["jobs"][0]["labels"], json!(["ubuntu-latest"]));
     s.advance(60).await;
     let jobs = get_ok(&s, &jobs_path, Some(&t)).await;
-    assert_eq!(job_states(&jobs), [st("build", "completed", json!("success")), st("test", "in_progress", Value::Null), st("deploy", "queued", Value::Null)]);
+    assert_eq!(
+        job_states(&jobs),
+        [st("build", "completed", json!("success")), st("test", "in_progress", Value::Null), st("deploy", "queued", Value::Null)]
+    );
     s.advance(30).await;
     let r = get_ok(&s, &run_path(&id), Some(&t)).await;
     assert_eq!((r["status"].as_str(), r["conclusion"].as_str()), (Some("completed"), Some("failure")));
     let jobs = get_ok(&s, &jobs_path, Some(&t)).await;
-    assert_eq!(job_states(&jobs), [st("build", "completed", json!("success")), st("test", "completed", json!("failure")), st("deploy", "completed", json!("skipped"))]);
+    assert_eq!(
+        job_states(&jobs),
+        [
+            st("build", "completed", json!("success")),
+            st("test", "completed", json!("failure")),
+            st("deploy", "completed", json!("skipped"))
+        ]
+    );
     let test = &jobs["jobs"][1];
     assert_eq!(test["steps"].as_array().unwrap().last().unwrap()["conclusion"], "failure");
     assert_eq!(test["steps"][0]["conclusion"], "success");
@@ -194,7 +223,8 @@ both!(advance_moves_one_step, |s| {
         json!({"workflow": ".workflows/ci.yml", "actor": "alice", "branch": "nope"}),
         json!({"workflow": ".workflows/ci.yml", "actor": "alice", "jobs": [{"name": "a", "environment": {"name": "prod", "reviewers": [{"type": "Team", "slug": "nope"}]}}]}),
     ] {
-        let r = s.client.post(format!("http://{}/_admin/repos/acme/widgets/runs", s.addr)).bearer_auth(ADMIN).json(&bad).send().await.unwrap();
+        let r =
+            s.client.post(format!("http://{}/_admin/repos/acme/widgets/runs", s.addr)).bearer_auth(ADMIN).json(&bad).send().await.unwrap();
         assert_eq!(r.status().as_u16(), 422, "{bad}");
     }
 });
@@ -203,7 +233,8 @@ both!(list_filters, |s| {
     let t = world(&s).await;
     let start = 1_773_100_800; // 2026-03-10T00:00:00Z
     s.admin_post("/clock", json!({"now": start})).await;
-    let a = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "pull_requests": [7]})).await;
+    let a = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "pull_requests": [7]}))
+        .await;
     s.advance(86_400).await; // 2026-03-11
     let b = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "bob", "branch": "dev", "event": "pull_request", "jobs": [{"name": "x", "outcome": "failure", "duration_seconds": 1}], "queue_seconds": 0})).await;
     s.advance(86_400).await; // 2026-03-12
@@ -339,7 +370,8 @@ both!(reruns, |s| {
 
     // Re-run failed jobs: unit and package again, build and lint keep their results.
     let bob = s.classic("bob", &["repo"]).await;
-    let (code, _, b) = call(&s, Method::POST, &format!("{p}/rerun-failed-jobs"), Some(&bob), Some(json!({"enable_debug_logging": true}))).await;
+    let (code, _, b) =
+        call(&s, Method::POST, &format!("{p}/rerun-failed-jobs"), Some(&bob), Some(json!({"enable_debug_logging": true}))).await;
     assert_eq!((code, b), (201, json!({})));
     let r = get_ok(&s, &p, Some(&t)).await;
     assert_eq!((r["status"].as_str(), r["conclusion"].clone(), r["run_attempt"].as_i64()), (Some("queued"), Value::Null, Some(2)));
@@ -349,13 +381,21 @@ both!(reruns, |s| {
     let second = get_ok(&s, &format!("{p}/attempts/2/jobs"), Some(&t)).await;
     assert_eq!(
         job_states(&second),
-        [st("build", "completed", json!("success")), st("unit", "queued", Value::Null), st("lint", "completed", json!("success")), st("package", "queued", Value::Null)]
+        [
+            st("build", "completed", json!("success")),
+            st("unit", "queued", Value::Null),
+            st("lint", "completed", json!("success")),
+            st("package", "queued", Value::Null)
+        ]
     );
     assert_eq!(second["jobs"][0]["run_attempt"], 2);
     assert_ne!(second["jobs"][0]["id"], first["jobs"][0]["id"]);
     // The earlier attempt is kept as it was.
     let a1 = get_ok(&s, &format!("{p}/attempts/1"), Some(&t)).await;
-    assert_eq!((a1["run_attempt"].as_i64(), a1["status"].as_str(), a1["conclusion"].as_str()), (Some(1), Some("completed"), Some("failure")));
+    assert_eq!(
+        (a1["run_attempt"].as_i64(), a1["status"].as_str(), a1["conclusion"].as_str()),
+        (Some(1), Some("completed"), Some("failure"))
+    );
     assert_eq!(a1["previous_attempt_url"], Value::Null);
     assert_simple_user(&s, &a1["triggering_actor"], "alice", "User");
     for n in ["3", "0", "x"] {
@@ -376,12 +416,24 @@ both!(reruns, |s| {
     // Re-run one job and its dependents.
     let jobs = get_ok(&s, &format!("{p}/attempts/2/jobs"), Some(&t)).await;
     let unit = jobs["jobs"][1]["id"].clone();
-    let (code, _, b) = call(&s, Method::POST, &format!("/repos/acme/widgets/actions/jobs/{unit}/rerun"), Some(&t), Some(json!({"enable_debugger": false}))).await;
+    let (code, _, b) = call(
+        &s,
+        Method::POST,
+        &format!("/repos/acme/widgets/actions/jobs/{unit}/rerun"),
+        Some(&t),
+        Some(json!({"enable_debugger": false})),
+    )
+    .await;
     assert_eq!((code, b), (201, json!({})));
     let third = get_ok(&s, &format!("{p}/attempts/3/jobs"), Some(&t)).await;
     assert_eq!(
         job_states(&third),
-        [st("build", "completed", json!("success")), st("unit", "queued", Value::Null), st("lint", "completed", json!("success")), st("package", "queued", Value::Null)]
+        [
+            st("build", "completed", json!("success")),
+            st("unit", "queued", Value::Null),
+            st("lint", "completed", json!("success")),
+            st("package", "queued", Value::Null)
+        ]
     );
     let (code, _, _) = call(&s, Method::POST, &format!("/repos/acme/widgets/actions/jobs/{unit}/rerun"), Some(&t), None).await;
     assert_eq!(code, 403, "the run is not completed");
@@ -419,7 +471,13 @@ fn unzip(zip: &[u8]) -> Vec<(String, String)> {
         z = zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read()))\n\
         assert z.testzip() is None\n\
         json.dump([[i.filename, z.read(i).decode()] for i in z.infolist()], sys.stdout)\n";
-    let mut child = Command::new("python3").args(["-c", script]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("python3");
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3");
     child.stdin.take().unwrap().write_all(zip).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "zipfile refused the archive: {}", String::from_utf8_lossy(&out.stderr));
@@ -461,7 +519,9 @@ both!(cancel_and_force_cancel, |s| {
 
 both!(signed_log_downloads, |s| {
     let t = world(&s).await;
-    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": three_jobs()})).await;
+    let run =
+        plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": three_jobs()}))
+            .await;
     let p = run_path(&run["id"]);
     s.advance(100).await;
     // Public: no credentials needed.
@@ -530,7 +590,9 @@ both!(deployment_review, |s| {
          "environment": {"name": "production", "wait_timer": 1, "reviewers": [{"type": "User", "login": "bob"}, {"type": "Team", "slug": "deployers"}]}},
         {"name": "notify", "needs": ["deploy"], "duration_seconds": 5},
     ]);
-    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs.clone()})).await;
+    let run =
+        plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs.clone()}))
+            .await;
     let p = run_path(&run["id"]);
     let pending = format!("{p}/pending_deployments");
     assert_eq!(get_ok(&s, &pending, Some(&alice)).await, json!([]), "nothing waits yet");
@@ -564,7 +626,8 @@ both!(deployment_review, |s| {
     assert!(b["errors"][0]["message"].as_str().unwrap().contains("not a required reviewer"));
     let (code, h, b) = call(&s, Method::POST, &pending, Some(&bob), Some(review("approved", json!([123456])))).await;
     assert_error(code, &h, &b, 422, "Validation Failed");
-    let (code, _, b) = call(&s, Method::POST, &pending, Some(&bob), Some(json!({"environment_ids": [env_id], "state": "maybe", "comment": ""}))).await;
+    let (code, _, b) =
+        call(&s, Method::POST, &pending, Some(&bob), Some(json!({"environment_ids": [env_id], "state": "maybe", "comment": ""}))).await;
     assert_eq!((code, b["message"].as_str()), (422, Some("Validation Failed")));
     let (code, _, b) = call(&s, Method::POST, &pending, Some(&bob), Some(json!({"environment_ids": [env_id], "state": "approved"}))).await;
     assert_eq!(code, 422, "comment is required: {b}");
@@ -575,12 +638,15 @@ both!(deployment_review, |s| {
     assert_error(code, &h, &b, 403, "Resource not accessible by personal access token");
     let app = s.admin_post("/apps", json!({"name": "CD", "owner": "acme", "kind": "app"})).await;
     s.admin_post(&format!("/apps/{}/installations", app["client_id"].as_str().unwrap()), json!({"org": "acme"})).await;
-    let inst = s.token(json!({"kind": "installation", "app": "CD", "org": "acme", "permissions": {"deployments": "write", "actions": "write"}})).await;
+    let inst = s
+        .token(json!({"kind": "installation", "app": "CD", "org": "acme", "permissions": {"deployments": "write", "actions": "write"}}))
+        .await;
     let (code, h, b) = call(&s, Method::POST, &pending, Some(&inst), Some(review("approved", json!([env_id])))).await;
     assert_error(code, &h, &b, 403, "Resource not accessible by integration");
 
     // Approval by a required reviewer with Deployments write: a deployment, then the wait timer.
-    let fg = s.token(json!({"kind": "fine_grained", "login": "dave", "resource_owner": "acme", "permissions": {"deployments": "write"}})).await;
+    let fg =
+        s.token(json!({"kind": "fine_grained", "login": "dave", "resource_owner": "acme", "permissions": {"deployments": "write"}})).await;
     let (code, _, b) = call(&s, Method::POST, &pending, Some(&fg), Some(review("approved", json!([env_id])))).await;
     assert_eq!(code, 200, "{b}");
     let d = &b[0];
@@ -646,7 +712,12 @@ both!(environments_without_reviewers_wait_for_their_timer, |s| {
 
 both!(fork_runs_wait_for_approval, |s| {
     let t = world(&s).await;
-    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "carol", "event": "pull_request", "fork": true, "queue_seconds": 0})).await;
+    let run = plan(
+        &s,
+        "acme/widgets",
+        json!({"workflow": ".workflows/ci.yml", "actor": "carol", "event": "pull_request", "fork": true, "queue_seconds": 0}),
+    )
+    .await;
     assert_eq!((run["status"].as_str(), run["conclusion"].as_str()), (Some("completed"), Some("action_required")));
     let p = run_path(&run["id"]);
     let carol = s.classic("carol", &["repo"]).await;
@@ -677,7 +748,9 @@ both!(permissions_and_visibility, |s| {
     assert_error(code, &h, &b, 403, "Must have push access to this repository.");
     // Private runs: 404 to those who may not see them, classic tokens need `repo`.
     for t in [None, Some(carol.clone())] {
-        for path in [privp.clone(), "/repos/acme/secret/actions/runs".into(), format!("{privp}/attempts/1/jobs"), format!("{privp}/approvals")] {
+        for path in
+            [privp.clone(), "/repos/acme/secret/actions/runs".into(), format!("{privp}/attempts/1/jobs"), format!("{privp}/approvals")]
+        {
             let (code, h, b) = call(&s, Method::GET, &path, t.as_deref(), None).await;
             assert_error(code, &h, &b, 404, "Not Found");
         }
@@ -690,8 +763,10 @@ both!(permissions_and_visibility, |s| {
     get_ok(&s, &privp, Some(&bob)).await;
     // Fine-grained: Actions read for reads, write for writes.
     let read = s.token(json!({"kind": "fine_grained", "login": "bob", "resource_owner": "acme", "permissions": {"actions": "read"}})).await;
-    let none = s.token(json!({"kind": "fine_grained", "login": "bob", "resource_owner": "acme", "permissions": {"statuses": "read"}})).await;
-    let write = s.token(json!({"kind": "fine_grained", "login": "bob", "resource_owner": "acme", "permissions": {"actions": "write"}})).await;
+    let none =
+        s.token(json!({"kind": "fine_grained", "login": "bob", "resource_owner": "acme", "permissions": {"statuses": "read"}})).await;
+    let write =
+        s.token(json!({"kind": "fine_grained", "login": "bob", "resource_owner": "acme", "permissions": {"actions": "write"}})).await;
     get_ok(&s, &privp, Some(&read)).await;
     let (code, h, b) = call(&s, Method::GET, &privp, Some(&none), None).await;
     assert_error(code, &h, &b, 403, "Resource not accessible by personal access token");
@@ -716,7 +791,14 @@ both!(completion_is_platform_activity, |s| {
     let _ = world(&s).await;
     let (url, recv) = crate::hooks::Recv::start().await;
     let owner = s.classic("alice", &["admin:org_hook"]).await;
-    let (code, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run"]}))).await;
+    let (code, _, b) = call(
+        &s,
+        Method::POST,
+        "/orgs/acme/hooks",
+        Some(&owner),
+        Some(json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run"]})),
+    )
+    .await;
     assert_eq!(code, 201, "{b}");
     recv.wait(1, 10).await; // the ping
     let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "triggering_actor": "bob", "queue_seconds": 0, "jobs": [{"name": "build", "duration_seconds": 30, "outcome": "failure"}]})).await;

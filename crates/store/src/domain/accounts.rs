@@ -81,8 +81,7 @@ pub fn create(c: &mut dyn Conn, a: &NewAccount, now: i64) -> Result<Account, DbE
 
 /// Organization role of a user: `owner`, `member` or none.
 pub fn org_role(c: &mut dyn Conn, org_id: i64, user_id: i64) -> Result<Option<String>, DbError> {
-    Ok(c.query_opt("SELECT role FROM org_members WHERE org_id = ? AND user_id = ?", params![org_id, user_id])?
-        .map(|r| r.string(0)))
+    Ok(c.query_opt("SELECT role FROM org_members WHERE org_id = ? AND user_id = ?", params![org_id, user_id])?.map(|r| r.string(0)))
 }
 
 pub fn set_org_member(c: &mut dyn Conn, org_id: i64, user_id: i64, role: &str) -> Result<(), DbError> {
@@ -115,8 +114,7 @@ pub fn create_enterprise(c: &mut dyn Conn, slug: &str, name: &str, now: i64) -> 
 }
 
 pub fn enterprise_by_slug(c: &mut dyn Conn, slug: &str) -> Result<Option<Enterprise>, DbError> {
-    Ok(c
-        .query_opt("SELECT id, slug, name, created_at FROM enterprises WHERE slug_lower = ?", params![slug.to_lowercase()])?
+    Ok(c.query_opt("SELECT id, slug, name, created_at FROM enterprises WHERE slug_lower = ?", params![slug.to_lowercase()])?
         .map(|r| Enterprise { id: r.i64(0), slug: r.string(1), name: r.string(2), created_at: r.i64(3) }))
 }
 

@@ -1,6 +1,6 @@
 //! The activity outbox: every platform action writes one record in the same transaction as the
 //! change; workers fan records out to feeds, webhooks and notifications.
-use crate::{Backend, params, Conn, DbError, Row};
+use crate::{params, Backend, Conn, DbError, Row};
 
 pub struct NewActivity<'a> {
     /// Event type name, e.g. `PushEvent`.
@@ -95,7 +95,8 @@ pub fn after(c: &mut dyn Conn, at: Cursor, limit: i64) -> Result<Vec<(Cursor, Ac
 pub fn pending(c: &mut dyn Conn, at: Cursor) -> Result<bool, DbError> {
     // The ORDER BY makes it an index probe: without it a generic plan may scan the whole table
     // for the row that, when the consumer is caught up, is not there.
-    Ok(c.query_opt("SELECT 1 FROM activity v WHERE (v.txid, v.id) > (?, ?) ORDER BY v.txid, v.id LIMIT 1", params![at.txid, at.id])?.is_some())
+    Ok(c.query_opt("SELECT 1 FROM activity v WHERE (v.txid, v.id) > (?, ?) ORDER BY v.txid, v.id LIMIT 1", params![at.txid, at.id])?
+        .is_some())
 }
 
 /// Takes a consumer's cursor for this transaction (the row lock serialises nodes sharing a

@@ -84,17 +84,15 @@ pub fn create_installation(c: &mut dyn Conn, app_id: i64, account_id: i64, now: 
 }
 
 pub fn installation(c: &mut dyn Conn, id: i64) -> Result<Option<Installation>, DbError> {
-    Ok(c
-        .query_opt("SELECT id, app_id, account_id FROM installations WHERE id = ?", params![id])?
-        .map(|r| Installation { id: r.i64(0), app_id: r.i64(1), account_id: r.i64(2) }))
+    Ok(c.query_opt("SELECT id, app_id, account_id FROM installations WHERE id = ?", params![id])?.map(|r| Installation {
+        id: r.i64(0),
+        app_id: r.i64(1),
+        account_id: r.i64(2),
+    }))
 }
 
 pub fn installation_for(c: &mut dyn Conn, app_id: i64, account_id: i64) -> Result<Option<Installation>, DbError> {
-    Ok(c
-        .query_opt(
-            "SELECT id, app_id, account_id FROM installations WHERE app_id = ? AND account_id = ?",
-            params![app_id, account_id],
-        )?
+    Ok(c.query_opt("SELECT id, app_id, account_id FROM installations WHERE app_id = ? AND account_id = ?", params![app_id, account_id])?
         .map(|r| Installation { id: r.i64(0), app_id: r.i64(1), account_id: r.i64(2) }))
 }
 

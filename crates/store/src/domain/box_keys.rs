@@ -11,8 +11,7 @@ pub struct BoxKey {
 }
 
 pub fn get(c: &mut dyn Conn, scope: &str, owner_id: i64) -> Result<Option<BoxKey>, DbError> {
-    Ok(c
-        .query_opt("SELECT key_id, public_key, secret_key_enc FROM box_keys WHERE scope = ? AND owner_id = ?", params![scope, owner_id])?
+    Ok(c.query_opt("SELECT key_id, public_key, secret_key_enc FROM box_keys WHERE scope = ? AND owner_id = ?", params![scope, owner_id])?
         .map(|r| BoxKey { key_id: r.string(0), public_key: r.string(1), secret_key_enc: r.string(2) }))
 }
 

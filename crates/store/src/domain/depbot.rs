@@ -15,17 +15,23 @@ pub struct Advisory {
 }
 
 pub fn find_advisory(c: &mut dyn Conn, advisory_id: &str) -> Result<Option<Advisory>, DbError> {
-    Ok(c
-        .query_opt("SELECT id, advisory_id, body, withdrawn_at FROM depbot_advisories WHERE advisory_id = ?", params![advisory_id])?
-        .map(|r| Advisory {
+    Ok(c.query_opt("SELECT id, advisory_id, body, withdrawn_at FROM depbot_advisories WHERE advisory_id = ?", params![advisory_id])?.map(
+        |r| Advisory {
             id: r.i64(0),
             advisory_id: r.string(1),
             body: serde_json::from_str(r.str(2)).unwrap_or(serde_json::Value::Null),
             withdrawn_at: r.opt_i64(3),
-        }))
+        },
+    ))
 }
 
-pub fn create_advisory(c: &mut dyn Conn, advisory_id: &str, body: &serde_json::Value, withdrawn_at: Option<i64>, now: i64) -> Result<Advisory, DbError> {
+pub fn create_advisory(
+    c: &mut dyn Conn,
+    advisory_id: &str,
+    body: &serde_json::Value,
+    withdrawn_at: Option<i64>,
+    now: i64,
+) -> Result<Advisory, DbError> {
     let id = c.query_i64(
         "INSERT INTO depbot_advisories (advisory_id, body, withdrawn_at, created_at) VALUES (?, ?, ?, ?) RETURNING id",
         params![advisory_id, body.to_string(), withdrawn_at, now],
@@ -295,7 +301,16 @@ fn in_list(cond: &mut Vec<String>, p: &mut Vec<Value>, col: &str, values: &[Stri
 /// One page of alerts in `sort` order (`desc` or ascending), after or before `at`; `limit` rows.
 /// Keyset pagination over the (key, id) indexes keeps every page as cheap as the first.
 /// Only alerts of repositories within `reach` (the credential's).
-pub fn list(c: &mut dyn Conn, within: &Within, reach: &Reach, f: &Filter, sort: Sort, desc: bool, at: Option<&Position>, limit: i64) -> Result<Vec<Alert>, DbError> {
+pub fn list(
+    c: &mut dyn Conn,
+    within: &Within,
+    reach: &Reach,
+    f: &Filter,
+    sort: Sort,
+    desc: bool,
+    at: Option<&Position>,
+    limit: i64,
+) -> Result<Vec<Alert>, DbError> {
     let mut cond: Vec<String> = Vec::new();
     let mut p: Vec<Value> = Vec::new();
     reach.sql("x.repo_id", &mut cond, &mut p);

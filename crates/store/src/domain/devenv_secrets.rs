@@ -9,8 +9,7 @@ pub struct Secret {
 }
 
 pub fn get(c: &mut dyn Conn, repo_id: i64, name: &str) -> Result<Option<Secret>, DbError> {
-    Ok(c
-        .query_opt("SELECT name, created_at, updated_at FROM devenv_secrets WHERE repo_id = ? AND name = ?", params![repo_id, name])?
+    Ok(c.query_opt("SELECT name, created_at, updated_at FROM devenv_secrets WHERE repo_id = ? AND name = ?", params![repo_id, name])?
         .map(|r| Secret { name: r.string(0), created_at: r.i64(1), updated_at: r.i64(2) }))
 }
 

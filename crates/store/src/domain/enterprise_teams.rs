@@ -58,11 +58,17 @@ pub fn create(c: &mut dyn Conn, enterprise_id: i64, name: &str, description: Opt
 /// be left out).
 pub fn find(c: &mut dyn Conn, enterprise_id: i64, key: &str) -> Result<Option<EnterpriseTeam>, DbError> {
     let row = match key.parse::<i64>() {
-        Ok(id) => c.query_opt(&format!("SELECT {COLS} FROM enterprise_teams t WHERE t.enterprise_id = ? AND t.id = ?"), params![enterprise_id, id])?,
+        Ok(id) => c.query_opt(
+            &format!("SELECT {COLS} FROM enterprise_teams t WHERE t.enterprise_id = ? AND t.id = ?"),
+            params![enterprise_id, id],
+        )?,
         Err(_) => {
             let lower = key.to_lowercase();
             let slug = if lower.starts_with("ent:") { lower } else { format!("ent:{lower}") };
-            c.query_opt(&format!("SELECT {COLS} FROM enterprise_teams t WHERE t.enterprise_id = ? AND t.slug = ?"), params![enterprise_id, slug])?
+            c.query_opt(
+                &format!("SELECT {COLS} FROM enterprise_teams t WHERE t.enterprise_id = ? AND t.slug = ?"),
+                params![enterprise_id, slug],
+            )?
         }
     };
     Ok(row.map(|r| from_row(&r)))
@@ -118,9 +124,16 @@ fn touch(c: &mut dyn Conn, team_id: i64, now: i64) -> Result<(), DbError> {
 }
 
 /// Teams of the enterprise the user belongs to, by name, one page, with the total.
-pub fn teams_of(c: &mut dyn Conn, enterprise_id: i64, user_id: i64, offset: i64, limit: i64) -> Result<(Vec<EnterpriseTeam>, i64), DbError> {
+pub fn teams_of(
+    c: &mut dyn Conn,
+    enterprise_id: i64,
+    user_id: i64,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<EnterpriseTeam>, i64), DbError> {
     let from = "FROM enterprise_teams t JOIN enterprise_team_members m ON m.team_id = t.id WHERE t.enterprise_id = ? AND m.user_id = ?";
     let total = c.query_i64(&format!("SELECT COUNT(*) {from}"), params![enterprise_id, user_id])?;
-    let rows = c.query(&format!("SELECT {COLS} {from} ORDER BY t.slug LIMIT ? OFFSET ?"), params![enterprise_id, user_id, limit, offset])?;
+    let rows =
+        c.query(&format!("SELECT {COLS} {from} ORDER BY t.slug LIMIT ? OFFSET ?"), params![enterprise_id, user_id, limit, offset])?;
     Ok((rows.iter().map(from_row).collect(), total))
 }

@@ -49,12 +49,8 @@ pub fn timeline(c: &mut dyn Conn, scope: Scope) -> Result<Vec<FeedEvent>, DbErro
     let (filter, id) = match scope {
         Scope::Public => ("public = TRUE AND ".to_string(), None),
         Scope::Repo(id) => ("repo_id = ? AND ".to_string(), Some(id)),
-        Scope::Actor { id, public_only } => {
-            (format!("actor_id = ? AND {}", if public_only { "public = TRUE AND " } else { "" }), Some(id))
-        }
-        Scope::Org { id, public_only } => {
-            (format!("org_id = ? AND {}", if public_only { "public = TRUE AND " } else { "" }), Some(id))
-        }
+        Scope::Actor { id, public_only } => (format!("actor_id = ? AND {}", if public_only { "public = TRUE AND " } else { "" }), Some(id)),
+        Scope::Org { id, public_only } => (format!("org_id = ? AND {}", if public_only { "public = TRUE AND " } else { "" }), Some(id)),
     };
     let sql = format!(
         "SELECT {}, {}, r.name, ro.login, r.owner_id, {} FROM \

@@ -205,8 +205,19 @@ pub fn enqueue(c: &mut dyn Conn, d: &NewDelivery, now: i64) -> Result<i64, DbErr
     c.query_i64(
         "INSERT INTO hook_deliveries (guid, hook_id, event, action, payload, state, redelivery, next_attempt_at, \
          installation_id, repository_id, activity_at_ms, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?) RETURNING id",
-        params![d.guid, d.hook_id, d.event, d.action, d.payload, d.redelivery, now, d.installation_id, d.repository_id,
-                d.activity_at_ms, now],
+        params![
+            d.guid,
+            d.hook_id,
+            d.event,
+            d.action,
+            d.payload,
+            d.redelivery,
+            now,
+            d.installation_id,
+            d.repository_id,
+            d.activity_at_ms,
+            now
+        ],
     )
 }
 
@@ -217,38 +228,40 @@ pub fn delivery(c: &mut dyn Conn, hook_id: i64, id: i64) -> Result<Option<Delive
 
 /// Deliveries of a hook, newest first, with ids below `before` (a cursor), filtered by outcome
 /// (`Some(true)`: status code 200–399; `Some(false)`: anything else).
-pub fn deliveries(c: &mut dyn Conn, hook_id: i64, before: Option<i64>, success: Option<bool>, limit: i64) -> Result<Vec<Delivery>, DbError> {
+pub fn deliveries(
+    c: &mut dyn Conn,
+    hook_id: i64,
+    before: Option<i64>,
+    success: Option<bool>,
+    limit: i64,
+) -> Result<Vec<Delivery>, DbError> {
     let filter = match success {
         Some(true) => " AND d.status_code BETWEEN 200 AND 399",
         Some(false) => " AND NOT (d.status_code BETWEEN 200 AND 399)",
         None => "",
     };
-    let sql = format!(
-        "SELECT {DCOLS} FROM hook_deliveries d WHERE d.hook_id = ? AND d.id < ?{filter} ORDER BY d.id DESC LIMIT ?"
-    );
+    let sql = format!("SELECT {DCOLS} FROM hook_deliveries d WHERE d.hook_id = ? AND d.id < ?{filter} ORDER BY d.id DESC LIMIT ?");
     Ok(c.query(&sql, params![hook_id, before.unwrap_or(i64::MAX), limit])?.iter().map(delivery_from_row).collect())
 }
 
 /// Is any delivery due at `now` (cheap read before a claim)?
 pub fn any_due(c: &mut dyn Conn, now: i64) -> Result<bool, DbError> {
-    Ok(c
-        .query_opt(
-            "SELECT 1 FROM hook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
+    Ok(c.query_opt(
+        "SELECT 1 FROM hook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
              AND (claimed_until IS NULL OR claimed_until <= ?) LIMIT 1",
-            params![now, now],
-        )?
-        .is_some())
+        params![now, now],
+    )?
+    .is_some())
 }
 
 /// The earliest time a pending delivery becomes due (for the sender's sleep).
 pub fn next_due(c: &mut dyn Conn) -> Result<Option<i64>, DbError> {
-    Ok(c
-        .query_opt(
-            "SELECT MIN(CASE WHEN claimed_until IS NOT NULL AND claimed_until > next_attempt_at THEN claimed_until \
+    Ok(c.query_opt(
+        "SELECT MIN(CASE WHEN claimed_until IS NOT NULL AND claimed_until > next_attempt_at THEN claimed_until \
              ELSE next_attempt_at END) FROM hook_deliveries WHERE state = 'pending'",
-            &[],
-        )?
-        .and_then(|r| r.opt_i64(0)))
+        &[],
+    )?
+    .and_then(|r| r.opt_i64(0)))
 }
 
 /// Claims up to `limit` due deliveries until `lease_until` (PostgreSQL: rows other nodes hold are
@@ -308,8 +321,20 @@ pub fn record_attempt(c: &mut dyn Conn, d: &Delivery, a: &Attempt, success: bool
         "UPDATE hook_deliveries SET state = ?, next_attempt_at = ?, claimed_until = NULL, attempts = attempts + 1, url = ?, \
          status = ?, status_code = ?, duration_ms = ?, request_headers = ?, request_body = ?, response_headers = ?, \
          response_body = ?, delivered_at = ? WHERE id = ?",
-        params![a.state, a.next_attempt_at, a.url, a.status, a.status_code, a.duration_ms, a.request_headers,
-                a.request_body, a.response_headers, a.response_body, a.delivered_at, d.id],
+        params![
+            a.state,
+            a.next_attempt_at,
+            a.url,
+            a.status,
+            a.status_code,
+            a.duration_ms,
+            a.request_headers,
+            a.request_body,
+            a.response_headers,
+            a.response_body,
+            a.delivered_at,
+            d.id
+        ],
     )?;
     let last_status = if success { "active" } else { "failed" };
     c.execute(

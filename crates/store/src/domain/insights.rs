@@ -114,10 +114,7 @@ pub struct RouteStat {
 pub fn routes(c: &mut dyn Conn, f: &Filter) -> Result<Vec<RouteStat>, DbError> {
     let (cond, params) = f.sql();
     let sql = format!("SELECT http_method, api_route, {STATS} FROM insights_requests WHERE {cond} GROUP BY http_method, api_route");
-    Ok(c.query(&sql, &params)?
-        .iter()
-        .map(|r| RouteStat { http_method: r.string(0), api_route: r.string(1), stats: stats(r, 2) })
-        .collect())
+    Ok(c.query(&sql, &params)?.iter().map(|r| RouteStat { http_method: r.string(0), api_route: r.string(1), stats: stats(r, 2) }).collect())
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -190,10 +190,7 @@ pub fn mark_read(c: &mut dyn Conn, t: &Thread, now: i64) -> Result<(), DbError> 
 
 /// Marks a thread done: read, and out of the lists until new activity reopens it.
 pub fn mark_done(c: &mut dyn Conn, t: &Thread, now: i64) -> Result<(), DbError> {
-    c.execute(
-        "UPDATE notification_threads SET unread = ?, done = ?, last_read_at = ? WHERE id = ?",
-        params![false, true, now, t.id],
-    )?;
+    c.execute("UPDATE notification_threads SET unread = ?, done = ?, last_read_at = ? WHERE id = ?", params![false, true, now, t.id])?;
     touch(c, t.user_id, now)?;
     Ok(())
 }
@@ -201,10 +198,7 @@ pub fn mark_done(c: &mut dyn Conn, t: &Thread, now: i64) -> Result<(), DbError> 
 /// Sets a thread's subscription state (`subscribed`, `ignored`, `unsubscribed`).
 pub fn set_subscription(c: &mut dyn Conn, t: &Thread, state: &str, now: i64) -> Result<(), DbError> {
     let created = (state != "unsubscribed").then_some(now);
-    c.execute(
-        "UPDATE notification_threads SET sub_state = ?, sub_created_at = ? WHERE id = ?",
-        params![state, created, t.id],
-    )?;
+    c.execute("UPDATE notification_threads SET sub_state = ?, sub_created_at = ? WHERE id = ?", params![state, created, t.id])?;
     touch(c, t.user_id, now)?;
     Ok(())
 }

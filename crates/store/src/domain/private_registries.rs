@@ -39,13 +39,17 @@ fn from_row(r: &Row) -> Registry {
 }
 
 pub fn get(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>, DbError> {
-    Ok(c.query_opt(&format!("SELECT {COLS} FROM private_registries WHERE org_id = ? AND name = ?"), params![org_id, name])?.map(|r| from_row(&r)))
+    Ok(c.query_opt(&format!("SELECT {COLS} FROM private_registries WHERE org_id = ? AND name = ?"), params![org_id, name])?
+        .map(|r| from_row(&r)))
 }
 
 /// One page of the organization's configurations by name, with the total.
 pub fn list(c: &mut dyn Conn, org_id: i64, offset: i64, limit: i64) -> Result<(Vec<Registry>, i64), DbError> {
     let total = c.query_i64("SELECT COUNT(*) FROM private_registries WHERE org_id = ?", params![org_id])?;
-    let rows = c.query(&format!("SELECT {COLS} FROM private_registries WHERE org_id = ? ORDER BY name LIMIT ? OFFSET ?"), params![org_id, limit, offset])?;
+    let rows = c.query(
+        &format!("SELECT {COLS} FROM private_registries WHERE org_id = ? ORDER BY name LIMIT ? OFFSET ?"),
+        params![org_id, limit, offset],
+    )?;
     Ok((rows.iter().map(from_row).collect(), total))
 }
 
@@ -54,9 +58,19 @@ pub fn create(c: &mut dyn Conn, org_id: i64, r: &Registry) -> Result<(), DbError
     c.execute(
         &format!("INSERT INTO private_registries (org_id, {COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         params![
-            org_id, &r.name, &r.registry_type, &r.auth_type, &r.url, r.username.as_deref(), r.replaces_base, &r.visibility,
+            org_id,
+            &r.name,
+            &r.registry_type,
+            &r.auth_type,
+            &r.url,
+            r.username.as_deref(),
+            r.replaces_base,
+            &r.visibility,
             serde_json::to_string(&r.selected_repository_ids).unwrap_or_default(),
-            serde_json::to_string(&r.oidc).unwrap_or_default(), r.value_enc.as_deref(), r.created_at, r.updated_at
+            serde_json::to_string(&r.oidc).unwrap_or_default(),
+            r.value_enc.as_deref(),
+            r.created_at,
+            r.updated_at
         ],
     )?;
     Ok(())
@@ -68,9 +82,17 @@ pub fn update(c: &mut dyn Conn, org_id: i64, r: &Registry) -> Result<(), DbError
         "UPDATE private_registries SET registry_type = ?, url = ?, username = ?, replaces_base = ?, visibility = ?, \
          selected_repository_ids = ?, oidc = ?, value_enc = ?, updated_at = ? WHERE org_id = ? AND name = ?",
         params![
-            &r.registry_type, &r.url, r.username.as_deref(), r.replaces_base, &r.visibility,
+            &r.registry_type,
+            &r.url,
+            r.username.as_deref(),
+            r.replaces_base,
+            &r.visibility,
             serde_json::to_string(&r.selected_repository_ids).unwrap_or_default(),
-            serde_json::to_string(&r.oidc).unwrap_or_default(), r.value_enc.as_deref(), r.updated_at, org_id, &r.name
+            serde_json::to_string(&r.oidc).unwrap_or_default(),
+            r.value_enc.as_deref(),
+            r.updated_at,
+            org_id,
+            &r.name
         ],
     )?;
     Ok(())

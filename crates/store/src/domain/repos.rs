@@ -73,8 +73,7 @@ impl Repo {
     }
 }
 
-const REPO_COLS: &str =
-    "r.id, r.name, r.private, r.description, r.default_branch, r.created_at, r.updated_at, r.pushed_at";
+const REPO_COLS: &str = "r.id, r.name, r.private, r.description, r.default_branch, r.created_at, r.updated_at, r.pushed_at";
 
 fn from_row(r: &Row) -> Repo {
     Repo {
@@ -136,10 +135,7 @@ pub struct NewRepo<'a> {
 /// Creates a repository; a taken name under the owner is a `Unique` error.
 pub fn create(c: &mut dyn Conn, n: &NewRepo, now: i64) -> Result<Repo, DbError> {
     // A new repository takes over a name a rename left behind.
-    c.execute(
-        "DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?",
-        params![n.owner.id, n.name.to_lowercase()],
-    )?;
+    c.execute("DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?", params![n.owner.id, n.name.to_lowercase()])?;
     let id = c.query_i64(
         "INSERT INTO repos (owner_id, name, name_lower, private, description, default_branch, created_at, updated_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -161,10 +157,7 @@ pub fn create(c: &mut dyn Conn, n: &NewRepo, now: i64) -> Result<Repo, DbError> 
 /// Renames; the old name keeps answering through a redirect. A taken name is `Unique`.
 pub fn rename(c: &mut dyn Conn, repo: &Repo, new_name: &str, now: i64) -> Result<(), DbError> {
     if repo.name.to_lowercase() != new_name.to_lowercase() {
-        c.execute(
-            "DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?",
-            params![repo.owner.id, new_name.to_lowercase()],
-        )?;
+        c.execute("DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?", params![repo.owner.id, new_name.to_lowercase()])?;
         c.execute(
             "INSERT INTO repo_redirects (owner_id, name_lower, repo_id) VALUES (?, ?, ?) \
              ON CONFLICT (owner_id, name_lower) DO UPDATE SET repo_id = excluded.repo_id",
@@ -180,9 +173,7 @@ pub fn rename(c: &mut dyn Conn, repo: &Repo, new_name: &str, now: i64) -> Result
 
 /// Creates or moves a ref; returns the sha it pointed at before, if any.
 pub fn set_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, now: i64) -> Result<Option<String>, DbError> {
-    let before = c
-        .query_opt("SELECT sha FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])?
-        .map(|r| r.string(0));
+    let before = c.query_opt("SELECT sha FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])?.map(|r| r.string(0));
     c.execute(
         "INSERT INTO refs (repo_id, name, sha, updated_at) VALUES (?, ?, ?, ?) \
          ON CONFLICT (repo_id, name) DO UPDATE SET sha = excluded.sha, updated_at = excluded.updated_at",

@@ -70,8 +70,19 @@ pub fn create(c: &mut dyn Conn, i: &Import) -> Result<(), DbError> {
          large_files_size, large_files_count, step_done, due_at, workdir, actor_id, created_at, updated_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?, ?, ?, ?, ?, ?)",
         params![
-            i.repo_id, i.vcs.as_deref(), &i.vcs_url, i.tfvc_project.as_deref(), i.credentials_enc.as_deref(), &i.use_lfs, &i.status, false, i.due_at,
-            &i.workdir, i.actor_id, i.created_at, i.updated_at
+            i.repo_id,
+            i.vcs.as_deref(),
+            &i.vcs_url,
+            i.tfvc_project.as_deref(),
+            i.credentials_enc.as_deref(),
+            &i.use_lfs,
+            &i.status,
+            false,
+            i.due_at,
+            &i.workdir,
+            i.actor_id,
+            i.created_at,
+            i.updated_at
         ],
     )?;
     Ok(())
@@ -120,8 +131,21 @@ pub fn save_progress(c: &mut dyn Conn, i: &Import, lease_until: Option<i64>, now
          push_percent = ?, authors_count = ?, large_files_size = ?, large_files_count = ?, step_done = ?, due_at = ?, \
          lease_until = ?, updated_at = ? WHERE repo_id = ? AND workdir = ?",
         params![
-            i.vcs.as_deref(), &i.status, i.failed_step.as_deref(), i.error_message.as_deref(), i.commit_count, i.import_percent, i.push_percent,
-            i.authors_count, i.large_files_size, i.large_files_count, i.step_done, i.due_at, lease_until, now, i.repo_id,
+            i.vcs.as_deref(),
+            &i.status,
+            i.failed_step.as_deref(),
+            i.error_message.as_deref(),
+            i.commit_count,
+            i.import_percent,
+            i.push_percent,
+            i.authors_count,
+            i.large_files_size,
+            i.large_files_count,
+            i.step_done,
+            i.due_at,
+            lease_until,
+            now,
+            i.repo_id,
             &i.workdir
         ],
     )? > 0)
@@ -239,7 +263,8 @@ pub fn set_large_files(c: &mut dyn Conn, repo_id: i64, files: &[LargeFile]) -> R
 }
 
 pub fn large_files(c: &mut dyn Conn, repo_id: i64) -> Result<Vec<LargeFile>, DbError> {
-    let rows = c.query("SELECT ref_name, path, oid, size FROM import_large_files WHERE repo_id = ? ORDER BY path, oid", params![repo_id])?;
+    let rows =
+        c.query("SELECT ref_name, path, oid, size FROM import_large_files WHERE repo_id = ? ORDER BY path, oid", params![repo_id])?;
     Ok(rows.iter().map(|r| LargeFile { ref_name: r.string(0), path: r.string(1), oid: r.string(2), size: r.i64(3) }).collect())
 }
 
@@ -259,7 +284,13 @@ pub fn add_commits(c: &mut dyn Conn, repo_id: i64, shas: &[String], now: i64) ->
 
 /// Makes the repository's branches and tags exactly `refs` (full names and commit shas), and
 /// its default branch `default_branch` when given.
-pub fn replace_refs(c: &mut dyn Conn, repo_id: i64, refs: &[(String, String)], default_branch: Option<&str>, now: i64) -> Result<(), DbError> {
+pub fn replace_refs(
+    c: &mut dyn Conn,
+    repo_id: i64,
+    refs: &[(String, String)],
+    default_branch: Option<&str>,
+    now: i64,
+) -> Result<(), DbError> {
     let existing: Vec<String> = c
         .query("SELECT name FROM refs WHERE repo_id = ? AND (name LIKE 'refs/heads/%' OR name LIKE 'refs/tags/%')", params![repo_id])?
         .iter()

@@ -18,8 +18,7 @@ pub struct Status {
     pub updated_at: i64,
 }
 
-const COLS: &str =
-    "s.id, s.repo_id, s.sha, s.context, s.state, s.description, s.target_url, s.created_at, s.updated_at";
+const COLS: &str = "s.id, s.repo_id, s.sha, s.context, s.state, s.description, s.target_url, s.created_at, s.updated_at";
 
 fn from_row(r: &Row) -> Status {
     Status {
@@ -52,18 +51,7 @@ pub fn create(c: &mut dyn Conn, n: &NewStatus, now: i64) -> Result<Option<Status
     let id = c.query_i64(
         "INSERT INTO statuses (repo_id, sha, context, context_lower, state, description, target_url, creator_id, \
          created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        params![
-            n.repo_id,
-            n.sha,
-            n.context,
-            &context_lower,
-            n.state,
-            n.description,
-            n.target_url,
-            n.creator.map(|a| a.id),
-            now,
-            now
-        ],
+        params![n.repo_id, n.sha, n.context, &context_lower, n.state, n.description, n.target_url, n.creator.map(|a| a.id), now, now],
     )?;
     // Counted and named the latest in one statement, under the key's row lock, so concurrent
     // creators on PostgreSQL (read committed) cannot overshoot the maximum together; the higher

@@ -59,10 +59,7 @@ fn from_row(r: &Row) -> Token {
 
 /// The token with this hash and the user it acts for (one query: this runs on every request).
 pub fn by_hash(c: &mut dyn Conn, hash: &str) -> Result<Option<(Token, Option<Account>)>, DbError> {
-    let sql = format!(
-        "SELECT {COLS}, {} FROM tokens t LEFT JOIN accounts a ON a.id = t.user_id WHERE t.token_hash = ?",
-        accounts::COLS
-    );
+    let sql = format!("SELECT {COLS}, {} FROM tokens t LEFT JOIN accounts a ON a.id = t.user_id WHERE t.token_hash = ?", accounts::COLS);
     Ok(c.query_opt(&sql, params![hash])?.map(|r| (from_row(&r), accounts::opt_from_row(&r, NCOLS))))
 }
 
@@ -117,10 +114,7 @@ pub fn create(c: &mut dyn Conn, t: &NewToken, now: i64) -> Result<Token, DbError
 
 /// Gives the token a new secret; the old text stops working in the same commit.
 pub fn replace_secret(c: &mut dyn Conn, id: i64, hash: &str, last_eight: &str, now: i64) -> Result<(), DbError> {
-    c.execute(
-        "UPDATE tokens SET token_hash = ?, last_eight = ?, updated_at = ? WHERE id = ?",
-        params![hash, last_eight, now, id],
-    )?;
+    c.execute("UPDATE tokens SET token_hash = ?, last_eight = ?, updated_at = ? WHERE id = ?", params![hash, last_eight, now, id])?;
     Ok(())
 }
 

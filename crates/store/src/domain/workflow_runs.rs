@@ -13,8 +13,7 @@ use crate::{params, Conn, DbError, Row};
 
 /// `status` filter values that are statuses; the others of document 3 are conclusions.
 pub const STATUSES: [&str; 6] = ["completed", "in_progress", "queued", "requested", "waiting", "pending"];
-pub const CONCLUSIONS: [&str; 8] =
-    ["action_required", "cancelled", "failure", "neutral", "skipped", "stale", "success", "timed_out"];
+pub const CONCLUSIONS: [&str; 8] = ["action_required", "cancelled", "failure", "neutral", "skipped", "stale", "success", "timed_out"];
 /// Planned job outcomes.
 pub const OUTCOMES: [&str; 6] = ["success", "failure", "cancelled", "skipped", "timed_out", "neutral"];
 /// Runner operating systems (the usage keys).
@@ -262,11 +261,8 @@ fn insert_job(c: &mut dyn Conn, run_id: i64, attempt: i64, position: i64, j: &Ne
 /// Creates a run queued at `now` (it starts `queue_seconds` later); returns its id.
 pub fn create(c: &mut dyn Conn, n: &NewRun, now: i64) -> Result<i64, DbError> {
     let (workflow_id, number) = next_run_number(c, n.repo_id, n.workflow_path, n.workflow_name, 1, now)?;
-    let (status, conclusion, start_at) = if n.needs_approval {
-        ("completed", Some("action_required"), None)
-    } else {
-        ("queued", None, Some(now + n.queue_seconds))
-    };
+    let (status, conclusion, start_at) =
+        if n.needs_approval { ("completed", Some("action_required"), None) } else { ("queued", None, Some(now + n.queue_seconds)) };
     let id = c.query_i64(
         "INSERT INTO workflow_runs (repo_id, workflow_id, run_number, run_attempt, event, head_branch, head_sha, \
          head_commit, display_title, pull_requests, actor_id, triggering_actor_id, status, conclusion, needs_approval, \
@@ -612,7 +608,14 @@ fn env_from_row(r: &Row) -> Environment {
 const ENV_COLS: &str = "e.id, e.repo_id, e.name, e.wait_timer, e.created_at, e.updated_at";
 
 /// Creates or updates an environment's protection rules (its reviewers are replaced).
-pub fn put_environment(c: &mut dyn Conn, repo_id: i64, name: &str, wait_timer: i64, reviewers: &[Reviewer], now: i64) -> Result<Environment, DbError> {
+pub fn put_environment(
+    c: &mut dyn Conn,
+    repo_id: i64,
+    name: &str,
+    wait_timer: i64,
+    reviewers: &[Reviewer],
+    now: i64,
+) -> Result<Environment, DbError> {
     let id = c.query_i64(
         "INSERT INTO environments (repo_id, name, wait_timer, created_at, updated_at) VALUES (?, ?, ?, ?, ?) \
          ON CONFLICT (repo_id, name) DO UPDATE SET wait_timer = excluded.wait_timer, updated_at = excluded.updated_at RETURNING id",
@@ -634,7 +637,8 @@ pub fn environment(c: &mut dyn Conn, id: i64) -> Result<Option<Environment>, DbE
 }
 
 pub fn reviewers(c: &mut dyn Conn, environment_id: i64) -> Result<Vec<Reviewer>, DbError> {
-    let rows = c.query("SELECT kind, reviewer_id FROM environment_reviewers WHERE environment_id = ? ORDER BY position", params![environment_id])?;
+    let rows =
+        c.query("SELECT kind, reviewer_id FROM environment_reviewers WHERE environment_id = ? ORDER BY position", params![environment_id])?;
     Ok(rows.iter().map(|r| Reviewer { kind: r.string(0), id: r.i64(1) }).collect())
 }
 
@@ -659,7 +663,14 @@ pub fn team(c: &mut dyn Conn, id: i64) -> Result<Option<(accounts::Team, String)
         params![id],
     )?;
     Ok(r.map(|r| {
-        let t = accounts::Team { id: r.i64(0), org_id: r.i64(1), name: r.string(2), slug: r.string(3), description: r.opt_string(4), privacy: r.string(5) };
+        let t = accounts::Team {
+            id: r.i64(0),
+            org_id: r.i64(1),
+            name: r.string(2),
+            slug: r.string(3),
+            description: r.opt_string(4),
+            privacy: r.string(5),
+        };
         (t, r.string(6))
     }))
 }
@@ -683,7 +694,10 @@ fn gates(c: &mut dyn Conn, run_id: i64, attempt: i64) -> Result<Vec<Gate>, DbErr
         "SELECT environment_id, state, wait_timer_started_at, ready_at FROM run_gates WHERE run_id = ? AND attempt = ? ORDER BY wait_timer_started_at, environment_id",
         params![run_id, attempt],
     )?;
-    Ok(rows.iter().map(|r| Gate { environment_id: r.i64(0), state: r.string(1), wait_timer_started_at: r.i64(2), ready_at: r.opt_i64(3) }).collect())
+    Ok(rows
+        .iter()
+        .map(|r| Gate { environment_id: r.i64(0), state: r.string(1), wait_timer_started_at: r.i64(2), ready_at: r.opt_i64(3) })
+        .collect())
 }
 
 fn save_gate(c: &mut dyn Conn, run_id: i64, attempt: i64, g: &Gate) -> Result<(), DbError> {
@@ -733,7 +747,15 @@ fn create_deployment(c: &mut dyn Conn, run: &Run, env: &Environment, creator: &A
         "INSERT INTO deployments (repo_id, run_id, environment, sha, ref, creator_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         params![run.repo_id, run.id, &env.name, &run.head_sha, &r#ref, creator.id, now, now],
     )?;
-    Ok(Deployment { id, repo_id: run.repo_id, environment: env.name.clone(), sha: run.head_sha.clone(), r#ref, creator: Some(creator.clone()), created_at: now })
+    Ok(Deployment {
+        id,
+        repo_id: run.repo_id,
+        environment: env.name.clone(),
+        sha: run.head_sha.clone(),
+        r#ref,
+        creator: Some(creator.clone()),
+        created_at: now,
+    })
 }
 
 /// A review of pending deployments (the review history).
@@ -750,7 +772,15 @@ pub struct Review {
 /// Approves or rejects the run's waiting gates of `environment_ids` for `user` (the caller checked
 /// they are pending and the user may review them); approvals create deployments. The caller then
 /// settles the run.
-pub fn review(c: &mut dyn Conn, run: &Run, user: &Account, environment_ids: &[i64], state: &str, comment: &str, now: i64) -> Result<Vec<Deployment>, DbError> {
+pub fn review(
+    c: &mut dyn Conn,
+    run: &Run,
+    user: &Account,
+    environment_ids: &[i64],
+    state: &str,
+    comment: &str,
+    now: i64,
+) -> Result<Vec<Deployment>, DbError> {
     let mut out = Vec::new();
     for mut g in gates(c, run.id, run.run_attempt)?.into_iter().filter(|g| environment_ids.contains(&g.environment_id)) {
         let env = environment(c, g.environment_id)?.ok_or_else(|| DbError::other("environment vanished"))?;
@@ -786,7 +816,14 @@ pub fn reviews(c: &mut dyn Conn, run_id: i64) -> Result<Vec<Review>, DbError> {
                 environments.push(e);
             }
         }
-        out.push(Review { id: r.i64(0), state: r.string(1), comment: r.string(2), created_at: r.i64(4), user: accounts::from_row(&r, 5), environments });
+        out.push(Review {
+            id: r.i64(0),
+            state: r.string(1),
+            comment: r.string(2),
+            created_at: r.i64(4),
+            user: accounts::from_row(&r, 5),
+            environments,
+        });
     }
     Ok(out)
 }
@@ -1188,7 +1225,8 @@ pub fn advance(c: &mut dyn Conn, id: i64, now: i64) -> Result<Result<bool, Refus
             }
         }
         let waiting: Vec<i64> = live.jobs.iter().filter(|j| j.status == "waiting").filter_map(|j| j.environment_id).collect();
-        for g in live.gates.iter_mut().filter(|g| g.state == "approved" && g.ready_at == Some(next) && waiting.contains(&g.environment_id)) {
+        for g in live.gates.iter_mut().filter(|g| g.state == "approved" && g.ready_at == Some(next) && waiting.contains(&g.environment_id))
+        {
             g.ready_at = Some(now);
             save_gate(c, id, live.run.run_attempt, g)?;
         }

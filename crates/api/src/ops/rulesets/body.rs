@@ -81,7 +81,10 @@ const RULES: &[(&str, Option<&[P]>)] = &[
                     req("enabled", Kind::Bool),
                     opt(
                         "allowed_actors",
-                        Kind::ObjArray(&[req("id", ID), req("type", Kind::Enum(&["User", "Team", "IntegrationInstallation", "RepositoryRole"]))]),
+                        Kind::ObjArray(&[
+                            req("id", ID),
+                            req("type", Kind::Enum(&["User", "Team", "IntegrationInstallation", "RepositoryRole"])),
+                        ]),
                     ),
                 ]),
             ),
@@ -483,7 +486,10 @@ mod tests {
         let bad = |b: Value| definition(&b, None, Source::UserRepository).unwrap_err().message.to_string();
         assert!(bad(json!({"enforcement": "active"})).contains("\"name\""));
         assert_eq!(bad(json!({"name": "n", "enforcement": "on"})), "Validation Failed");
-        assert_eq!(bad(json!({"name": "n", "enforcement": "active", "bypass_actors": [{"actor_type": "OrganizationAdmin"}]})), "Validation Failed");
+        assert_eq!(
+            bad(json!({"name": "n", "enforcement": "active", "bypass_actors": [{"actor_type": "OrganizationAdmin"}]})),
+            "Validation Failed"
+        );
         let regex = json!({"name": "n", "enforcement": "active", "rules": [{"type": "commit_message_pattern", "parameters": {"operator": "regex", "pattern": "("}}]});
         assert_eq!(bad(regex), "Validation Failed");
     }

@@ -68,7 +68,11 @@ pub async fn create_org(State(app): State<Shared>, Path(org): Path<String>, Json
     Ok(Reply::created(shape(&app, &made)))
 }
 
-pub async fn create_repo(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
+pub async fn create_repo(
+    State(app): State<Shared>,
+    Path((owner, repo)): Path<(String, String)>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Reply> {
     let now = app.clock.now();
     let made = app.store.write(move |c| create(c, Scope::Repo(&format!("{owner}/{repo}")), &b, now)).await?;
     Ok(Reply::created(shape(&app, &made)))
@@ -111,7 +115,14 @@ pub fn seed(c: &mut dyn Conn, r: &crate::seed::SeedRuleset, now: i64) -> ApiResu
             let repo = crate::control::repo(c, full_name)?;
             (Scope::Repo(full_name), rulesets::for_repo(c, repo.id)?)
         }
-        _ => return Err(ApiError::invalid_field("Ruleset", "org", "invalid", Some("a seeded ruleset names exactly one of org or repo".into()))),
+        _ => {
+            return Err(ApiError::invalid_field(
+                "Ruleset",
+                "org",
+                "invalid",
+                Some("a seeded ruleset names exactly one of org or repo".into()),
+            ))
+        }
     };
     let name = r.body.get("name").and_then(Value::as_str).unwrap_or_default();
     if !existing.iter().any(|e| e.name == name) {

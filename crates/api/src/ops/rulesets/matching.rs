@@ -53,7 +53,9 @@ impl Glob {
         let prefix = toks[..n].iter().filter_map(lit).collect();
         let rest = match &toks[n..] {
             [] => Rest::Nothing,
-            [Tok::Star, tail @ ..] if tail.iter().all(|t| matches!(t, Tok::Lit(_))) => Rest::StarThen(tail.iter().filter_map(lit).collect()),
+            [Tok::Star, tail @ ..] if tail.iter().all(|t| matches!(t, Tok::Lit(_))) => {
+                Rest::StarThen(tail.iter().filter_map(lit).collect())
+            }
             other => Rest::Tokens(other.to_vec()),
         };
         Glob { prefix, rest }
@@ -67,9 +69,7 @@ impl Glob {
     fn rest_matches(&self, s: &[char]) -> bool {
         match &self.rest {
             Rest::Nothing => s.is_empty(),
-            Rest::StarThen(suffix) => {
-                s.len() >= suffix.len() && s.ends_with(suffix) && !s[..s.len() - suffix.len()].contains(&'/')
-            }
+            Rest::StarThen(suffix) => s.len() >= suffix.len() && s.ends_with(suffix) && !s[..s.len() - suffix.len()].contains(&'/'),
             Rest::Tokens(toks) => matches(toks, s),
         }
     }
@@ -250,7 +250,10 @@ impl Condition {
     /// From `{include: [...], exclude: [...]}`; absent lists are empty (nothing included).
     pub fn compile(v: &Value) -> Condition {
         let list = |k: &str| -> Vec<Pattern> {
-            v.get(k).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(Pattern::compile).collect()).unwrap_or_default()
+            v.get(k)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(Pattern::compile).collect())
+                .unwrap_or_default()
         };
         Condition { include: list("include"), exclude: list("exclude") }
     }
@@ -335,7 +338,17 @@ mod tests {
     /// Ruleset patterns and the names matched against them come from clients.
     #[test]
     fn patterns_never_panic() {
-        let seeds = ["refs/heads/main", "refs/heads/**/*", "refs/heads/{a,b}*", "release/[0-9]*", "~ALL", "~DEFAULT_BRANCH", "**", "a?b", "[!a-z]x"];
+        let seeds = [
+            "refs/heads/main",
+            "refs/heads/**/*",
+            "refs/heads/{a,b}*",
+            "release/[0-9]*",
+            "~ALL",
+            "~DEFAULT_BRANCH",
+            "**",
+            "a?b",
+            "[!a-z]x",
+        ];
         let inputs = platform_core::fuzz::strings(&seeds, 3_000, 4);
         for (i, p) in inputs.iter().enumerate() {
             let pattern = Pattern::compile(p);

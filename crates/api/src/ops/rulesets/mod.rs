@@ -33,8 +33,12 @@ const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "metadata");
 const WRITE: Access = Access::write(SCOPES, "administration");
 
-const INCLUDES_PARENTS: Param =
-    Param { name: "includes_parents", ty: Ty::Bool, description: "Include rulesets of the organization that apply to the repository (default true).", required: false };
+const INCLUDES_PARENTS: Param = Param {
+    name: "includes_parents",
+    ty: Ty::Bool,
+    description: "Include rulesets of the organization that apply to the repository (default true).",
+    required: false,
+};
 
 static LIST_QUERY: [Param; 4] = [
     PAGINATION[0],
@@ -57,7 +61,12 @@ pub static BRANCH_RULES: Operation = Operation {
     access: READ,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).", "BranchRule[]").with_headers(&["Link"])],
+    responses: &[Resp::json(
+        200,
+        "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).",
+        "BranchRule[]",
+    )
+    .with_headers(&["Link"])],
 };
 
 pub static LIST: Operation = Operation {
@@ -69,7 +78,9 @@ pub static LIST: Operation = Operation {
     access: READ,
     query: &LIST_QUERY,
     body: None,
-    responses: &[Resp::json(200, "The rulesets (summaries), repository first, then organization.", "RulesetSummary[]").with_headers(&["Link"])],
+    responses: &[
+        Resp::json(200, "The rulesets (summaries), repository first, then organization.", "RulesetSummary[]").with_headers(&["Link"])
+    ],
 };
 
 pub static CREATE: Operation = Operation {
@@ -280,7 +291,8 @@ impl Viewer {
             Principal::Token(t) => t.app.as_ref().filter(|a| a.kind == "app").map(|a| a.id),
             _ => None,
         };
-        let has_team_actor = defs.iter().any(|d| d["bypass_actors"].as_array().is_some_and(|a| a.iter().any(|x| x["actor_type"] == "Team")));
+        let has_team_actor =
+            defs.iter().any(|d| d["bypass_actors"].as_array().is_some_and(|a| a.iter().any(|x| x["actor_type"] == "Team")));
         let teams = match user_id {
             Some(u) if has_team_actor => ctx.app.store.read(move |c| rulesets::team_ids_of(c, u)).await?,
             _ => Vec::new(),
@@ -505,7 +517,11 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 fn source_of(repo: &Repo) -> Source {
-    if repo.owner.is_org() { Source::OrgRepository } else { Source::UserRepository }
+    if repo.owner.is_org() {
+        Source::OrgRepository
+    } else {
+        Source::UserRepository
+    }
 }
 
 /// Who made a change, for the history.
