@@ -14,9 +14,9 @@ use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, Te
 use crate::error::{ApiError, ApiResult};
 use crate::faults::FaultIn;
 use crate::ops::rulesets::control as rulesets;
-use crate::principal::constant_time_eq;
 use crate::reply::Reply;
 use crate::request::JsonBody;
+use crate::secrets::constant_time_eq;
 use crate::shapes;
 use crate::state::Shared;
 

@@ -298,7 +298,7 @@ pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> Api
     // Alerts are never public activity.
     let act = NewActivity { public: false, ..NewActivity::in_repo("DepbotAlertEvent", None, repo, &payload) };
     activity::record(c, &act, now)?;
-    Ok(depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)?)
+    depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)
 }
 
 /// Admin handler: 201 the alert (current API version shape, without `repository`).
@@ -375,7 +375,7 @@ pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
         let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let adv = &advisories[(h >> 40) as usize % advisories.len()];
         let eco = (h >> 8) as usize % ECOSYSTEMS.len();
-        let patched = (h >> 20) % 3 != 0;
+        let patched = !(h >> 20).is_multiple_of(3);
         let vuln = json!({
             "package": {"ecosystem": ECOSYSTEMS[eco], "name": format!("pkg-{}", (h >> 24) % 500)},
             "severity": str_of(&adv.body, "severity", "medium"),

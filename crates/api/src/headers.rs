@@ -21,6 +21,10 @@ macro_rules! names {
     };
 }
 
+/// How many headers the contract may add to a response: maps made for responses leave room
+/// for them.
+pub const ADDED_HEADERS: usize = 24;
+
 names! {
     X_RATELIMIT_LIMIT = "x-ratelimit-limit";
     X_RATELIMIT_REMAINING = "x-ratelimit-remaining";

@@ -1,5 +1,16 @@
 //! The HTTP API of `platformd`: the request contract of document 1, the spec areas, and the
 //! control plane.
+//!
+//! ## Layers
+//!
+//! A module imports only modules of its own layer or a lower one, and the modules of one layer
+//! import each other without cycles; `scripts/api-layers --check` (run by `scripts/test`)
+//! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
+//!
+//! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shapes`, `validate`, `versions`
+//! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authorize`, `request`, `not_modified`, `faults`, `insights`, `state`, `contract`
+//! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `notify`, `webhooks`, `runs`, `depbot`, `imports`, `ops`
+//! - **assembly** (everything served, in one place): `router`, `schemas`, `openapi`, `admin`, `seed`
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
 pub mod access_log;
@@ -11,6 +22,7 @@ pub mod control;
 pub mod depbot;
 pub mod docs;
 pub mod error;
+pub mod etag;
 pub mod faults;
 pub mod headers;
 pub mod imports;

@@ -29,7 +29,7 @@ pub struct Validated {
 /// operation that answered.
 pub fn answer(app: &AppState, key: &Key, generation: u64, if_none_match: &HeaderValue, now: i64) -> Option<(Response, &'static Operation)> {
     let v = app.caches.validated.get(key, generation)?;
-    if now >= v.until || !crate::contract::etag_matches(Some(if_none_match), &v.etag) {
+    if now >= v.until || !crate::etag::etag_matches(Some(if_none_match), &v.etag) {
         return None;
     }
     let mut resp = Response::new(Body::empty());
@@ -41,7 +41,7 @@ pub fn answer(app: &AppState, key: &Key, generation: u64, if_none_match: &Header
 /// A copy of `headers` with room for the contract's: a clone would have none, and regrow on
 /// every header added after it.
 fn with_room(headers: &HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::with_capacity(headers.len() + crate::contract::ADDED_HEADERS);
+    let mut out = HeaderMap::with_capacity(headers.len() + crate::headers::ADDED_HEADERS);
     for (name, value) in headers {
         out.append(name.clone(), value.clone());
     }

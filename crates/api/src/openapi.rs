@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::operation::{AuthKind, Level, Operation};
+use crate::operation::{AuthKind, Level, Limits, Operation};
 use crate::validate::{Field, Schema, Ty};
 
 fn ty_schema(ty: Ty) -> Value {
@@ -95,7 +95,14 @@ fn operation(op: &Operation) -> Value {
 
     let mut responses = Map::new();
     for r in op.responses {
-        let extra: Vec<&str> = r.headers.iter().copied().chain((op.method == "GET").then_some("ETag")).collect();
+        // Headers that follow from the operation's traits, then its validator.
+        let polled = op.traits.poll.is_some() && r.status == 200;
+        let closing_down = if op.traits.closing_down.is_some() { &["Deprecation", "Sunset"][..] } else { &[] };
+        let extra: Vec<&str> = (r.headers.iter().copied())
+            .chain(polled.then_some("X-Poll-Interval"))
+            .chain(closing_down.iter().copied())
+            .chain((op.method == "GET").then_some("ETag"))
+            .collect();
         responses.insert(r.status.to_string(), response(r.description, r.schema.map(schema_ref), &extra));
     }
     let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
@@ -124,7 +131,7 @@ fn operation(op: &Operation) -> Value {
             false,
         ),
     );
-    if op.access.auth != AuthKind::Any || op.id == "rate-limit/get" {
+    if op.access.auth != AuthKind::Any || op.traits.limits == Limits::Report {
         responses.insert("404".into(), error("Not found, or a private resource the caller may not see.", false));
     }
     if op.body.is_some() {
@@ -157,7 +164,7 @@ fn operation(op: &Operation) -> Value {
             o["description"] = json!("Public resources are readable without credentials.");
         }
     }
-    if op.closing_down().is_some() {
+    if op.traits.closing_down.is_some() {
         o["deprecated"] = json!(true);
     }
     if let Some(body) = op.body {

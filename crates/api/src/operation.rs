@@ -1,7 +1,6 @@
 //! Every operation is declared once: method, path, access rule and docs. The same declaration
 //! wires the route, enforces authentication/authorization, fills the `X-Accepted-*` headers and
 //! (later) feeds the OpenAPI document, so none of them can drift.
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use axum::http::{HeaderName, HeaderValue, Method};
@@ -114,6 +113,54 @@ pub struct Operation {
     pub body: Option<&'static Schema>,
     /// Success responses; error responses follow from the access rule and the body.
     pub responses: &'static [Resp],
+    /// What sets the operation apart from the rest beyond access and responses.
+    pub traits: Traits,
+    /// What follows from the fields above, worked out on first use.
+    pub derived: Derived,
+}
+
+/// An operation's behaviour that is neither access nor shape: read by the contract, the limiter
+/// and the OpenAPI document alike, so none of them matches operation ids.
+#[derive(Clone, Copy, Debug)]
+pub struct Traits {
+    /// Closing down: `Deprecation` and `Sunset` on every response, deprecated in OpenAPI.
+    pub closing_down: Option<ClosingDown>,
+    /// Polled: `X-Poll-Interval` on its 200 and 304 answers, from this setting.
+    pub poll: Option<Poll>,
+    /// How the primary rate limit counts it.
+    pub limits: Limits,
+}
+
+impl Traits {
+    /// The traits of most operations: none.
+    pub const NONE: Traits = Traits { closing_down: None, poll: None, limits: Limits::Charged };
+
+    pub const fn closing_down(c: ClosingDown) -> Traits {
+        Traits { closing_down: Some(c), ..Traits::NONE }
+    }
+    pub const fn polled(p: Poll) -> Traits {
+        Traits { poll: Some(p), ..Traits::NONE }
+    }
+}
+
+/// Which setting gives a polled operation's `X-Poll-Interval`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poll {
+    /// Event feeds: `poll_interval`.
+    Feed,
+    /// Notifications: `notifications_poll_interval`.
+    Notifications,
+}
+
+/// How the primary rate limit treats an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limits {
+    /// Charged (a 304 is refunded).
+    Charged,
+    /// Charged, and counted per application toward the token-issuing limit.
+    IssuesTokens,
+    /// The limit report itself: never charged, and 404 while rate limits are off.
+    Report,
 }
 
 impl Operation {
@@ -125,10 +172,6 @@ impl Operation {
     /// on content creation.
     pub fn creates(&self) -> bool {
         self.responses.iter().any(|r| r.status == 201)
-    }
-    /// Polled operations (their responses declare `X-Poll-Interval`, which the contract sets).
-    pub fn polled(&self) -> bool {
-        self.responses.iter().any(|r| r.headers.contains(&"X-Poll-Interval"))
     }
     /// `X-Accepted-Service-Permissions` value (`name=level`).
     pub fn accepted_permissions(&self) -> Option<String> {
@@ -145,87 +188,65 @@ pub struct ClosingDown {
     pub sunset: &'static str,
 }
 
-/// Every closing-down operation by id; one line per operation.
-static CLOSING_DOWN: &[(&str, ClosingDown)] = &[
-    ("security-managers/list-teams", SECURITY_MANAGERS_SUNSET),
-    ("security-managers/add-team", SECURITY_MANAGERS_SUNSET),
-    ("security-managers/remove-team", SECURITY_MANAGERS_SUNSET),
-    ("runs/get-usage", RUN_USAGE_SUNSET),
-    ("imports/get", IMPORTS_SUNSET),
-    ("imports/start", IMPORTS_SUNSET),
-    ("imports/update", IMPORTS_SUNSET),
-    ("imports/cancel", IMPORTS_SUNSET),
-    ("imports/list-authors", IMPORTS_SUNSET),
-    ("imports/map-author", IMPORTS_SUNSET),
-    ("imports/list-large-files", IMPORTS_SUNSET),
-    ("imports/set-lfs-preference", IMPORTS_SUNSET),
-];
-
 /// Security manager teams are removed from 1 January 2026 (document 2).
-const SECURITY_MANAGERS_SUNSET: ClosingDown =
+pub const SECURITY_MANAGERS_SUNSET: ClosingDown =
     ClosingDown { deprecation: "Tue, 01 Jul 2025 00:00:00 GMT", sunset: "Thu, 01 Jan 2026 00:00:00 GMT" };
 
 /// Run usage (timing) is closing down (document 3); dates chosen here, the spec gives none.
-const RUN_USAGE_SUNSET: ClosingDown = ClosingDown { deprecation: "Tue, 15 Apr 2025 00:00:00 GMT", sunset: "Thu, 15 Apr 2027 00:00:00 GMT" };
+pub const RUN_USAGE_SUNSET: ClosingDown =
+    ClosingDown { deprecation: "Tue, 15 Apr 2025 00:00:00 GMT", sunset: "Thu, 15 Apr 2027 00:00:00 GMT" };
 
 /// Source imports are retired: scheduled to stop at 00:00 UTC on 12 April 2024 (document 3);
 /// the deprecation date is chosen here, the spec gives none.
-const IMPORTS_SUNSET: ClosingDown = ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
+pub const IMPORTS_SUNSET: ClosingDown =
+    ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
 
-impl Operation {
-    /// The dates of a closing-down operation.
-    pub fn closing_down(&self) -> Option<ClosingDown> {
-        CLOSING_DOWN.iter().find(|(id, _)| *id == self.id).map(|(_, c)| *c)
+/// What follows from an operation's declaration alone, worked out once per process (on first
+/// use) instead of on every request: the constant headers its responses carry, and where its
+/// path names an organization.
+pub struct Derived(OnceLock<OpMeta>);
+
+impl Derived {
+    pub const fn new() -> Derived {
+        Derived(OnceLock::new())
     }
 }
 
-/// What follows from an operation's declaration alone, worked out once per process instead of
-/// on every request: the constant headers its responses carry, and where its path names an
-/// organization.
+impl Default for Derived {
+    fn default() -> Derived {
+        Derived::new()
+    }
+}
+
 pub struct OpMeta {
     /// `X-Accepted-OAuth-Scopes`, `X-Accepted-Service-Permissions`, `Deprecation`, `Sunset`.
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Index of the path segment naming the organization (`{org}`, or a repository's `{owner}`).
     pub org_segment: Option<usize>,
-    /// Responses carry `X-Poll-Interval` (see [`Operation::polled`]).
-    pub polled: bool,
 }
 
 impl OpMeta {
     fn of(op: &Operation) -> OpMeta {
         use crate::headers as names;
-        // The table lives as long as the process, so its values can be static ones: cloning
-        // them per response is a copy, with no reference count shared between threads.
+        // Operations are statics, so their values can be static ones: cloning them per response
+        // is a copy, with no reference count shared between threads.
         let value = |s: String| HeaderValue::from_static(Box::leak(s.into_boxed_str()));
         let mut headers = vec![(names::X_ACCEPTED_OAUTH_SCOPES, value(op.accepted_scopes()))];
         if let Some(p) = op.accepted_permissions() {
             headers.push((names::X_ACCEPTED_SERVICE_PERMISSIONS, value(p)));
         }
-        if let Some(cd) = op.closing_down() {
+        if let Some(cd) = op.traits.closing_down {
             headers.push((names::DEPRECATION, HeaderValue::from_static(cd.deprecation)));
             headers.push((names::SUNSET, HeaderValue::from_static(cd.sunset)));
         }
         let org_segment = op.path.split('/').position(|s| s == "{org}" || s == "{owner}");
-        OpMeta { headers, org_segment, polled: op.polled() }
+        OpMeta { headers, org_segment }
     }
 }
 
 impl Operation {
     /// This operation's [`OpMeta`].
     pub fn meta(&'static self) -> &'static OpMeta {
-        type Table = HashMap<usize, &'static OpMeta, foldhash::fast::RandomState>;
-        static REGISTERED: OnceLock<Table> = OnceLock::new();
-        // Every served operation is registered; one that is not is worked out once, kept here.
-        static OTHERS: std::sync::Mutex<Option<Table>> = std::sync::Mutex::new(None);
-        let key = self as *const Operation as usize;
-        let registered = REGISTERED.get_or_init(|| {
-            let leak = |op: &Operation| &*Box::leak(Box::new(OpMeta::of(op)));
-            crate::router::operations().iter().map(|&op| (op as *const Operation as usize, leak(op))).collect()
-        });
-        if let Some(m) = registered.get(&key) {
-            return m;
-        }
-        let mut others = OTHERS.lock().unwrap_or_else(|e| e.into_inner());
-        others.get_or_insert_with(Table::default).entry(key).or_insert_with(|| Box::leak(Box::new(OpMeta::of(self))))
+        self.derived.0.get_or_init(|| OpMeta::of(self))
     }
 }

@@ -107,7 +107,7 @@ async fn authenticate_token(state: &AppState, text: &str, observed: crate::state
     }
     // The cache is keyed by a keyed 128-bit hash of the token (secret per process, so no
     // collision can be aimed at); SHA-256, which the store is keyed by, only on a miss.
-    let key = crate::contract::sip128(TOKEN_KEYS.0, TOKEN_KEYS.1, text.as_bytes());
+    let key = crate::etag::sip128(TOKEN_KEYS.0, TOKEN_KEYS.1, text.as_bytes());
     let now = state.clock.now();
     let generation = state.access_generation(observed);
     let cached = generation.and_then(|g| state.caches.tokens.get(&key, g));
@@ -187,7 +187,7 @@ async fn authenticate_app(state: &AppState, b64: &str) -> Result<Principal, ApiE
         .store
         .read(move |c| -> Result<_, DbError> {
             let Some(app) = apps::by_client_id(c, &client_id)? else { return Ok(None) };
-            if !constant_time_eq(app.secret_hash.as_bytes(), hash.as_bytes()) {
+            if !crate::secrets::constant_time_eq(app.secret_hash.as_bytes(), hash.as_bytes()) {
                 return Ok(None);
             }
             let limit = if accounts::in_enterprise(c, app.owner_id)? { 15_000 } else { 5_000 };
@@ -195,10 +195,6 @@ async fn authenticate_app(state: &AppState, b64: &str) -> Result<Principal, ApiE
         })
         .await?;
     app.map(|a| Principal::App(Arc::new(a))).ok_or_else(ApiError::bad_credentials)
-}
-
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

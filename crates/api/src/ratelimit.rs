@@ -22,6 +22,20 @@ pub enum Bucket {
     Token(i64),
 }
 
+impl Bucket {
+    /// The bucket's part of a key in the shared engine.
+    pub fn key(&self) -> String {
+        match self {
+            Bucket::Ip(ip) => format!("ip:{ip}"),
+            Bucket::User(id) => format!("user:{id}"),
+            Bucket::Installation(id) => format!("inst:{id}"),
+            Bucket::Repo(id) => format!("repo:{id}"),
+            Bucket::App(id) => format!("app:{id}"),
+            Bucket::Token(id) => format!("token:{id}"),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct RateClass {
     pub bucket: Bucket,
@@ -74,7 +88,7 @@ impl Limiter {
     /// Asks the shared engine, if any and reachable.
     async fn shared(&self, class: &RateClass, mode: Mode, now: i64) -> Option<Result<Quota, Quota>> {
         let limit = self.limit(class);
-        let (used, start, ok) = self.shared.as_ref()?.primary(&class.bucket, limit, WINDOW, mode, now).await.ok()?;
+        let (used, start, ok) = self.shared.as_ref()?.primary(&class.bucket.key(), limit, WINDOW, mode, now).await.ok()?;
         let q = Self::quota(limit, Window { start, used });
         Some(if ok { Ok(q) } else { Err(q) })
     }

@@ -86,7 +86,7 @@ impl IntoResponse for Reply {
         let has_body = self.body.is_some();
         let mut resp = Response::new(self.body.map_or_else(Body::empty, Body::from));
         // Room for the contract layer's headers from the start: growing a map rehashes it.
-        *resp.headers_mut() = axum::http::HeaderMap::with_capacity(self.headers.len() + 1 + crate::contract::ADDED_HEADERS);
+        *resp.headers_mut() = axum::http::HeaderMap::with_capacity(self.headers.len() + 1 + crate::headers::ADDED_HEADERS);
         if has_body {
             resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
         }

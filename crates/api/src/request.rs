@@ -147,7 +147,7 @@ impl Ctx {
             }
         }
         let (reply, until) = build.await?;
-        let etag = reply.body().map(|b| crate::contract::etag_of(b));
+        let etag = reply.body().map(|b| crate::etag::etag_of(b));
         let reply = match etag {
             Some(e) => reply.header("etag", e),
             None => reply,

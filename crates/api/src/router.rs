@@ -10,9 +10,9 @@ use axum::Router;
 use tower::util::MapResponseLayer;
 use tower::Layer;
 
-use crate::contract::contract;
+use crate::contract::{contract, Uncharged};
 use crate::error::ApiError;
-use crate::operation::Operation;
+use crate::operation::{Limits, Operation};
 use crate::request::OpRef;
 use crate::state::Shared;
 
@@ -68,6 +68,13 @@ pub fn operations() -> &'static [&'static Operation] {
     OPS.get_or_init(|| api().ops)
 }
 
+/// The paths the primary limit never charges, from the operations' declarations: the contract
+/// decides before routing.
+fn uncharged() -> &'static Uncharged {
+    static PATHS: std::sync::OnceLock<Uncharged> = std::sync::OnceLock::new();
+    PATHS.get_or_init(|| Uncharged(operations().iter().filter(|o| o.traits.limits == Limits::Report).map(|o| o.path).collect()))
+}
+
 /// The whole HTTP application: health and metrics, the API reference page (`/docs`), the
 /// control plane, and the API (behind the contract layer, which runs before routing so it can
 /// normalise paths).
@@ -76,7 +83,7 @@ pub fn app(state: Shared) -> Router {
     let openapi =
         axum::body::Bytes::from(serde_json::to_vec(&crate::openapi::document(&api.ops, &state.config.public_url)).unwrap_or_default());
     let api_router: Router = api.router.fallback(not_found).method_not_allowed_fallback(not_found).with_state(state.clone());
-    let api_service = middleware::from_fn_with_state(state.clone(), contract).layer(api_router);
+    let api_service = middleware::from_fn_with_state((state.clone(), uncharged()), contract).layer(api_router);
     // The API description and its reference page, at the root and under the public URL's path
     // (like the API), so `/api/v3/docs` finds `/api/v3/openapi.json` next to it.
     let reference = || {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use axum::http::{Method, StatusCode};
 
 use crate::error::{ApiError, RATE_LIMIT_DOCS};
-use crate::operation::Operation;
+use crate::operation::{Limits, Operation};
 use crate::ratelimit::Bucket;
 use crate::sharded::Sharded;
 use crate::shared_limits::{Redis, Take};
@@ -127,13 +127,10 @@ impl Drop for Slot<'_> {
             }
         }
         if let (Some((redis, bucket)), Ok(rt)) = (self.shared.take(), tokio::runtime::Handle::try_current()) {
-            rt.spawn(async move { redis.leave(&bucket).await });
+            rt.spawn(async move { redis.leave(&bucket.key()).await });
         }
     }
 }
-
-/// Operations that issue OAuth access tokens (counted per application).
-const TOKEN_ISSUING: &[&str] = &["authorizations/reset-token"];
 
 /// The application-authorization operation that checks a token: its failures never count as
 /// failed logins (document 1 lets applications check tokens freely).
@@ -167,8 +164,9 @@ impl Secondary {
         let cost = if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) { 1 } else { 5 };
         let (concurrent, points) = (self.bound(self.settings.concurrent), self.bound(self.settings.points_per_minute));
         if let Some((redis, _)) = &self.shared {
-            let take = Take { kind: "pts", id: bucket.key(), len: 60, n: cost, limit: points };
-            if let Ok(r) = redis.enter(Some((&bucket, concurrent)), &[take], now).await {
+            let key = bucket.key();
+            let take = Take { kind: "pts", id: key.clone(), len: 60, n: cost, limit: points };
+            if let Ok(r) = redis.enter(Some((&key, concurrent)), &[take], now).await {
                 return r.map(|()| Slot { owner: None, shared: Some((redis.clone(), bucket)) });
             }
         }
@@ -190,7 +188,7 @@ impl Secondary {
         }
         if let Some((redis, _)) = &self.shared {
             let mut takes = Vec::new();
-            if let (true, Some(app)) = (TOKEN_ISSUING.contains(&op.id), app_id) {
+            if let (Limits::IssuesTokens, Some(app)) = (op.traits.limits, app_id) {
                 takes.push(Take {
                     kind: "tok",
                     id: app.to_string(),
@@ -211,7 +209,7 @@ impl Secondary {
                 return r;
             }
         }
-        if let (true, Some(app)) = (TOKEN_ISSUING.contains(&op.id), app_id) {
+        if let (Limits::IssuesTokens, Some(app)) = (op.traits.limits, app_id) {
             let limit = self.bound(self.settings.oauth_tokens_per_hour);
             self.apps.shard(&app).entry(app).or_default().take(now, 3600, 1, limit)?;
         }

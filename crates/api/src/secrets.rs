@@ -149,7 +149,7 @@ pub fn decrypt(key: &[u8], text: &str) -> Option<Vec<u8>> {
     let ct = hex::decode(it.next()?).ok()?;
     let tag = hex::decode(it.next()?).ok()?;
     let (ke, km) = (hmac256(key, &[b"enc"]), hmac256(key, &[b"mac"]));
-    if !crate::principal::constant_time_eq(&hmac256(&km, &[&nonce, &ct]), &tag) {
+    if !constant_time_eq(&hmac256(&km, &[&nonce, &ct]), &tag) {
         return None;
     }
     Some(keystream_xor(&ke, &nonce, &ct))
@@ -264,6 +264,11 @@ pub fn seal_for(public_key_b64: &str, plain: &[u8]) -> Option<String> {
     let pk: [u8; 32] = B64.decode(public_key_b64).ok()?.try_into().ok()?;
     let sealed = PublicKey::from(pk).seal(&mut crypto_box::aead::OsRng, plain).ok()?;
     Some(B64.encode(sealed))
+}
+
+/// Equality of secrets in time independent of where they differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

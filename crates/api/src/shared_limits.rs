@@ -21,8 +21,6 @@ use redis::aio::ConnectionManager;
 use redis::Script;
 use tokio::sync::Mutex;
 
-use crate::ratelimit::Bucket;
-
 /// Longest wait for Redis before a call falls back to the node's own engine.
 pub const TIMEOUT: Duration = Duration::from_millis(250);
 /// Fallback log lines at most this often.
@@ -152,20 +150,6 @@ pub enum Mode {
     Peek = 2,
 }
 
-impl Bucket {
-    /// The bucket's part of a Redis key.
-    pub fn key(&self) -> String {
-        match self {
-            Bucket::Ip(ip) => format!("ip:{ip}"),
-            Bucket::User(id) => format!("user:{id}"),
-            Bucket::Installation(id) => format!("inst:{id}"),
-            Bucket::Repo(id) => format!("repo:{id}"),
-            Bucket::App(id) => format!("app:{id}"),
-            Bucket::Token(id) => format!("token:{id}"),
-        }
-    }
-}
-
 impl Redis {
     /// A client for `url` (nothing is connected yet: a Redis that is down at start only means
     /// the first calls fall back). `prefix` namespaces the keys of one deployment.
@@ -252,19 +236,19 @@ impl Redis {
     }
 
     /// A primary window: {used, start, accepted}.
-    pub async fn primary(&self, bucket: &Bucket, limit: i64, len: i64, mode: Mode, now: i64) -> Result<(i64, i64, bool), Unavailable> {
+    pub async fn primary(&self, bucket: &str, limit: i64, len: i64, mode: Mode, now: i64) -> Result<(i64, i64, bool), Unavailable> {
         let (u, s, ok): (i64, i64, i64) =
-            self.run(&self.scripts.window, &[self.key("p", &bucket.key())], &[now, limit, len, mode as i64, len + SLACK]).await?;
+            self.run(&self.scripts.window, &[self.key("p", bucket)], &[now, limit, len, mode as i64, len + SLACK]).await?;
         Ok((u, s, ok == 1))
     }
 
     /// Charges `windows` all or nothing, after a place among `concurrent` in flight (0: no
     /// concurrency bound). `Ok(Err(seconds))` is a refusal.
-    pub async fn enter(&self, concurrency: Option<(&Bucket, i64)>, windows: &[Take<'_>], now: i64) -> Result<Result<(), i64>, Unavailable> {
+    pub async fn enter(&self, concurrency: Option<(&str, i64)>, windows: &[Take<'_>], now: i64) -> Result<Result<(), i64>, Unavailable> {
         let mut keys = Vec::with_capacity(windows.len() + 1);
         let mut args = vec![now, 0];
         if let Some((b, limit)) = concurrency {
-            keys.push(self.key("c", &b.key()));
+            keys.push(self.key("c", b));
             args[1] = limit;
         }
         for w in windows {
@@ -276,8 +260,8 @@ impl Redis {
     }
 
     /// Frees a place taken by [`Redis::enter`].
-    pub async fn leave(&self, bucket: &Bucket) {
-        let _ = self.run::<i64>(&self.scripts.leave, &[self.key("c", &bucket.key())], &[]).await;
+    pub async fn leave(&self, bucket: &str) {
+        let _ = self.run::<i64>(&self.scripts.leave, &[self.key("c", bucket)], &[]).await;
     }
 
     /// Seconds `ip` is still locked out of scope `scope` (0: not locked).

@@ -78,7 +78,7 @@ pub fn check_strings(v: &Value) -> Result<(), ApiError> {
             Value::Array(items) => items.iter().try_for_each(|x| walk(x, at)),
             Value::Object(m) => m.iter().try_for_each(|(k, x)| {
                 let len = at.len();
-                at.push_str("/");
+                at.push('/');
                 at.push_str(&k.chars().take(64).collect::<String>());
                 let r = bad(k, at).map_or(Ok(()), Err).and_then(|_| walk(x, at));
                 at.truncate(len);

@@ -164,9 +164,11 @@ fn raise_open_files() -> Option<u64> {
             let wanted = libc::rlimit { rlim_cur: l.rlim_max, rlim_max: l.rlim_max };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &wanted) == 0 {
                 tracing::info!(from = l.rlim_cur, to = l.rlim_max, "raised the open-file limit");
+                #[allow(clippy::unnecessary_cast)] // `rlim_t` is not `u64` on every target
                 return Some(l.rlim_max as u64);
             }
         }
+        #[allow(clippy::unnecessary_cast)] // `rlim_t` is not `u64` on every target
         Some(l.rlim_cur as u64)
     }
 }

@@ -11,7 +11,7 @@ use platform_store::DbError;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation, Resp};
+use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
@@ -29,6 +29,8 @@ pub static DELETE_GRANT: Operation = Operation {
     query: &[],
     body: Some(&BODY),
     responses: &[Resp::empty(204, "The grant and every token of the application for the user are gone.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 pub static CHECK_TOKEN: Operation = Operation {
     id: "authorizations/check-token",
@@ -40,6 +42,8 @@ pub static CHECK_TOKEN: Operation = Operation {
     query: &[],
     body: Some(&BODY),
     responses: &[Resp::json(200, "The token is valid.", "Authorization")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 pub static RESET_TOKEN: Operation = Operation {
     id: "authorizations/reset-token",
@@ -51,6 +55,8 @@ pub static RESET_TOKEN: Operation = Operation {
     query: &[],
     body: Some(&BODY),
     responses: &[Resp::json(200, "The token was replaced; `token` holds the new one.", "Authorization")],
+    traits: Traits { limits: Limits::IssuesTokens, ..Traits::NONE },
+    derived: Derived::new(),
 };
 pub static DELETE_TOKEN: Operation = Operation {
     id: "authorizations/delete-token",
@@ -62,6 +68,8 @@ pub static DELETE_TOKEN: Operation = Operation {
     query: &[],
     body: Some(&BODY),
     responses: &[Resp::empty(204, "The token is revoked.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Resp};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::router::Api;
@@ -40,6 +40,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The rules: scope keys to arrays of path strings (`{}` when none are set).", "ContentExclusionRules")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 /// The body is a rules object; its keys are free, so no named fields.
@@ -61,6 +63,8 @@ pub static SET: Operation = Operation {
     query: &[],
     body: Some(&RULES),
     responses: &[Resp::json(200, "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.", "ContentExclusionSet")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

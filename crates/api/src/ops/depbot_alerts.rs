@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::authorize::{has_scope, not_accessible};
 use crate::depbot::{alert_json, render_list, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
@@ -88,6 +88,8 @@ pub static LIST_FOR_ENTERPRISE: Operation = Operation {
         "DepbotAlertWithRepository[]",
     )
     .with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static LIST_FOR_ORG: Operation = Operation {
@@ -100,6 +102,8 @@ pub static LIST_FOR_ORG: Operation = Operation {
     query: &ORG_QUERY,
     body: None,
     responses: &[Resp::json(200, "The organization's alerts (cursor pagination).", "DepbotAlertWithRepository[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static LIST_FOR_REPO: Operation = Operation {
@@ -112,6 +116,8 @@ pub static LIST_FOR_REPO: Operation = Operation {
     query: &REPO_QUERY,
     body: None,
     responses: &[Resp::json(200, "The repository's alerts (cursor pagination).", "DepbotAlert[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET: Operation = Operation {
@@ -124,6 +130,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The alert.", "DepbotAlert")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static UPDATE: Operation = Operation {
@@ -136,6 +144,8 @@ pub static UPDATE: Operation = Operation {
     query: &[],
     body: Some(&UPDATE_BODY),
     responses: &[Resp::json(200, "The updated alert.", "DepbotAlert")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 const AGENT_ASSIGNMENT: &str = r#"{"type": "object", "additionalProperties": false, "properties": {"custom_instructions": {"type": "string"}, "custom_agent": {"type": "string"}, "model": {"type": "string"}}}"#;
@@ -469,13 +479,13 @@ async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
-    ctx.cached(async { Ok(with_repos(&ctx, page(&ctx, Within::Orgs(vec![caller.org.id]), |m| ApiError::bad_request(m)).await?)) }).await
+    ctx.cached(async { Ok(with_repos(&ctx, page(&ctx, Within::Orgs(vec![caller.org.id]), ApiError::bad_request).await?)) }).await
 }
 
 async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     ctx.cached(async {
-        let p = page(&ctx, Within::Repo(repo.id), |m| ApiError::bad_request(m)).await?;
+        let p = page(&ctx, Within::Repo(repo.id), ApiError::bad_request).await?;
         let body = render_list(&ctx.app, p.generation, ctx.version, &p.rows, |_| Some(&repo), false);
         Ok(Reply::ok_serialized(body).opt_header("link", p.link))
     })
@@ -609,7 +619,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                 agent_assignment: agent.as_ref(),
             };
             depbot::update(c, &alert, by, &ch, now)?;
-            Ok(depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?)
+            depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)
         })
         .await?;
     Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &updated, false)))

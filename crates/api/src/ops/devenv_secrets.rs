@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::authorize::{not_accessible, Role};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
@@ -38,6 +38,8 @@ pub static LIST: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "The repository's secrets (names and dates, never values).", "DevenvSecretList").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET_PUBLIC_KEY: Operation = Operation {
@@ -50,6 +52,8 @@ pub static GET_PUBLIC_KEY: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The repository's X25519 public key: seal values for it.", "PublicKey")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET: Operation = Operation {
@@ -62,6 +66,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The secret's metadata (never its value).", "DevenvSecret")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 static PUT_BODY: Schema = Schema {
@@ -79,6 +85,8 @@ pub static PUT: Operation = Operation {
     query: &[],
     body: Some(&PUT_BODY),
     responses: &[Resp::json(201, "The secret was created.", "Empty"), Resp::empty(204, "The secret's value was replaced.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static DELETE: Operation = Operation {
@@ -91,6 +99,8 @@ pub static DELETE: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The secret was deleted.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {
@@ -206,7 +216,7 @@ pub async fn admin_verify(
             let key = secrets::server_key(c, &sk)?;
             let plain =
                 secrets::decrypt(&key, &enc).ok_or_else(|| ApiError::from(DbError::other("secret not readable with the server key")))?;
-            Ok(crate::principal::constant_time_eq(&plain, value.as_bytes()))
+            Ok(crate::secrets::constant_time_eq(&plain, value.as_bytes()))
         })
         .await?;
     Ok(Reply::ok(json!({"matches": matches})))

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
@@ -49,6 +49,8 @@ pub static LIST_FOR_USER: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "The enterprise teams the user belongs to.", "EnterpriseTeam[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static LIST: Operation = Operation {
@@ -61,6 +63,8 @@ pub static LIST: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "The team's members, by login.", "SimpleUser[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 static USERNAMES: Schema = Schema { resource: "EnterpriseTeamMembership", fields: &[Field::req("usernames", Ty::StrArray)] };
@@ -75,6 +79,8 @@ pub static BULK_ADD: Operation = Operation {
     query: &[],
     body: Some(&USERNAMES),
     responses: &[Resp::json(200, "The users named, now members (all or none are added).", "SimpleUser[]")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static BULK_REMOVE: Operation = Operation {
@@ -87,6 +93,8 @@ pub static BULK_REMOVE: Operation = Operation {
     query: &[],
     body: Some(&USERNAMES),
     responses: &[Resp::json(200, "The users named that were members and are removed.", "SimpleUser[]")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET: Operation = Operation {
@@ -99,6 +107,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The user, a member of the team (404 otherwise).", "SimpleUser")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static ADD: Operation = Operation {
@@ -111,6 +121,8 @@ pub static ADD: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(201, "The user, now a member.", "SimpleUser")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static REMOVE: Operation = Operation {
@@ -123,6 +135,8 @@ pub static REMOVE: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The user is not a member (any more).")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use crate::authorize::{has_permission, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Poll, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, Sharing};
@@ -26,7 +26,7 @@ use crate::shapes::Urls;
 /// Events older than this leave every timeline.
 pub const WINDOW_SECONDS: i64 = 30 * 24 * 3600;
 
-const HEADERS: &[&str] = &["Link", "X-Poll-Interval"];
+const HEADERS: &[&str] = &["Link"];
 
 /// Public data, readable without credentials; no scope or permission.
 const PUBLIC: Access = Access { auth: AuthKind::Token, public: true, scopes: &[], permission: None, role: Level::Read };
@@ -51,6 +51,8 @@ pub static LIST_PUBLIC: Operation = Operation {
     responses: &[
         Resp::json(200, "Public events of public repositories, newest first (`per_page` default 15).", "Event[]").with_headers(HEADERS)
     ],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub static LIST_FOR_NETWORK: Operation = Operation {
@@ -63,6 +65,8 @@ pub static LIST_FOR_NETWORK: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "Events of the repository's network, newest first.", "Event[]").with_headers(HEADERS)],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub static LIST_FOR_ORG: Operation = Operation {
@@ -76,6 +80,8 @@ pub static LIST_FOR_ORG: Operation = Operation {
     body: None,
     responses: &[Resp::json(200, "Public events of the organization's repositories, newest first; elements carry `org`.", "Event[]")
         .with_headers(HEADERS)],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub static LIST_FOR_REPO: Operation = Operation {
@@ -88,6 +94,8 @@ pub static LIST_FOR_REPO: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "Events of the repository, newest first.", "Event[]").with_headers(HEADERS)],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub static LIST_FOR_USER: Operation = Operation {
@@ -101,6 +109,8 @@ pub static LIST_FOR_USER: Operation = Operation {
     body: None,
     responses: &[Resp::json(200, "Events the user performed, newest first; private ones only for the user themself.", "Event[]")
         .with_headers(HEADERS)],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub static LIST_PUBLIC_FOR_USER: Operation = Operation {
@@ -113,6 +123,8 @@ pub static LIST_PUBLIC_FOR_USER: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "Public events the user performed, newest first.", "Event[]").with_headers(HEADERS)],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub static LIST_ORG_FOR_USER: Operation = Operation {
@@ -130,6 +142,8 @@ pub static LIST_ORG_FOR_USER: Operation = Operation {
         "Event[]",
     )
     .with_headers(HEADERS)],
+    traits: Traits::polled(Poll::Feed),
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

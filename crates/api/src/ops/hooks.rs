@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::authorize::OrgCaller;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::router::Api;
@@ -37,6 +37,8 @@ pub static LIST: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "The organization's webhooks.", "OrgHook[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static CREATE: Operation = Operation {
@@ -49,6 +51,8 @@ pub static CREATE: Operation = Operation {
     query: &[],
     body: Some(&CREATE_BODY),
     responses: &[Resp::json(201, "The webhook was created (and a `ping` delivery queued).", "OrgHook").with_headers(&["Location"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET: Operation = Operation {
@@ -61,6 +65,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The webhook.", "OrgHook")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static UPDATE: Operation = Operation {
@@ -73,6 +79,8 @@ pub static UPDATE: Operation = Operation {
     query: &[],
     body: Some(&UPDATE_BODY),
     responses: &[Resp::json(200, "The updated webhook. The secret is replaced: one not sent is removed.", "OrgHook")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static DELETE: Operation = Operation {
@@ -85,6 +93,8 @@ pub static DELETE: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The webhook and its deliveries were deleted.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET_CONFIG: Operation = Operation {
@@ -97,6 +107,8 @@ pub static GET_CONFIG: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The configuration (the secret masked).", "WebhookConfig")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static UPDATE_CONFIG: Operation = Operation {
@@ -109,6 +121,8 @@ pub static UPDATE_CONFIG: Operation = Operation {
     query: &[],
     body: Some(&CONFIG_BODY),
     responses: &[Resp::json(200, "The updated configuration (the secret masked).", "WebhookConfig")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 static DELIVERY_QUERY: [Param; 3] = [
@@ -132,6 +146,8 @@ pub static LIST_DELIVERIES: Operation = Operation {
     query: &DELIVERY_QUERY,
     body: None,
     responses: &[Resp::json(200, "Deliveries, newest first (cursor pagination).", "HookDeliveryItem[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET_DELIVERY: Operation = Operation {
@@ -144,6 +160,8 @@ pub static GET_DELIVERY: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The delivery with its request and response.", "HookDelivery")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static REDELIVER: Operation = Operation {
@@ -156,6 +174,8 @@ pub static REDELIVER: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(202, "A redelivery was queued.", "Empty")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static PING: Operation = Operation {
@@ -168,6 +188,8 @@ pub static PING: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "A `ping` delivery was queued.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

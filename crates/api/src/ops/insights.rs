@@ -13,7 +13,7 @@ use platform_store::domain::insights::{self as store, Filter, Stats};
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::router::Api;
@@ -136,6 +136,8 @@ macro_rules! insights_op {
             query: $query,
             body: None,
             responses: &[$resp],
+            traits: Traits::NONE,
+            derived: Derived::new(),
         };
     };
 }

@@ -3,7 +3,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation, Resp};
+use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::router::Api;
@@ -19,6 +19,8 @@ pub static ROOT: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "URL templates of the API.", "Root")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static RATE_LIMIT: Operation = Operation {
@@ -31,6 +33,8 @@ pub static RATE_LIMIT: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The caller's rate-limit buckets; never charged.", "RateLimitOverview")],
+    traits: Traits { limits: Limits::Report, ..Traits::NONE },
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Poll, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
@@ -49,11 +49,9 @@ pub static LIST: Operation = Operation {
     access: ACCESS,
     query: &LIST_QUERY,
     body: None,
-    responses: &[Resp::json(200, "The caller's threads, newest update first.", "Thread[]").with_headers(&[
-        "Link",
-        "Last-Modified",
-        "X-Poll-Interval",
-    ])],
+    responses: &[Resp::json(200, "The caller's threads, newest update first.", "Thread[]").with_headers(&["Link", "Last-Modified"])],
+    traits: Traits::polled(Poll::Notifications),
+    derived: Derived::new(),
 };
 
 pub static MARK_READ: Operation = Operation {
@@ -69,6 +67,8 @@ pub static MARK_READ: Operation = Operation {
         Resp::json(202, "Too many threads to change in one request: they are being marked in the background.", "NotificationsMarkAccepted"),
         Resp::empty(205, "The threads updated at or before `last_read_at` were marked read."),
     ],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET_THREAD: Operation = Operation {
@@ -80,7 +80,9 @@ pub static GET_THREAD: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The thread.", "Thread").with_headers(&["Last-Modified", "X-Poll-Interval"])],
+    responses: &[Resp::json(200, "The thread.", "Thread").with_headers(&["Last-Modified"])],
+    traits: Traits::polled(Poll::Notifications),
+    derived: Derived::new(),
 };
 
 pub static MARK_THREAD_READ: Operation = Operation {
@@ -93,6 +95,8 @@ pub static MARK_THREAD_READ: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(205, "The thread was marked read.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static MARK_THREAD_DONE: Operation = Operation {
@@ -105,6 +109,8 @@ pub static MARK_THREAD_DONE: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The thread is done: it leaves the lists until new activity reopens it.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET_SUBSCRIPTION: Operation = Operation {
@@ -117,6 +123,8 @@ pub static GET_SUBSCRIPTION: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The caller's subscription to the thread.", "ThreadSubscription")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static SET_SUBSCRIPTION: Operation = Operation {
@@ -129,6 +137,8 @@ pub static SET_SUBSCRIPTION: Operation = Operation {
     query: &[],
     body: Some(&SET_SUBSCRIPTION_BODY),
     responses: &[Resp::json(200, "The subscription: `ignored` true mutes the thread.", "ThreadSubscription")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static DELETE_SUBSCRIPTION: Operation = Operation {
@@ -141,6 +151,8 @@ pub static DELETE_SUBSCRIPTION: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "Unsubscribed: the thread is muted until the caller is mentioned or comments.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 static MARK_READ_BODY: Schema =

@@ -12,7 +12,7 @@ use platform_store::{Conn, DbError};
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::router::Api;
@@ -127,6 +127,8 @@ pub static LIST: Operation = Operation {
     responses: &[
         Resp::json(200, "The organization's configurations (never their secret values).", "RegistryConfigList").with_headers(&["Link"])
     ],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static CREATE: Operation = Operation {
@@ -139,6 +141,8 @@ pub static CREATE: Operation = Operation {
     query: &[],
     body: Some(&CREATE_BODY),
     responses: &[Resp::json(201, "The configuration, with `selected_repository_ids`.", "RegistryConfig")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET_PUBLIC_KEY: Operation = Operation {
@@ -151,6 +155,8 @@ pub static GET_PUBLIC_KEY: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The organization's X25519 public key: seal `encrypted_value` for it.", "PublicKey")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET: Operation = Operation {
@@ -163,6 +169,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The configuration.", "RegistryConfig")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static UPDATE: Operation = Operation {
@@ -175,6 +183,8 @@ pub static UPDATE: Operation = Operation {
     query: &[],
     body: Some(&UPDATE_BODY),
     responses: &[Resp::empty(204, "The configuration was updated.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static DELETE: Operation = Operation {
@@ -187,6 +197,8 @@ pub static DELETE: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The configuration was deleted.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

@@ -7,14 +7,13 @@ use platform_store::domain::security_managers;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Resp};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, SECURITY_MANAGERS_SUNSET};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::router::Api;
 use crate::shapes;
 
 const PERMISSION: &str = "organization_administration";
-const CD_HEADERS: &[&str] = &["Deprecation", "Sunset"];
 
 const fn access(scopes: &'static [&'static str], level: Level) -> Access {
     Access { auth: AuthKind::Token, public: false, scopes, permission: Some((PERMISSION, level)), role: level }
@@ -29,7 +28,9 @@ pub static LIST: Operation = Operation {
     access: access(&["read:org"], Level::Read),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The organization's security manager teams (closing down).", "TeamSimple[]").with_headers(CD_HEADERS)],
+    responses: &[Resp::json(200, "The organization's security manager teams (closing down).", "TeamSimple[]")],
+    traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
+    derived: Derived::new(),
 };
 
 pub static ADD: Operation = Operation {
@@ -41,7 +42,9 @@ pub static ADD: Operation = Operation {
     access: access(&["admin:org"], Level::Write),
     query: &[],
     body: None,
-    responses: &[Resp::empty(204, "The team holds the security manager role (closing down).").with_headers(CD_HEADERS)],
+    responses: &[Resp::empty(204, "The team holds the security manager role (closing down).")],
+    traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
+    derived: Derived::new(),
 };
 
 pub static REMOVE: Operation = Operation {
@@ -53,7 +56,9 @@ pub static REMOVE: Operation = Operation {
     access: access(&["admin:org"], Level::Write),
     query: &[],
     body: None,
-    responses: &[Resp::empty(204, "The team no longer holds the role (closing down).").with_headers(CD_HEADERS)],
+    responses: &[Resp::empty(204, "The team no longer holds the role (closing down).")],
+    traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

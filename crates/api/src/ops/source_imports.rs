@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
 use crate::imports::{self, git, record_event, ImportSettings};
-use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, IMPORTS_SUNSET};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
@@ -38,6 +38,8 @@ pub static GET: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The repository's import and its progress.", "Import")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 static START_BODY: Schema = Schema {
@@ -61,6 +63,8 @@ pub static START: Operation = Operation {
     query: &[],
     body: Some(&START_BODY),
     responses: &[Resp::json(201, "The import was started (detection first when `vcs` was omitted).", "Import").with_headers(&["Location"])],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 static UPDATE_BODY: Schema = Schema {
@@ -84,6 +88,8 @@ pub static UPDATE: Operation = Operation {
     query: &[],
     body: Some(&UPDATE_BODY),
     responses: &[Resp::json(200, "The import; with no body, or after a failure, it starts over.", "Import")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 pub static CANCEL: Operation = Operation {
@@ -96,6 +102,8 @@ pub static CANCEL: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The import was cancelled and removed.")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 const SINCE: [Param; 1] = [Param { name: "since", ty: Ty::Int, description: "Only authors with an id above this.", required: false }];
@@ -110,6 +118,8 @@ pub static LIST_AUTHORS: Operation = Operation {
     query: &SINCE,
     body: None,
     responses: &[Resp::json(200, "The authors of the imported history, by id.", "PorterAuthor[]")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 static MAP_AUTHOR_BODY: Schema = Schema { resource: "PorterAuthor", fields: &[Field::opt("email", Ty::Str), Field::opt("name", Ty::Str)] };
@@ -124,6 +134,8 @@ pub static MAP_AUTHOR: Operation = Operation {
     query: &[],
     body: Some(&MAP_AUTHOR_BODY),
     responses: &[Resp::json(200, "The author with its new identity.", "PorterAuthor")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 pub static LIST_LARGE_FILES: Operation = Operation {
@@ -136,6 +148,8 @@ pub static LIST_LARGE_FILES: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "Files above 100 MB in the imported history.", "LargeFile[]")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 static LFS_BODY: Schema = Schema { resource: "Import", fields: &[Field::req("use_lfs", Ty::Enum(&["opt_in", "opt_out"]))] };
@@ -150,6 +164,8 @@ pub static SET_LFS: Operation = Operation {
     query: &[],
     body: Some(&LFS_BODY),
     responses: &[Resp::json(200, "The import with the preference.", "Import")],
+    traits: Traits::closing_down(IMPORTS_SUNSET),
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

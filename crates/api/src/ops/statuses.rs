@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation, Resp, PAGINATION};
+use crate::operation::{Access, Derived, Operation, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::router::Api;
@@ -27,6 +27,8 @@ pub static GET_COMBINED: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "The combined status: the latest status of each context.", "CombinedStatus").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static LIST: Operation = Operation {
@@ -39,6 +41,8 @@ pub static LIST: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "Statuses of the reference, newest first.", "CommitStatus[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 /// The legacy list route; it shares its path with create, hence `{sha}`.
@@ -52,6 +56,8 @@ pub static LIST_LEGACY: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "Statuses of the reference, newest first.", "CommitStatus[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static CREATE: Operation = Operation {
@@ -64,6 +70,8 @@ pub static CREATE: Operation = Operation {
     query: &[],
     body: Some(&CREATE_BODY),
     responses: &[Resp::json(201, "The status was created.", "CommitStatus").with_headers(&["Location"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Level, Operation, Param, Resp, PAGINATION};
+use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION, RUN_USAGE_SUNSET};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody, Sharing};
@@ -86,6 +86,9 @@ const LIST_QUERY: [Param; 10] = [
 
 macro_rules! op {
     ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr) => {
+        op!($name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, Traits::NONE);
+    };
+    ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr, $traits:expr) => {
         pub static $name: Operation = Operation {
             id: $id,
             method: Method::$method,
@@ -96,6 +99,8 @@ macro_rules! op {
             query: $query,
             body: $body,
             responses: $resp,
+            traits: $traits,
+            derived: Derived::new(),
         };
     };
 }
@@ -258,8 +263,8 @@ op!(
     READ,
     &[],
     None,
-    &[Resp::json(200, "Billable time per runner OS and the run's duration (closing down).", "WorkflowRunUsage")
-        .with_headers(&["Deprecation", "Sunset"])]
+    &[Resp::json(200, "Billable time per runner OS and the run's duration (closing down).", "WorkflowRunUsage")],
+    Traits::closing_down(RUN_USAGE_SUNSET)
 );
 op!(
     RERUN_JOB,

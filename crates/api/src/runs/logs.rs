@@ -69,7 +69,7 @@ async fn serve(app: &Shared, run_id: &str, attempt: &str, q: Signed) -> ApiResul
         return Err(refused());
     };
     let good = signature(&key(app).await?, run_id, attempt, expires);
-    if !crate::principal::constant_time_eq(good.as_bytes(), sig.as_bytes()) || app.clock.now() >= expires {
+    if !crate::secrets::constant_time_eq(good.as_bytes(), sig.as_bytes()) || app.clock.now() >= expires {
         return Err(refused());
     }
     let found = app

@@ -448,7 +448,7 @@ both!(cursor_pagination, |s| {
     // And back with `before`.
     let (_, hb, bb) = get(&s, &rel(&link3, "prev").unwrap(), t).await;
     assert_eq!(numbers(&bb), vec![3, 2]);
-    let (_, _, bf) = get(&s, &rel(&header(&hb, "link"), "prev").unwrap(), t).await;
+    let (_, _, bf) = get(&s, &rel(header(&hb, "link"), "prev").unwrap(), t).await;
     assert_eq!(numbers(&bf), vec![6, 4]);
     assert_eq!(numbers(&get(&s, &rel(&link3, "first").unwrap(), t).await.2), vec![6, 4]);
     // Pagination by EPSS (float keys) walks every alert once.

@@ -829,7 +829,9 @@ both!(permission_matrix, |s| {
     const PUSH: &str = "Must have push access to this repository.";
     // [read private, write private, read public, write public]; reads cover list, get, history,
     // rules for a branch; writes cover create, update and delete (delete only when allowed).
-    let cases: Vec<(&str, Option<&str>, [(u16, &str); 4])> = vec![
+    // (caller, its token, then the status and message of each of the four kinds of request)
+    type Case<'a> = (&'a str, Option<&'a str>, [(u16, &'a str); 4]);
+    let cases: Vec<Case> = vec![
         ("anonymous", None, [(404, "Not Found"), (404, "Not Found"), (200, ""), (401, "Requires authentication")]),
         ("owner", Some(&alice), [(200, ""), (201, ""), (200, ""), (201, "")]),
         ("member", Some(&bob), [(200, ""), (403, ADMIN_RIGHTS), (200, ""), (403, ADMIN_RIGHTS)]),

@@ -84,7 +84,8 @@ both!(every_list_with_every_credential, |s| {
     let oauth_public =
         s.token(json!({"kind": "oauth", "login": "alice", "client_id": oauth_app["client_id"], "scopes": ["read:org"]})).await;
 
-    let matrix: Vec<(&str, &str, [Option<BTreeSet<String>>; 7])> = vec![
+    type Row<'a> = (&'a str, &'a str, [Option<BTreeSet<String>>; 7]);
+    let matrix: Vec<Row> = vec![
         (
             "classic repo",
             &full,

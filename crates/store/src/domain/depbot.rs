@@ -301,6 +301,7 @@ fn in_list(cond: &mut Vec<String>, p: &mut Vec<Value>, col: &str, values: &[Stri
 /// One page of alerts in `sort` order (`desc` or ascending), after or before `at`; `limit` rows.
 /// Keyset pagination over the (key, id) indexes keeps every page as cheap as the first.
 /// Only alerts of repositories within `reach` (the credential's).
+#[allow(clippy::too_many_arguments)] // one page query: every argument is a part of the keyset
 pub fn list(
     c: &mut dyn Conn,
     within: &Within,

@@ -432,8 +432,11 @@ pub fn attempt(c: &mut dyn Conn, run: &Run, attempt: i64) -> Result<Option<Run>,
     }))
 }
 
+/// When an attempt started and completed (none while it has not).
+pub type Span = (Option<i64>, Option<i64>);
+
 /// Every earlier attempt of a run (attempt, its start and end), for usage figures.
-pub fn attempt_spans(c: &mut dyn Conn, run_id: i64) -> Result<Vec<(Option<i64>, Option<i64>)>, DbError> {
+pub fn attempt_spans(c: &mut dyn Conn, run_id: i64) -> Result<Vec<Span>, DbError> {
     let rows = c.query("SELECT run_started_at, completed_at FROM run_attempts WHERE run_id = ? ORDER BY attempt", params![run_id])?;
     Ok(rows.iter().map(|r| (r.opt_i64(0), r.opt_i64(1))).collect())
 }

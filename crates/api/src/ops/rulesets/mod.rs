@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crate::authorize::Role;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Operation, Param, Resp, PAGINATION};
+use crate::operation::{Access, Derived, Operation, Param, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::reply::{json_array, Reply};
 use crate::request::{Ctx, JsonBody};
@@ -67,6 +67,8 @@ pub static BRANCH_RULES: Operation = Operation {
         "BranchRule[]",
     )
     .with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static LIST: Operation = Operation {
@@ -81,6 +83,8 @@ pub static LIST: Operation = Operation {
     responses: &[
         Resp::json(200, "The rulesets (summaries), repository first, then organization.", "RulesetSummary[]").with_headers(&["Link"])
     ],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static CREATE: Operation = Operation {
@@ -93,6 +97,8 @@ pub static CREATE: Operation = Operation {
     query: &[],
     body: Some(&CREATE_BODY),
     responses: &[Resp::json(201, "The ruleset was created.", "Ruleset")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static GET: Operation = Operation {
@@ -105,6 +111,8 @@ pub static GET: Operation = Operation {
     query: &[INCLUDES_PARENTS],
     body: None,
     responses: &[Resp::json(200, "The ruleset.", "Ruleset")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static UPDATE: Operation = Operation {
@@ -117,6 +125,8 @@ pub static UPDATE: Operation = Operation {
     query: &[],
     body: Some(&UPDATE_BODY),
     responses: &[Resp::json(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.", "Ruleset")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static DELETE: Operation = Operation {
@@ -129,6 +139,8 @@ pub static DELETE: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::empty(204, "The ruleset and its history were deleted.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static HISTORY: Operation = Operation {
@@ -141,6 +153,8 @@ pub static HISTORY: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::json(200, "Versions of the ruleset, newest first.", "RulesetVersion[]").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub static VERSION: Operation = Operation {
@@ -153,6 +167,8 @@ pub static VERSION: Operation = Operation {
     query: &[],
     body: None,
     responses: &[Resp::json(200, "The version with the ruleset as it was (`state`).", "RulesetVersionWithState")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
 };
 
 pub fn routes(api: Api) -> Api {

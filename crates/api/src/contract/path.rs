@@ -1,0 +1,91 @@
+//! Where a request is addressed: below the public URL's path, with the slashes of branch names
+//! encoded so the router sees one segment.
+use axum::extract::Request;
+
+/// Strips the public URL's path (e.g. `/api/v3`: the API answers there as well as at the root)
+/// and encodes the slashes of branch names; rewrites the request's URI when that changed it.
+/// Returns the path as sent below the base (faults match it) and the routed one.
+pub fn locate(base: &str, req: &mut Request) -> (String, String) {
+    let mut path = req.uri().path().to_string();
+    if !base.is_empty() && (path == base || path.starts_with(&format!("{base}/"))) {
+        path = path[base.len()..].to_string();
+        if path.is_empty() {
+            path = "/".into();
+        }
+    }
+    let api_path = path.clone();
+    if let Some(p) = normalize_path(&path) {
+        path = p;
+    }
+    if path != req.uri().path() {
+        let pq = match req.uri().query() {
+            Some(q) => format!("{path}?{q}"),
+            None => path.clone(),
+        };
+        if let Ok(uri) = pq.parse() {
+            *req.uri_mut() = uri;
+        }
+    }
+    (api_path, path)
+}
+
+/// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
+/// router sees one segment; the path extractor decodes them again.
+fn normalize_path(path: &str) -> Option<String> {
+    // Most paths need nothing: look at the fifth segment only, without splitting the rest.
+    let mut head = path.splitn(6, '/');
+    let (Some(""), Some("repos"), Some(owner), Some(repo), Some(fifth), Some(rest)) =
+        (head.next(), head.next(), head.next(), head.next(), head.next(), head.next())
+    else {
+        return None;
+    };
+    // `…/commits/{ref..}/status|statuses` and `…/rules/branches/{branch..}`: the slashes of the
+    // ref or branch (what lies between `keep_head` and `keep_tail`) are encoded.
+    let (keep_head, name, keep_tail) = match fifth {
+        "commits" => {
+            let (name, last) = rest.rsplit_once('/')?;
+            if last != "status" && last != "statuses" {
+                return None;
+            }
+            ("commits/", name, Some(last))
+        }
+        "rules" => ("rules/branches/", rest.strip_prefix("branches/")?, None),
+        _ => return None,
+    };
+    if !name.contains('/') {
+        return None;
+    }
+    let mut out = String::with_capacity(path.len() + 16);
+    for part in ["/repos/", owner, "/", repo, "/", keep_head] {
+        out.push_str(part);
+    }
+    for (i, seg) in name.split('/').enumerate() {
+        if i > 0 {
+            out.push_str("%2F");
+        }
+        out.push_str(seg);
+    }
+    if let Some(last) = keep_tail {
+        out.push('/');
+        out.push_str(last);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn branch_refs_with_slashes_become_one_segment() {
+        assert_eq!(
+            super::normalize_path("/repos/o/r/commits/heads/feature/x/status").as_deref(),
+            Some("/repos/o/r/commits/heads%2Ffeature%2Fx/status")
+        );
+        assert_eq!(super::normalize_path("/repos/o/r/commits/main/status"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/feature/x").as_deref(), Some("/repos/o/r/rules/branches/feature%2Fx"));
+        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/main"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/check-runs"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/statuses").as_deref(), Some("/repos/o/r/commits/a%2Fb/statuses"));
+        assert_eq!(super::normalize_path("/repos/o/r/rulesets/1/x"), None);
+        assert_eq!(super::normalize_path("/orgs/o/r/commits/a/b/status"), None);
+    }
+}
