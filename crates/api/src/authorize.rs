@@ -8,17 +8,8 @@ use platform_store::{Conn, DbError};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level};
-use crate::principal::{Principal, TokenAuth};
+use crate::principal::{Principal, Role, TokenAuth};
 use crate::request::Ctx;
-
-/// What the caller's identity may do with a repository, before token restrictions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    None,
-    Read,
-    Write,
-    Admin,
-}
 
 /// Scopes implied by a held scope (`repo` covers `repo:status`, …).
 fn scope_covers(held: &str, wanted: &str) -> bool {

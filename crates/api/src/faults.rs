@@ -18,8 +18,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, RATE_LIMIT_DOCS};
 use crate::principal::Principal;
-use crate::ratelimit::{Quota, RateClass};
-use crate::state::AppState;
+use crate::ratelimit::RateClass;
 
 const MAX_LATENCY_MS: u64 = 600_000;
 const MAX_RETRY_AFTER: u64 = 86_400;
@@ -358,18 +357,18 @@ fn token_text(headers: &HeaderMap) -> Option<&str> {
     matches!(scheme.to_ascii_lowercase().as_str(), "bearer" | "token").then(|| rest.trim()).filter(|t| !t.is_empty())
 }
 
-/// A failure answered in place of the operation, with the quota to report (primary only; the
-/// others report the real bucket).
+/// A failure answered in place of the operation.
 pub struct Injected {
     pub response: Response,
-    pub quota: Option<Quota>,
+    /// A primary-limit failure: the caller's real bucket is reported exhausted.
+    pub exhausts_primary: bool,
     pub rate_limited: bool,
 }
 
 /// The contract layer's hook: sleeps for latency faults, then returns the failure to answer
 /// with, if any.
 pub async fn inject(
-    app: &AppState,
+    faults: &Faults,
     method: &Method,
     path: &str,
     headers: &HeaderMap,
@@ -377,7 +376,6 @@ pub async fn inject(
     class: &RateClass,
     request_id: &str,
 ) -> Option<Injected> {
-    let faults = &app.faults;
     if faults.active.load(Ordering::Acquire) == 0 {
         return None;
     }
@@ -390,21 +388,17 @@ pub async fn inject(
     let status = StatusCode::from_u16(f.status.unwrap_or(500)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     Some(match f.kind {
         FaultKind::Primary => {
-            let real = app.limiter.peek(class, app.clock.now()).await;
-            Injected {
-                response: ApiError::new(status, class.exceeded_message()).with_docs(RATE_LIMIT_DOCS).into_response(),
-                quota: Some(Quota { limit: real.limit, used: real.limit, remaining: 0, reset: real.reset }),
-                rate_limited: true,
-            }
+            let response = ApiError::new(status, class.exceeded_message()).with_docs(RATE_LIMIT_DOCS).into_response();
+            Injected { response, exhausts_primary: true, rate_limited: true }
         }
         FaultKind::Secondary => {
             let retry_after = f.retry_after.unwrap_or(DEFAULT_RETRY_AFTER) as i64;
             let response = crate::secondary::refusal(status, request_id, retry_after).into_response();
-            Injected { response, quota: None, rate_limited: true }
+            Injected { response, exhausts_primary: false, rate_limited: true }
         }
         _ => {
             let message = f.message.unwrap_or_else(|| standard_message(status, principal).to_string());
-            Injected { response: ApiError::new(status, message).into_response(), quota: None, rate_limited: false }
+            Injected { response: ApiError::new(status, message).into_response(), exhausts_primary: false, rate_limited: false }
         }
     })
 }

@@ -81,8 +81,8 @@ struct Unrouted {
 
 impl Unrouted {
     /// The record of the operation the path names, if it names one and an organization.
-    fn route(self) -> Option<Record> {
-        let op = match_route(self.method, &self.path)?;
+    fn route(self, ops: &[&'static Operation]) -> Option<Record> {
+        let op = match_route(ops, self.method, &self.path)?;
         let org = op.meta().org_segment.and_then(|i| self.path.split('/').nth(i)).and_then(Login::new)?;
         Some(Record {
             at: self.at,
@@ -108,6 +108,8 @@ pub struct Recorder {
     wake: tokio::sync::Notify,
     /// One flush at a time (the ticker, a query and shutdown may all flush).
     flushing: tokio::sync::Mutex<()>,
+    /// The operations served, to match unrouted paths against (set by the application).
+    operations: std::sync::OnceLock<&'static [&'static Operation]>,
 }
 
 impl Recorder {
@@ -120,7 +122,13 @@ impl Recorder {
             dropped: AtomicU64::new(0),
             wake: tokio::sync::Notify::new(),
             flushing: tokio::sync::Mutex::new(()),
+            operations: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The operations the application serves: unrouted requests are matched against them.
+    pub fn serve(&self, ops: &'static [&'static Operation]) {
+        let _ = self.operations.set(ops);
     }
 
     fn push(&self, r: Record) {
@@ -203,8 +211,7 @@ pub fn record(
 
 /// The operation serving `method path`, for answers given before routing: literal segments win
 /// over parameters (`…/summary-stats/users/{user_id}` over `…/summary-stats/{actor_type}/{actor_id}`).
-fn match_route(method: &str, path: &str) -> Option<&'static Operation> {
-    let ops = crate::router::operations();
+fn match_route(ops: &[&'static Operation], method: &str, path: &str) -> Option<&'static Operation> {
     let method = if method == "HEAD" { "GET" } else { method };
     let n = path.split('/').count();
     let mut best: Option<(usize, &'static Operation)> = None;
@@ -333,9 +340,10 @@ pub async fn flush(app: &Shared) -> Result<usize, ApiError> {
     if records.is_empty() && unrouted.is_empty() {
         return Ok(0);
     }
+    let ops = ins.operations.get().copied().unwrap_or_default();
     let mut groups: HashMap<Key, (i64, i64, Principal), RandomState> = HashMap::default();
     let n = records.len() + unrouted.len();
-    for r in records.into_iter().chain(unrouted.into_iter().filter_map(Unrouted::route)) {
+    for r in records.into_iter().chain(unrouted.into_iter().filter_map(|u| u.route(ops))) {
         let key = Key { org: r.org, at: r.at, caller: r.principal.cache_key(), method: r.method, route: r.op.path, status: r.status };
         let g = groups.entry(key).or_insert_with(|| (0, 0, r.principal));
         g.0 += 1;
@@ -433,10 +441,10 @@ mod tests {
 
     #[test]
     fn unrouted_paths_match_the_most_literal_route() {
-        let op = match_route("GET", "/orgs/acme/insights/api/summary-stats/users/5").unwrap();
+        let op = match_route(crate::router::operations(), "GET", "/orgs/acme/insights/api/summary-stats/users/5").unwrap();
         assert_eq!(op.id, "insights/get-summary-stats-by-user");
-        let op = match_route("GET", "/orgs/acme/insights/api/summary-stats/installation/5").unwrap();
+        let op = match_route(crate::router::operations(), "GET", "/orgs/acme/insights/api/summary-stats/installation/5").unwrap();
         assert_eq!(op.id, "insights/get-summary-stats-by-actor");
-        assert!(match_route("GET", "/orgs/acme/nothing-here/at/all/x/y").is_none());
+        assert!(match_route(crate::router::operations(), "GET", "/orgs/acme/nothing-here/at/all/x/y").is_none());
     }
 }

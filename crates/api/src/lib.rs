@@ -8,13 +8,14 @@
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
 //! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shapes`, `validate`, `versions`
-//! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authorize`, `request`, `not_modified`, `faults`, `insights`, `state`, `contract`
+//! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `state`, `contract`
 //! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `notify`, `webhooks`, `runs`, `depbot`, `imports`, `ops`
 //! - **assembly** (everything served, in one place): `router`, `schemas`, `openapi`, `admin`, `seed`
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
 pub mod access_log;
 pub mod admin;
+pub mod authenticate;
 pub mod authorize;
 pub mod cache;
 pub mod contract;
@@ -40,6 +41,7 @@ pub mod ratelimit;
 pub mod reply;
 pub mod request;
 pub mod router;
+pub mod routes;
 pub mod runs;
 pub mod schemas;
 pub mod secondary;

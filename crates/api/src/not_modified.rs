@@ -10,11 +10,14 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use platform_core::ApiVersion;
 
+use crate::cache::GenCache;
 use crate::operation::Operation;
-use crate::state::AppState;
 
 /// (path and query as sent, version, caller).
 pub type Key = (String, ApiVersion, i64);
+
+/// The validators of answers, by key and generation.
+pub type Validators = GenCache<Key, Arc<Validated>>;
 
 /// What a 304 for a key carries.
 pub struct Validated {
@@ -27,8 +30,14 @@ pub struct Validated {
 
 /// The 304 for `key` when the caller's `If-None-Match` names the ETag still current, with the
 /// operation that answered.
-pub fn answer(app: &AppState, key: &Key, generation: u64, if_none_match: &HeaderValue, now: i64) -> Option<(Response, &'static Operation)> {
-    let v = app.caches.validated.get(key, generation)?;
+pub fn answer(
+    validators: &Validators,
+    key: &Key,
+    generation: u64,
+    if_none_match: &HeaderValue,
+    now: i64,
+) -> Option<(Response, &'static Operation)> {
+    let v = validators.get(key, generation)?;
     if now >= v.until || !crate::etag::etag_matches(Some(if_none_match), &v.etag) {
         return None;
     }
@@ -49,10 +58,10 @@ fn with_room(headers: &HeaderMap) -> HeaderMap {
 }
 
 /// Remembers a cached GET's validator, from the response's head as the handler made it.
-pub fn remember(app: &AppState, key: Key, generation: u64, until: i64, etag: &str, headers: &HeaderMap, op: &'static Operation) {
+pub fn remember(validators: &Validators, key: Key, generation: u64, until: i64, etag: &str, headers: &HeaderMap, op: &'static Operation) {
     let mut kept = headers.clone();
     kept.remove(header::CONTENT_TYPE);
     kept.remove(header::CONTENT_LENGTH);
     let v = Validated { until, etag: etag.to_string(), headers: kept, op };
-    app.caches.validated.put(key, generation, Arc::new(v));
+    validators.put(key, generation, Arc::new(v));
 }

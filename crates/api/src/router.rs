@@ -1,57 +1,18 @@
-//! Route registration: each declared [`Operation`] is wired exactly once, with a layer that
-//! tags requests and responses with it (for auth headers, error docs, metrics, OpenAPI).
+//! The application: every feature's operations (wired by [`Api`]), the contract in front of
+//! them, the control plane, the API description and its reference page.
 
 use axum::extract::State;
-use axum::handler::Handler;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, MethodFilter};
+use axum::routing::get;
 use axum::Router;
-use tower::util::MapResponseLayer;
 use tower::Layer;
 
 use crate::contract::{contract, Uncharged};
 use crate::error::ApiError;
 use crate::operation::{Limits, Operation};
-use crate::request::OpRef;
+use crate::routes::Api;
 use crate::state::Shared;
-
-pub struct Api {
-    router: Router<Shared>,
-    /// Every registered operation, in registration order.
-    pub ops: Vec<&'static Operation>,
-}
-
-impl Api {
-    pub fn new() -> Api {
-        Api { router: Router::new(), ops: Vec::new() }
-    }
-
-    pub fn op<H, T>(mut self, op: &'static Operation, handler: H) -> Api
-    where
-        H: Handler<T, Shared>,
-        T: 'static,
-    {
-        let filter = MethodFilter::try_from(op.method.clone()).expect("operation method");
-        // The operation travels with the request (for `Ctx`) and back with the response (for the
-        // contract layer). Plain combinators: a `from_fn` layer boxes a future on every request.
-        let route: axum::routing::MethodRouter<Shared> =
-            axum::routing::on(filter, handler).layer(MapResponseLayer::new(move |mut resp: Response| {
-                resp.extensions_mut().insert(OpRef(op));
-                resp
-            }));
-        let route = route.layer(axum::Extension(OpRef(op)));
-        self.router = self.router.route(op.path, route);
-        self.ops.push(op);
-        self
-    }
-}
-
-impl Default for Api {
-    fn default() -> Self {
-        Api::new()
-    }
-}
 
 async fn not_found() -> Response {
     ApiError::not_found().into_response()
@@ -79,6 +40,7 @@ fn uncharged() -> &'static Uncharged {
 /// control plane, and the API (behind the contract layer, which runs before routing so it can
 /// normalise paths).
 pub fn app(state: Shared) -> Router {
+    state.insights.serve(operations());
     let api = api();
     let openapi =
         axum::body::Bytes::from(serde_json::to_vec(&crate::openapi::document(&api.ops, &state.config.public_url)).unwrap_or_default());

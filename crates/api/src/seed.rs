@@ -38,7 +38,7 @@ pub struct Seed {
     #[serde(default)]
     pub depbot_bulk: Vec<crate::depbot::BulkIn>,
     #[serde(default)]
-    pub rulesets: Vec<SeedRuleset>,
+    pub rulesets: Vec<crate::ops::rulesets::control::SeedRuleset>,
     #[serde(default)]
     pub runs: Vec<SeedRun>,
     #[serde(default)]
@@ -55,14 +55,6 @@ pub struct SeedAlert {
 
 /// A ruleset of an organization (`org`) or a repository (`repo = "owner/name"`); the rest of the
 /// table is the ruleset body. Created when no ruleset of that name exists there.
-#[derive(Deserialize)]
-pub struct SeedRuleset {
-    pub org: Option<String>,
-    pub repo: Option<String>,
-    #[serde(flatten)]
-    pub body: serde_json::Map<String, serde_json::Value>,
-}
-
 #[derive(Deserialize)]
 pub struct SeedRun {
     /// `owner/name`

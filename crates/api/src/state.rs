@@ -8,10 +8,10 @@ use platform_store::{Generations, Store};
 use platform_core::ApiVersion;
 use platform_store::domain::repos::Lookup;
 
-use crate::authorize::Role;
 use crate::cache::GenCache;
 use crate::faults::Faults;
 use crate::metrics::Metrics;
+use crate::principal::Role;
 use crate::principal::TokenAuth;
 use crate::ratelimit::Limiter;
 use crate::reply::Reply;
@@ -96,8 +96,9 @@ pub struct Caches {
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
     /// Validators of cached GETs, for 304s answered before routing (`not_modified`).
     pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,
-    /// Repository id → its active branch rulesets, compiled.
-    pub rulesets: GenCache<i64, Arc<crate::ops::rulesets::BranchRulesets>>,
+    /// Repository id → its active branch rulesets, compiled (a feature's own type, which this
+    /// layer does not name: the rulesets feature downcasts).
+    pub rulesets: GenCache<i64, Arc<dyn std::any::Any + Send + Sync>>,
     /// Hashes of response-cache keys asked once: an answer is kept on its second request.
     pub asked: GenCache<u64, ()>,
     /// Dependency alerts rendered as JSON, per (alert, version, with its repository).

@@ -31,12 +31,13 @@ use futures_util::FutureExt;
 use platform_core::ids::request_id;
 use platform_core::ApiVersion;
 
+use crate::authenticate::authenticate;
 use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
 use crate::etag::{etag_matches, etag_of, not_modified_since};
 use crate::headers as names;
 use crate::not_modified;
 use crate::operation::{Operation, Poll};
-use crate::principal::{authenticate, Principal};
+use crate::principal::Principal;
 use crate::ratelimit::{Quota, RateClass};
 use crate::reply::Fresh;
 use crate::request::{OpRef, ReqInfo};
@@ -178,8 +179,12 @@ async fn admit<'a>(
         }
     };
     // Injected faults: after authentication, before the primary limiter charges.
-    if let Some(f) = crate::faults::inject(app, &x.method, api_path, headers, &x.principal, &class, &x.rid).await {
-        (x.quota, x.rate_limited) = (f.quota, f.rate_limited);
+    if let Some(f) = crate::faults::inject(&app.faults, &x.method, api_path, headers, &x.principal, &class, &x.rid).await {
+        x.rate_limited = f.rate_limited;
+        if f.exhausts_primary {
+            let real = app.limiter.peek(&class, app.clock.now()).await;
+            x.quota = Some(Quota { limit: real.limit, used: real.limit, remaining: 0, reset: real.reset });
+        }
         return Err(f.response);
     }
     let now = app.clock.now();
@@ -214,7 +219,7 @@ async fn conditional(
     }
     let pq = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
     let key = (pq, x.version, x.principal.cache_key());
-    if let Some((r, op)) = not_modified::answer(app, &key, g, inm, a.now) {
+    if let Some((r, op)) = not_modified::answer(&app.caches.validated, &key, g, inm, a.now) {
         if a.charged {
             x.quota = Some(app.limiter.refund(&a.class, a.now).await);
         }
@@ -262,7 +267,7 @@ async fn validate(
     if let (Some((key, g)), Some(Fresh(until)), Some(OpRef(op))) =
         (validator, parts.extensions.get().copied(), parts.extensions.get().copied())
     {
-        not_modified::remember(app, key, g, until, &etag, &parts.headers, op);
+        not_modified::remember(&app.caches.validated, key, g, until, &etag, &parts.headers, op);
     }
     let mut resp = if etag_matches(if_none_match.as_ref(), &etag)
         || not_modified_since(if_none_match.as_ref(), if_modified_since.as_ref(), parts.headers.get(header::LAST_MODIFIED))

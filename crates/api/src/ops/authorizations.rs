@@ -15,7 +15,7 @@ use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes;
 use crate::validate::{Field, Schema, Ty};
 

@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits};
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::router::Api;
+use crate::routes::Api;
 use crate::validate::Schema;
 
 /// The largest rules body accepted (neither the spec nor api-facts names one): 64 KiB, far more

@@ -19,7 +19,7 @@ use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp,
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::validate::{Field, Schema, Ty};
 
 const SCOPES: &[&str] = &["repo", "security_events"];

@@ -9,13 +9,14 @@ use platform_store::domain::devenv_secrets::{self as store, Secret};
 use platform_store::DbError;
 use serde_json::{json, Map, Value};
 
-use crate::authorize::{not_accessible, Role};
+use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
+use crate::principal::Role;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
 

@@ -18,7 +18,7 @@ use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes::{simple_user, Urls};
 use crate::validate::{Field, Schema, Ty};
 

@@ -20,7 +20,7 @@ use crate::operation::{Access, AuthKind, Derived, Level, Operation, Poll, Resp, 
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, Sharing};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes::Urls;
 
 /// Events older than this leave every timeline.

@@ -13,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::secrets;
 use crate::validate::{Field, Schema, Ty};
 use crate::webhooks::{self, config_json, hook_json};

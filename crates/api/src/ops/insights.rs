@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::router::Api;
+use crate::routes::Api;
 use crate::validate::Ty;
 
 const ACCESS: Access = Access {

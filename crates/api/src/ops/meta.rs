@@ -6,7 +6,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::router::Api;
+use crate::routes::Api;
 use crate::versions;
 
 pub static ROOT: Operation = Operation {

@@ -16,7 +16,7 @@ pub mod source_imports;
 pub mod statuses;
 pub mod workflow_runs;
 
-use crate::router::Api;
+use crate::routes::Api;
 
 pub fn register(api: Api) -> Api {
     let api = meta::routes(api);

@@ -17,7 +17,7 @@ use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Poll,
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes::{self, Urls};
 use crate::validate::{Field, Schema, Ty};
 

@@ -15,7 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
 

@@ -10,7 +10,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, SECURITY_MANAGERS_SUNSET};
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes;
 
 const PERMISSION: &str = "organization_administration";

@@ -18,7 +18,7 @@ use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp,
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::validate::{Field, Schema, Ty};
 use crate::webhooks::AllowList;
 

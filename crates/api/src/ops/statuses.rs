@@ -11,7 +11,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Derived, Operation, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes::{self, repo_api_url};
 use crate::validate::{Field, Schema, Ty};
 

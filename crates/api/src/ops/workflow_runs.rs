@@ -14,7 +14,7 @@ use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp,
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody, Sharing};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::runs::{engine, logs, shapes};
 use crate::validate::{Field, Schema, Ty, BODY_STRING_MAX_CHARS};
 

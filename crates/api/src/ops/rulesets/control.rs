@@ -104,8 +104,18 @@ pub async fn delete_org(State(app): State<Shared>, Path((org, id)): Path<(String
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
+/// A ruleset of the seed file: an organization's (`org`) or a repository's (`repo`,
+/// `owner/name`), with the body the create operation takes.
+#[derive(serde::Deserialize)]
+pub struct SeedRuleset {
+    pub org: Option<String>,
+    pub repo: Option<String>,
+    #[serde(flatten)]
+    pub body: serde_json::Map<String, serde_json::Value>,
+}
+
 /// A seed's ruleset: created unless one of that name exists there (seeds load again safely).
-pub fn seed(c: &mut dyn Conn, r: &crate::seed::SeedRuleset, now: i64) -> ApiResult<()> {
+pub fn seed(c: &mut dyn Conn, r: &SeedRuleset, now: i64) -> ApiResult<()> {
     let (scope, existing) = match (&r.org, &r.repo) {
         (Some(o), None) => {
             let org = crate::control::org(c, o)?;

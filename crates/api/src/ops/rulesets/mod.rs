@@ -17,13 +17,13 @@ use platform_store::domain::rulesets::{self, Actor, Fields, Ruleset};
 use platform_store::DbError;
 use serde_json::{json, Map, Value};
 
-use crate::authorize::Role;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Derived, Operation, Param, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
+use crate::principal::Role;
 use crate::reply::{json_array, Reply};
 use crate::request::{Ctx, JsonBody};
-use crate::router::Api;
+use crate::routes::Api;
 use crate::shapes::Urls;
 use crate::validate::{Field, Schema, Ty};
 use body::Source;
@@ -460,7 +460,7 @@ impl BranchRulesets {
 
 async fn branch_rulesets(ctx: &Ctx, repo: &Repo) -> ApiResult<Arc<BranchRulesets>> {
     let generation = ctx.generation();
-    if let Some(hit) = generation.and_then(|g| ctx.app.caches.rulesets.get(&repo.id, g)) {
+    if let Some(hit) = generation.and_then(|g| ctx.app.caches.rulesets.get(&repo.id, g)).and_then(|a| a.downcast().ok()) {
         return Ok(hit);
     }
     let all = visible(ctx, repo, true).await?;
