@@ -3,44 +3,34 @@ use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post, put};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use platform_core::time::{format_ts, parse_ts};
 use platform_store::DbError;
-use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, TeamIn, TokenIn, UserIn};
+use crate::control::{self, parse, write, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, TeamIn, TokenIn, UserIn};
 use crate::error::{ApiError, ApiResult};
 use crate::faults::FaultIn;
-use crate::ops::rulesets::control as rulesets;
 use crate::reply::Reply;
 use crate::request::JsonBody;
 use crate::secrets::constant_time_eq;
 use crate::shapes;
 use crate::state::Shared;
 
+/// The core of the control plane (accounts, repositories, apps, tokens, the clock, faults),
+/// then every feature's own part (`ops::control`).
 pub fn router(state: Shared) -> Router<Shared> {
-    Router::new()
+    crate::ops::control(Router::new())
         .route("/users", post(create_user))
         .route("/orgs", post(create_org))
         .route("/orgs/{org}/teams", post(create_team))
         .route("/enterprises", post(create_enterprise))
-        .route("/enterprises/{enterprise}/teams", post(crate::ops::enterprise_teams::admin_create))
-        .route("/repos/{owner}/{repo}/devenvs/secrets/{name}/verify", post(crate::ops::devenv_secrets::admin_verify))
         .route("/repos", post(create_repo))
         .route("/repos/{owner}/{repo}/refs", post(push_ref))
         .route("/repos/{owner}/{repo}/rename", post(rename_repo))
         .route("/repos/{owner}/{repo}/watchers", post(add_watcher))
-        .route("/notifications", post(create_notification))
         .route("/repos/{owner}/{repo}/stars", post(star))
-        .route("/repos/{owner}/{repo}/depbot/alerts", post(crate::depbot::admin_create))
-        .route("/orgs/{org}/rulesets", post(rulesets::create_org))
-        .route("/orgs/{org}/rulesets/{id}", put(rulesets::update_org).delete(rulesets::delete_org))
-        .route("/repos/{owner}/{repo}/rulesets", post(rulesets::create_repo))
-        .route("/repos/{owner}/{repo}/runs", post(crate::runs::plan::admin_create))
-        .route("/repos/{owner}/{repo}/run_batches", post(crate::runs::plan::admin_batch))
-        .route("/runs/{run_id}/advance", post(crate::runs::plan::admin_advance))
         .route("/apps", post(create_app))
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))
@@ -75,20 +65,6 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
         return ApiError::bad_credentials().into_response();
     }
     next.run(req).await
-}
-
-fn parse<T: DeserializeOwned>(body: Value) -> ApiResult<T> {
-    serde_json::from_value(body).map_err(ApiError::invalid_request)
-}
-
-/// Runs a control operation in one write transaction.
-async fn write<T, F>(app: &Shared, f: F) -> ApiResult<T>
-where
-    F: FnOnce(&mut dyn platform_store::Conn, i64) -> ApiResult<T> + Send + 'static,
-    T: Send + 'static,
-{
-    let now = app.clock.now();
-    app.store.write(move |c| f(c, now)).await
 }
 
 async fn create_user(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
@@ -166,13 +142,6 @@ async fn add_watcher(State(app): State<Shared>, Path((owner, repo)): Path<(Strin
     })
     .await?;
     Ok(Reply::created(out))
-}
-
-/// `{login, repo, subject: {title, type, url?}, reason}` → 201 the thread.
-async fn create_notification(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
-    let n: control::NotificationIn = parse(b)?;
-    let (thread, repo) = write(&app, move |c, now| control::notify(c, &n, now)).await?;
-    Ok(Reply::created(crate::ops::notifications::thread_value(&app.urls, platform_core::ApiVersion::DEFAULT, &thread, &repo)))
 }
 
 async fn create_app(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {

@@ -500,3 +500,18 @@ pub fn create_token(c: &mut dyn Conn, t: &TokenIn, now: i64) -> R<(Token, String
     let token = tokens::create(c, &n, now)?;
     Ok((token, text))
 }
+
+/// A control-plane body as `T`: a mismatch is a 400 with serde's message.
+pub fn parse<T: serde::de::DeserializeOwned>(body: serde_json::Value) -> crate::error::ApiResult<T> {
+    serde_json::from_value(body).map_err(ApiError::invalid_request)
+}
+
+/// Runs a control operation in one write transaction.
+pub async fn write<T, F>(app: &crate::state::Shared, f: F) -> crate::error::ApiResult<T>
+where
+    F: FnOnce(&mut dyn platform_store::Conn, i64) -> crate::error::ApiResult<T> + Send + 'static,
+    T: Send + 'static,
+{
+    let now = app.clock.now();
+    app.store.write(move |c| f(c, now)).await
+}

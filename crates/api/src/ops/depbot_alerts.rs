@@ -625,6 +625,11 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &updated, false)))
 }
 
+/// The control plane's part: alerts created one at a time (`crate::depbot`).
+pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
+    r.route("/repos/{owner}/{repo}/depbot/alerts", axum::routing::post(crate::depbot::admin_create))
+}
+
 #[cfg(test)]
 mod tests {
     /// Cursors come from clients: any text decodes to a position or to nothing.

@@ -222,3 +222,8 @@ pub async fn admin_verify(
         .await?;
     Ok(Reply::ok(json!({"matches": matches})))
 }
+
+/// The control plane's part: checking a secret's value without revealing it.
+pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
+    r.route("/repos/{owner}/{repo}/devenvs/secrets/{name}/verify", axum::routing::post(admin_verify))
+}

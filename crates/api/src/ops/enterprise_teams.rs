@@ -434,3 +434,8 @@ pub async fn admin_create(
     let (ent, team) = app.store.write(move |c| create_team(c, &enterprise, &t, now)).await?;
     Ok(Reply::created(team_json(&app.urls, &ent, &team)))
 }
+
+/// The control plane's part: enterprise teams.
+pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
+    r.route("/enterprises/{enterprise}/teams", axum::routing::post(admin_create))
+}

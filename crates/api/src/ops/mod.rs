@@ -16,7 +16,10 @@ pub mod source_imports;
 pub mod statuses;
 pub mod workflow_runs;
 
+use axum::Router;
+
 use crate::routes::Api;
+use crate::state::Shared;
 
 pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
@@ -35,4 +38,14 @@ pub fn register(api: Api) -> Api {
     let api = workflow_runs::routes(api);
     let api = source_imports::routes(api);
     authorizations::routes(api)
+}
+
+/// Every feature's part of the control plane (under `/_admin/`, behind its guard).
+pub fn control(r: Router<Shared>) -> Router<Shared> {
+    let r = notifications::control(r);
+    let r = depbot_alerts::control(r);
+    let r = enterprise_teams::control(r);
+    let r = devenv_secrets::control(r);
+    let r = rulesets::control::routes(r);
+    workflow_runs::control(r)
 }

@@ -392,3 +392,18 @@ pub fn thread_value(u: &Urls, version: platform_core::ApiVersion, t: &Thread, re
         "url": url,
     })
 }
+
+/// The control plane's part: `POST /_admin/notifications`, `{login, repo, subject: {title,
+/// type, url?}, reason}` → 201 the thread.
+pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
+    r.route("/notifications", axum::routing::post(create_notification))
+}
+
+async fn create_notification(
+    axum::extract::State(app): axum::extract::State<crate::state::Shared>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Reply> {
+    let n: crate::control::NotificationIn = crate::control::parse(b)?;
+    let (thread, repo) = crate::control::write(&app, move |c, now| crate::control::notify(c, &n, now)).await?;
+    Ok(Reply::created(thread_value(&app.urls, platform_core::ApiVersion::DEFAULT, &thread, &repo)))
+}

@@ -761,3 +761,12 @@ async fn usage(ctx: Ctx) -> ApiResult<Reply> {
         spans.iter().chain(std::iter::once(&current)).filter_map(|(s, e)| Some((e.as_ref()? - s.as_ref()?).max(0) * 1000)).sum();
     Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)))
 }
+
+/// The control plane's part: runs planned (one, or batches) and advanced (`crate::runs::plan`).
+pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
+    use crate::runs::plan;
+    use axum::routing::post;
+    r.route("/repos/{owner}/{repo}/runs", post(plan::admin_create))
+        .route("/repos/{owner}/{repo}/run_batches", post(plan::admin_batch))
+        .route("/runs/{run_id}/advance", post(plan::admin_advance))
+}

@@ -140,3 +140,11 @@ pub fn seed(c: &mut dyn Conn, r: &SeedRuleset, now: i64) -> ApiResult<()> {
     }
     Ok(())
 }
+
+/// The control plane's part: rulesets of any organization or repository, without a token.
+pub fn routes(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
+    use axum::routing::{post, put};
+    r.route("/orgs/{org}/rulesets", post(create_org))
+        .route("/orgs/{org}/rulesets/{id}", put(update_org).delete(delete_org))
+        .route("/repos/{owner}/{repo}/rulesets", post(create_repo))
+}
