@@ -9,7 +9,7 @@
 //!
 //! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shapes`, `validate`, `versions`
 //! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `state`, `contract`
-//! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `notify`, `webhooks`, `runs`, `depbot`, `imports`, `ops`
+//! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `notify`, `webhooks`, `runs`, `imports`, `ops`
 //! - **assembly** (everything served, in one place): `router`, `schemas`, `openapi`, `admin`, `seed`
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
@@ -20,7 +20,6 @@ pub mod authorize;
 pub mod cache;
 pub mod contract;
 pub mod control;
-pub mod depbot;
 pub mod docs;
 pub mod error;
 pub mod etag;

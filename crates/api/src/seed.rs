@@ -36,7 +36,7 @@ pub struct Seed {
     #[serde(default)]
     pub depbot_alerts: Vec<SeedAlert>,
     #[serde(default)]
-    pub depbot_bulk: Vec<crate::depbot::BulkIn>,
+    pub depbot_bulk: Vec<crate::ops::depbot::alerts::BulkIn>,
     #[serde(default)]
     pub rulesets: Vec<crate::ops::rulesets::control::SeedRuleset>,
     #[serde(default)]
@@ -50,7 +50,7 @@ pub struct SeedAlert {
     /// `owner/name`
     pub repo: String,
     #[serde(flatten)]
-    pub alert: crate::depbot::AlertIn,
+    pub alert: crate::ops::depbot::alerts::AlertIn,
 }
 
 /// A ruleset of an organization (`org`) or a repository (`repo = "owner/name"`); the rest of the
@@ -180,10 +180,10 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     }
     for a in &s.depbot_alerts {
         let repo = control::repo(c, &a.repo)?;
-        crate::depbot::create_alert(c, &repo, &a.alert, now)?;
+        crate::ops::depbot::alerts::create_alert(c, &repo, &a.alert, now)?;
     }
     for b in &s.depbot_bulk {
-        crate::depbot::create_bulk(c, b, now)?;
+        crate::ops::depbot::alerts::create_bulk(c, b, now)?;
     }
     for r in &s.rulesets {
         crate::ops::rulesets::control::seed(c, r, now)?;

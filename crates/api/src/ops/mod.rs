@@ -1,7 +1,7 @@
 //! One module per spec area; each declares its operations and registers them.
 pub mod authorizations;
 pub mod content_exclusion;
-pub mod depbot_alerts;
+pub mod depbot;
 pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod events;
@@ -28,7 +28,7 @@ pub fn register(api: Api) -> Api {
     let api = events::routes(api);
     let api = hooks::routes(api);
     let api = security_managers::routes(api);
-    let api = depbot_alerts::routes(api);
+    let api = depbot::routes(api);
     let api = enterprise_teams::routes(api);
     let api = devenv_secrets::routes(api);
     let api = private_registries::routes(api);
@@ -43,7 +43,7 @@ pub fn register(api: Api) -> Api {
 /// Every feature's part of the control plane (under `/_admin/`, behind its guard).
 pub fn control(r: Router<Shared>) -> Router<Shared> {
     let r = notifications::control(r);
-    let r = depbot_alerts::control(r);
+    let r = depbot::control(r);
     let r = enterprise_teams::control(r);
     let r = devenv_secrets::control(r);
     let r = rulesets::control::routes(r);

@@ -4,6 +4,8 @@
 //! role) and the Dependency-bot alerts permission; organization lists its owners and security
 //! managers; the enterprise list classic (scope) tokens of its members, showing only
 //! organizations they own or manage.
+pub mod alerts;
+
 use axum::http::Method;
 use base64::Engine;
 use platform_store::domain::depbot::{self, Alert, Assignee, Change, Epss, Filter, Position, Sort, Within};
@@ -13,7 +15,6 @@ use platform_store::{DbError, Value as SqlValue};
 use serde_json::{json, Map, Value};
 
 use crate::authorize::{has_scope, not_accessible};
-use crate::depbot::{alert_json, render_list, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits};
 use crate::principal::Principal;
@@ -21,6 +22,7 @@ use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::routes::Api;
 use crate::validate::{Field, Schema, Ty};
+use alerts::{alert_json, render_list, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
 
 const SCOPES: &[&str] = &["repo", "security_events"];
 const PERMISSION: &str = "vulnerability_alerts";
@@ -625,9 +627,9 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &updated, false)))
 }
 
-/// The control plane's part: alerts created one at a time (`crate::depbot`).
+/// The control plane's part: alerts created one at a time (`alerts`).
 pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
-    r.route("/repos/{owner}/{repo}/depbot/alerts", axum::routing::post(crate::depbot::admin_create))
+    r.route("/repos/{owner}/{repo}/depbot/alerts", axum::routing::post(alerts::admin_create))
 }
 
 #[cfg(test)]
