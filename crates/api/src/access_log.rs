@@ -102,60 +102,67 @@ pub fn record(request_id: &str, method: &str, route: &str, status: u16, took: Du
     while buf.len() >= MAX {
         buf = sink.drained.wait(buf).unwrap_or_else(|e| e.into_inner());
     }
-    // Milliseconds with microsecond precision, from integers, and no formatting machinery: this
-    // runs on every request.
-    let us = took.as_micros().min(u64::MAX as u128) as u64;
-    let line = &mut *buf;
+    let line = Line { request_id, method, route, status, us: took.as_micros().min(u64::MAX as u128) as u64 };
     if sink.json {
-        line.extend_from_slice(br#"{"timestamp":""#);
-        timestamp(line);
-        line.extend_from_slice(br#"","level":"INFO","fields":{"request_id":"#);
-        json_str(line, request_id);
-        line.extend_from_slice(br#","method":"#);
-        json_str(line, method);
-        line.extend_from_slice(br#","route":"#);
-        json_str(line, route);
-        line.extend_from_slice(br#","status":"#);
-        push_u64(line, status.into());
-        line.extend_from_slice(br#","duration_ms":"#);
-        push_ms(line, us);
-        line.extend_from_slice(br#"},"target":""#);
-        line.extend_from_slice(TARGET.as_bytes());
-        line.extend_from_slice(b"\"}\n");
+        line.json(&mut buf);
     } else {
-        timestamp(line);
-        line.extend_from_slice(b"  INFO ");
-        line.extend_from_slice(TARGET.as_bytes());
-        line.extend_from_slice(b": request_id=");
-        line.extend_from_slice(request_id.as_bytes());
-        line.extend_from_slice(b" method=");
-        line.extend_from_slice(method.as_bytes());
-        line.extend_from_slice(b" route=\"");
-        line.extend_from_slice(route.as_bytes());
-        line.extend_from_slice(b"\" status=");
-        push_u64(line, status.into());
-        line.extend_from_slice(b" duration_ms=");
-        push_ms(line, us);
-        line.push(b'\n');
+        line.text(&mut buf);
     }
     if buf.len() >= WAKE_AT {
         sink.fill.notify_one();
     }
 }
 
-/// Decimal digits of `n`.
-fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+/// One access line, written straight into the shared buffer in the format of the other log
+/// lines: integers through `itoa` and no formatting machinery, as this runs on every request.
+struct Line<'a> {
+    request_id: &'a str,
+    method: &'a str,
+    route: &'a str,
+    status: u16,
+    /// Duration in microseconds, written as milliseconds with three decimals.
+    us: u64,
+}
+
+impl Line<'_> {
+    /// As tracing's JSON formatter writes an event.
+    fn json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#"{"timestamp":""#);
+        timestamp(out);
+        out.extend_from_slice(br#"","level":"INFO","fields":{"request_id":"#);
+        json_str(out, self.request_id);
+        out.extend_from_slice(br#","method":"#);
+        json_str(out, self.method);
+        out.extend_from_slice(br#","route":"#);
+        json_str(out, self.route);
+        out.extend_from_slice(br#","status":"#);
+        push_u64(out, self.status.into());
+        out.extend_from_slice(br#","duration_ms":"#);
+        push_ms(out, self.us);
+        out.extend_from_slice(br#"},"target":""#);
+        out.extend_from_slice(TARGET.as_bytes());
+        out.extend_from_slice(b"\"}\n");
     }
-    out.extend_from_slice(&digits[i..]);
+
+    /// As tracing's text formatter writes an event.
+    fn text(&self, out: &mut Vec<u8>) {
+        timestamp(out);
+        for (part, value) in
+            [(&b"  INFO "[..], TARGET), (b": request_id=", self.request_id), (b" method=", self.method), (b" route=\"", self.route)]
+        {
+            out.extend_from_slice(part);
+            out.extend_from_slice(value.as_bytes());
+        }
+        out.extend_from_slice(b"\" status=");
+        push_u64(out, self.status.into());
+        out.extend_from_slice(b" duration_ms=");
+        push_ms(out, self.us);
+        out.push(b'\n');
+    }
+}
+
+fn push_u64(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// The last `width` decimal digits of `n`, zero-padded.
@@ -208,6 +215,28 @@ mod tests {
         out.push(b' ');
         super::push_ms(&mut out, 7);
         assert_eq!(String::from_utf8(out).unwrap(), "0 18446744073709551615 1.025 0.007");
+    }
+
+    #[test]
+    fn lines_in_both_formats() {
+        let line = super::Line { request_id: "AB\"C", method: "GET", route: "/repos/{owner}/{repo}", status: 304, us: 1_025 };
+        let mut json = Vec::new();
+        line.json(&mut json);
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(v["fields"]["request_id"], "AB\"C");
+        assert_eq!(v["fields"]["route"], "/repos/{owner}/{repo}");
+        assert_eq!(v["fields"]["status"], 304);
+        assert_eq!(v["fields"]["duration_ms"], 1.025);
+        assert_eq!(v["target"], super::TARGET);
+        let mut text = Vec::new();
+        line.text(&mut text);
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.ends_with(
+                "  INFO platformd::access: request_id=AB\"C method=GET route=\"/repos/{owner}/{repo}\" status=304 duration_ms=1.025\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
