@@ -247,7 +247,6 @@ impl Workers {
 }
 
 /// The crews of running servers, by their state: what a request reaches to start a [`job`].
-#[allow(clippy::type_complexity)]
 static CREWS: Mutex<Vec<(Weak<AppState>, Weak<Crew>)>> = Mutex::new(Vec::new());
 
 /// Starts a job of a request on `state` (a worker that ends once [`Next::Done`]): it runs with
