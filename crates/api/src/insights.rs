@@ -3,7 +3,7 @@
 //! The contract layer calls [`record`] once per request, whatever its outcome. On that hot path a
 //! small fixed-size record (the principal's `Arc`, the operation, the organization login of the
 //! path copied inline) is pushed onto one of a few mutex-guarded vectors, picked per thread so
-//! threads do not contend. A background task ([`spawn_flusher`]) takes the vectors every second
+//! threads do not contend. A background worker ([`start_flusher`]) takes the vectors every second
 //! (sooner when one fills), aggregates them per second, actor, route and status, resolves the
 //! organization logins and writes the rows in one transaction. Requests answered before routing
 //! (rate limited, bad credentials) carry their path instead, matched to a route at flush time.
@@ -24,6 +24,7 @@ use crate::error::ApiError;
 use crate::operation::{OpMeta, Operation};
 use crate::principal::Principal;
 use crate::state::{AppState, Shared};
+use crate::worker::{Next, Work, Worker, Workers};
 
 const SHARDS: usize = 8;
 /// A shard this long wakes the flusher early.
@@ -31,7 +32,6 @@ const WAKE_AT: usize = 1 << 14;
 /// Past this a shard drops records (only when the database cannot keep up): insights never
 /// slow requests down or grow without bound.
 const MAX_PER_SHARD: usize = 1 << 18;
-const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Organization logins are at most 39 characters; longer path segments name no organization.
 const LOGIN_MAX: usize = 40;
 
@@ -405,22 +405,32 @@ pub async fn flush(app: &Shared) -> Result<usize, ApiError> {
     Ok(n)
 }
 
-/// Flushes every second (sooner when a buffer fills) until the process ends.
-pub fn spawn_flusher(app: Shared) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        if !app.insights.enabled {
-            return;
-        }
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(FLUSH_EVERY) => {}
-                _ = app.insights.wake.notified() => {}
-            }
-            if let Err(e) = flush(&app).await {
-                tracing::warn!(error = %e.message, "insights flush failed; the batch is lost");
-            }
-        }
-    })
+/// Starts the flusher: flushes every second, sooner when a buffer fills. The server flushes
+/// once more after the workers stop, before the store closes.
+pub fn start_flusher(workers: &mut Workers, app: &Shared) {
+    if app.insights.enabled {
+        let worker = Worker { name: "insights flusher".into(), poll: Duration::from_secs(1), on_writes: false };
+        workers.start(worker, Flusher { app: app.clone() });
+    }
+}
+
+struct Flusher {
+    app: Shared,
+}
+
+impl Work for Flusher {
+    async fn pass(&mut self) -> Result<Next, ApiError> {
+        flush(&self.app).await.map_err(|mut e| {
+            e.message = format!("{}; the batch is lost", e.message).into();
+            e
+        })?;
+        Ok(Next::Wait)
+    }
+
+    /// A buffer filled.
+    fn woken(&mut self) -> impl std::future::Future<Output = ()> + Send {
+        self.app.insights.wake.notified()
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod access_log;
 pub mod admin;
 pub mod authenticate;
 pub mod authorize;
+pub mod background;
 pub mod cache;
 pub mod contract;
 pub mod control;
@@ -53,7 +54,8 @@ pub mod state;
 pub mod validate;
 pub mod versions;
 pub mod webhooks;
+pub mod worker;
 
-pub use outbox::spawn_workers;
+pub use background::spawn_workers;
 pub use router::app;
 pub use state::{ApiConfig, AppState, Shared};

@@ -1,7 +1,8 @@
 //! Notifications produced by platform activity: the outbox consumer that maps each activity
-//! kind to its recipients and reasons (document 3's reason table), and the background task that
+//! kind to its recipients and reasons (document 3's reason table), and the background job that
 //! finishes a large mark-all-read.
 use std::collections::HashMap;
+use std::time::Duration;
 
 use platform_store::domain::activity::Activity;
 use platform_store::domain::depbot;
@@ -14,6 +15,7 @@ use crate::error::ApiError;
 use crate::outbox::Consumer;
 use crate::shapes::{repo_api_url, Urls};
 use crate::state::Shared;
+use crate::worker::{Next, Work, Worker};
 
 /// One notification to deliver.
 struct Delivery {
@@ -184,20 +186,29 @@ impl Consumer for Notifications {
     }
 }
 
-/// Finishes a mark-all-read in the background, `chunk` threads per transaction.
+/// Finishes a mark-all-read in the background, `chunk` threads per transaction. Stopped with
+/// the workers, it finishes first (within their shutdown bound): the request was accepted.
 pub fn spawn_mark_all(state: Shared, user_id: i64, until: i64, chunk: i64) {
-    tokio::spawn(async move {
-        loop {
-            let now = state.clock.now();
-            let r = state.store.write(move |c| notif::mark_all_read(c, user_id, until, chunk.max(1), now)).await;
-            match r {
-                Ok(n) if n < chunk.max(1) => return,
-                Ok(_) => tokio::task::yield_now().await,
-                Err(e) => {
-                    tracing::warn!(error = %e.message, "background mark-as-read failed; retrying");
-                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                }
-            }
-        }
-    });
+    let worker = Worker { name: "mark-all-read".into(), poll: Duration::from_secs(1), on_writes: false };
+    let work = MarkAll { state: state.clone(), user_id, until, chunk: chunk.max(1) };
+    crate::worker::job(&state, worker, work);
+}
+
+struct MarkAll {
+    state: Shared,
+    user_id: i64,
+    until: i64,
+    chunk: i64,
+}
+
+impl Work for MarkAll {
+    async fn pass(&mut self) -> Result<Next, ApiError> {
+        let (now, user_id, until, chunk) = (self.state.clock.now(), self.user_id, self.until, self.chunk);
+        let n = self.state.store.write(move |c| notif::mark_all_read(c, user_id, until, chunk, now)).await?;
+        Ok(if n < chunk { Next::Done } else { Next::Again })
+    }
+
+    async fn stop(mut self) {
+        while let Ok(Next::Again) = self.pass().await {}
+    }
 }

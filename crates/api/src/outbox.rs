@@ -11,11 +11,10 @@ use platform_store::{Conn, DbError};
 
 use crate::error::ApiError;
 use crate::state::Shared;
+use crate::worker::{Next, Work, Worker, Workers, GATHER};
 
 /// Records handled per transaction.
 const BATCH: i64 = 256;
-/// Fallback poll for writes made by other nodes sharing a PostgreSQL database.
-const POLL: Duration = Duration::from_secs(1);
 
 pub trait Consumer: Send + Sync + 'static {
     /// The cursor's name; never change it once records were handled under it.
@@ -76,81 +75,31 @@ pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<Drain
     }
 }
 
-/// A busy worker's passes are at least this far apart, so one pass serves the writes made
-/// meanwhile: under a thousand writes a second, a pass per write would cost each worker's
-/// queries a thousand times a second (and each pass's own write wakes the others).
-pub const GATHER: Duration = Duration::from_millis(10);
-
-/// The wake-ups of a background worker: after every write of this process (or `poll`, for
-/// writes of other nodes), never sooner than [`GATHER`] after the previous pass began.
-pub struct Wakeups {
-    writes: tokio::sync::watch::Receiver<u64>,
-    poll: Duration,
-    last: tokio::time::Instant,
+/// Runs a consumer as a worker: drains whenever woken (by a write, or the poll for writes of
+/// other nodes); records held by a running transaction are retried after [`GATHER`], then ever
+/// less often (a long transaction may hold them), up to the poll.
+pub fn start(workers: &mut Workers, state: &Shared, consumer: Arc<dyn Consumer>) {
+    // The poll finds the writes of other nodes sharing a PostgreSQL database.
+    let worker = Worker { name: format!("{} consumer", consumer.name()).into(), poll: Duration::from_secs(1), on_writes: true };
+    let max_retry = worker.poll;
+    workers.start(worker, Consuming { state: state.clone(), consumer, retry: GATHER, max_retry });
 }
 
-impl Wakeups {
-    pub fn new(state: &Shared, poll: Duration) -> Wakeups {
-        Wakeups { writes: state.store.subscribe_writes(), poll, last: tokio::time::Instant::now() }
-    }
+struct Consuming {
+    state: Shared,
+    consumer: Arc<dyn Consumer>,
+    retry: Duration,
+    max_retry: Duration,
+}
 
-    /// Marks the start of a pass: writes from now on wake the next one.
-    pub fn begin(&mut self) {
-        self.writes.borrow_and_update();
-        self.last = tokio::time::Instant::now();
-    }
-
-    /// Waits for a write, `poll`, or `also`; false when the store is gone.
-    pub async fn wait(&mut self, also: impl std::future::Future<Output = ()>) -> bool {
-        tokio::select! {
-            r = self.writes.changed() => if r.is_err() { return false },
-            _ = also => {}
-            _ = tokio::time::sleep(self.poll) => {}
+impl Work for Consuming {
+    async fn pass(&mut self) -> Result<Next, ApiError> {
+        if drain(&self.state, &self.consumer).await?.held {
+            let retry = self.retry;
+            self.retry = (retry * 2).min(self.max_retry);
+            return Ok(Next::After(retry));
         }
-        tokio::time::sleep_until(self.last + GATHER).await;
-        true
+        self.retry = GATHER;
+        Ok(Next::Wait)
     }
-}
-
-/// Runs a consumer until the process ends: drains, then sleeps until the next write.
-pub fn spawn(state: Shared, consumer: Arc<dyn Consumer>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut wake = Wakeups::new(&state, POLL);
-        // Held records are retried after GATHER, then ever less often (a long transaction may
-        // hold them), up to POLL.
-        let mut retry = GATHER;
-        loop {
-            wake.begin();
-            match drain(&state, &consumer).await {
-                Ok(d) if d.held => {
-                    tokio::time::sleep(retry).await;
-                    retry = (retry * 2).min(POLL);
-                    continue;
-                }
-                Ok(_) => retry = GATHER,
-                Err(e) => {
-                    tracing::warn!(consumer = consumer.name(), error = %e.message, "activity consumer failed; retrying");
-                    tokio::time::sleep(POLL).await;
-                }
-            }
-            if !wake.wait(std::future::pending()).await {
-                return;
-            }
-        }
-    })
-}
-
-/// Starts every background worker of the server; the binary and the test harness call this.
-#[allow(clippy::vec_init_then_push)]
-pub fn spawn_workers(state: &Shared) -> Vec<tokio::task::JoinHandle<()>> {
-    let consumers: Vec<Arc<dyn Consumer>> = vec![
-        Arc::new(crate::notify::Notifications { urls: state.urls.clone() }),
-        Arc::new(crate::webhooks::WebhookConsumer { urls: state.urls.clone() }),
-    ];
-    let mut workers: Vec<_> = consumers.into_iter().map(|c| spawn(state.clone(), c)).collect();
-    workers.push(crate::webhooks::spawn_sender(state.clone()));
-    workers.push(crate::runs::engine::spawn_ticker(state.clone()));
-    workers.push(crate::imports::worker::spawn(state.clone()));
-    workers.push(crate::insights::spawn_flusher(state.clone()));
-    workers
 }

@@ -15,12 +15,14 @@ use platform_store::domain::hooks::{self, Attempt, Delivery, Hook, NewDelivery};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::{Backend, Conn, DbError};
 use serde_json::{json, Map, Value};
+use tokio::task::JoinSet;
 
 use crate::error::ApiError;
 use crate::outbox::Consumer;
 use crate::secrets;
 use crate::shapes::{self, Urls};
 use crate::state::Shared;
+use crate::worker::{Next, Work, Worker, Workers};
 
 /// Payloads larger than this are not delivered (recorded as such).
 pub const MAX_PAYLOAD_BYTES: usize = 25 * 1024 * 1024;
@@ -33,7 +35,6 @@ pub const LEASE_SECONDS: i64 = 15;
 pub const BACKOFF: [i64; 6] = [10, 30, 60, 300, 900, 3600];
 /// Response bodies are recorded up to this size.
 const MAX_RECORDED_RESPONSE: usize = 64 * 1024;
-const POLL: Duration = Duration::from_millis(250);
 
 /// Webhook settings (`PLATFORM_WEBHOOK_*`).
 #[derive(Clone, Debug)]
@@ -434,82 +435,91 @@ fn client(allow: &Arc<AllowList>, insecure: bool) -> reqwest::Client {
         .expect("webhook HTTP client")
 }
 
-/// Starts the sender: claims due deliveries (waking on every local write, and polling for
-/// retries and other nodes), sends them concurrently, records each attempt.
-pub fn spawn_sender(state: Shared) -> tokio::task::JoinHandle<()> {
-    let sk = state.config.secret_key;
-    tokio::spawn(async move {
-        let allow = match AllowList::parse(&state.config.webhooks.allowed_hosts) {
-            Ok(a) => Arc::new(a),
-            Err(e) => {
-                tracing::error!(error = %e, "webhook allow-list invalid; internal targets are all refused");
-                Arc::new(AllowList::default())
-            }
-        };
-        let mut wake = crate::outbox::Wakeups::new(&state, POLL);
-        let key = loop {
-            let single = state.store.backend() == Backend::Sqlite;
-            let r = state
-                .store
-                .write(move |c| -> Result<Vec<u8>, DbError> {
-                    if single {
-                        hooks::release_claims(c)?;
-                    }
-                    secrets::server_key(c, &sk)
-                })
-                .await;
-            match r {
-                Ok(k) => break k,
-                Err(e) => {
-                    tracing::warn!(error = %e.message, "webhook sender: database unavailable; retrying");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
-        };
-        let sender = Arc::new(Sender {
-            client: client(&allow, false),
-            insecure: client(&allow, true),
-            user_agent: user_agent(),
-            state: state.clone(),
-            key,
-            allow,
-        });
-        let concurrency = state.config.webhooks.concurrency.max(1);
-        let permits = Arc::new(tokio::sync::Semaphore::new(concurrency));
-        let done = Arc::new(tokio::sync::Notify::new());
-        loop {
-            wake.begin();
-            let now = state.clock.now();
-            let free = permits.available_permits();
-            let mut claimed = 0;
-            if free > 0 {
-                match claim(&state, now, free.min(512) as i64).await {
-                    Ok(batch) => {
-                        claimed = batch.len();
-                        for (d, h) in batch {
-                            let permit = permits.clone().try_acquire_owned().expect("permit");
-                            let (s, done) = (sender.clone(), done.clone());
-                            tokio::spawn(async move {
-                                s.attempt(d, h).await;
-                                drop(permit);
-                                done.notify_one();
-                            });
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e.message, "webhook sender: claim failed");
-                        tokio::time::sleep(POLL).await;
-                    }
-                }
-            }
-            if claimed > 0 && permits.available_permits() > 0 {
-                continue;
-            }
-            if !wake.wait(done.notified()).await {
-                return;
-            }
+/// Starts the sender: claims due deliveries (waking on every local write and every finished
+/// delivery, and polling for retries and other nodes), sends them concurrently, records each
+/// attempt. Stopped, it lets the deliveries in flight finish and be recorded; one cut off is
+/// sent again once its lease runs out.
+pub fn start_sender(workers: &mut Workers, state: &Shared) {
+    let allow = match AllowList::parse(&state.config.webhooks.allowed_hosts) {
+        Ok(a) => Arc::new(a),
+        Err(e) => {
+            tracing::error!(error = %e, "webhook allow-list invalid; internal targets are all refused");
+            Arc::new(AllowList::default())
         }
-    })
+    };
+    let worker = Worker { name: "webhook sender".into(), poll: Duration::from_millis(250), on_writes: true };
+    workers.start(worker, Sending { state: state.clone(), allow, sender: None, in_flight: JoinSet::new() });
+}
+
+struct Sending {
+    state: Shared,
+    allow: Arc<AllowList>,
+    /// Built on the first pass that reaches the database (it holds the secrets' key).
+    sender: Option<Arc<Sender>>,
+    /// Deliveries being sent, at most `concurrency`.
+    in_flight: JoinSet<()>,
+}
+
+impl Sending {
+    async fn sender(&mut self) -> Result<Arc<Sender>, ApiError> {
+        if let Some(s) = &self.sender {
+            return Ok(s.clone());
+        }
+        let sk = self.state.config.secret_key;
+        // One node: claims left by a crash are nobody's.
+        let single = self.state.store.backend() == Backend::Sqlite;
+        let key = self
+            .state
+            .store
+            .write(move |c| -> Result<Vec<u8>, DbError> {
+                if single {
+                    hooks::release_claims(c)?;
+                }
+                secrets::server_key(c, &sk)
+            })
+            .await?;
+        let sender = Arc::new(Sender {
+            client: client(&self.allow, false),
+            insecure: client(&self.allow, true),
+            user_agent: user_agent(),
+            state: self.state.clone(),
+            key,
+            allow: self.allow.clone(),
+        });
+        self.sender = Some(sender.clone());
+        Ok(sender)
+    }
+}
+
+impl Work for Sending {
+    async fn pass(&mut self) -> Result<Next, ApiError> {
+        let sender = self.sender().await?;
+        while self.in_flight.try_join_next().is_some() {}
+        let concurrency = self.state.config.webhooks.concurrency.max(1);
+        let free = concurrency.saturating_sub(self.in_flight.len());
+        if free == 0 {
+            return Ok(Next::Wait);
+        }
+        let batch = claim(&self.state, self.state.clock.now(), free.min(512) as i64).await?;
+        let claimed = batch.len();
+        for (d, h) in batch {
+            let s = sender.clone();
+            self.in_flight.spawn(async move { s.attempt(d, h).await });
+        }
+        Ok(if claimed > 0 && self.in_flight.len() < concurrency { Next::Again } else { Next::Wait })
+    }
+
+    /// A delivery finished: its slot is free.
+    async fn woken(&mut self) {
+        match self.in_flight.join_next().await {
+            Some(_) => {}
+            None => std::future::pending().await,
+        }
+    }
+
+    async fn stop(mut self) {
+        while self.in_flight.join_next().await.is_some() {}
+    }
 }
 
 async fn claim(state: &Shared, now: i64, limit: i64) -> Result<Vec<(Delivery, Hook)>, DbError> {

@@ -216,7 +216,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     tracing::info!(config = ?c, "starting");
     let stop = shutdown_signal();
     println!("listening on http://{addr}");
-    let _workers = platform_api::spawn_workers(&app);
+    let workers = platform_api::spawn_workers(&app);
     let on_exit = app.clone();
     let router = platform_api::app(app);
     let conns = platform_api::listener::ConnSettings {
@@ -240,6 +240,9 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
         _ = server => {}
         _ = grace => tracing::warn!("connections still open after {grace_period:?}; closing them"),
     }
+    // The workers finish their passes (or are aborted) before the store closes under them.
+    let stopped = workers.shutdown().await;
+    tracing::info!(finished = stopped.finished.len(), aborted = stopped.aborted.len(), "background workers stopped");
     // Requests recorded since the last flush are written before the store closes.
     if let Err(e) = platform_api::insights::flush(&on_exit).await {
         tracing::warn!(error = %e.message, "insights: final flush failed");

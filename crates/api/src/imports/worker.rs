@@ -10,14 +10,15 @@ use std::time::Duration;
 use platform_store::domain::repos;
 use platform_store::domain::source_imports::{self as store, Import, LargeFile};
 use platform_store::DbError;
+use tokio::task::JoinSet;
 
 use super::git::{self, GitError, Source};
 use super::{event_status, next_status, record_event, ACTIVE, LARGE_FILE_BYTES};
 use crate::error::ApiError;
 use crate::state::Shared;
 use crate::webhooks::AllowList;
+use crate::worker::{Next, Work, Worker, Workers};
 
-const POLL: Duration = Duration::from_millis(250);
 /// A lease on an import, renewed every [`RENEW`] while its git work runs.
 const LEASE_SECONDS: i64 = 30;
 const RENEW: Duration = Duration::from_secs(10);
@@ -32,27 +33,34 @@ fn wall() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
-pub fn spawn(state: Shared) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut wake = crate::outbox::Wakeups::new(&state, POLL);
-        let slots = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
-        loop {
-            wake.begin();
-            match tick(&state, &slots).await {
-                Ok(true) => continue,
-                Ok(false) => {}
-                Err(e) => tracing::warn!(error = %e.message, "import worker failed; retrying"),
-            }
-            if !wake.wait(std::future::pending()).await {
-                return;
-            }
-        }
-    })
+/// Starts the import worker: woken by writes (a new import, a restart) and polling for steps
+/// whose time is up. Stopped, it lets the steps in flight finish; one cut off by the shutdown
+/// bound is abandoned: its lease runs out and the step is done again.
+pub fn start(workers: &mut Workers, state: &Shared) {
+    let worker = Worker { name: "import worker".into(), poll: Duration::from_millis(250), on_writes: true };
+    workers.start(worker, Importing { state: state.clone(), in_flight: JoinSet::new() });
+}
+
+struct Importing {
+    state: Shared,
+    /// Steps being worked on, at most [`CONCURRENCY`].
+    in_flight: JoinSet<()>,
+}
+
+impl Work for Importing {
+    async fn pass(&mut self) -> Result<Next, ApiError> {
+        while self.in_flight.try_join_next().is_some() {}
+        Ok(if tick(&self.state, &mut self.in_flight).await? { Next::Again } else { Next::Wait })
+    }
+
+    async fn stop(mut self) {
+        while self.in_flight.join_next().await.is_some() {}
+    }
 }
 
 /// One pass over the runnable imports: moves on those whose step is over, and starts the work
 /// of others in tasks of their own (up to [`CONCURRENCY`]); true when something happened.
-async fn tick(state: &Shared, slots: &Arc<tokio::sync::Semaphore>) -> Result<bool, ApiError> {
+async fn tick(state: &Shared, in_flight: &mut JoinSet<()>) -> Result<bool, ApiError> {
     let (now, w) = (state.clock.now(), wall());
     let list = state.store.read(move |c| store::runnable(c, ACTIVE, now, w)).await?;
     let mut moved = false;
@@ -61,18 +69,19 @@ async fn tick(state: &Shared, slots: &Arc<tokio::sync::Semaphore>) -> Result<boo
             moved |= advance(state, imp).await?;
             continue;
         }
-        let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
+        if in_flight.len() >= CONCURRENCY {
+            continue;
+        }
         let (repo_id, workdir) = (imp.repo_id, imp.workdir.clone());
         if !state.store.write(move |c| store::claim(c, repo_id, &workdir, w, w + LEASE_SECONDS)).await? {
             continue;
         }
         let state = state.clone();
-        tokio::spawn(async move {
+        in_flight.spawn(async move {
             if let Err(e) = work(&state, imp).await {
                 // The lease runs out and the step is tried again.
                 tracing::warn!(error = %e.message, repo_id, "import step failed; retrying");
             }
-            drop(slot);
         });
         moved = true;
     }

@@ -11,9 +11,10 @@ use platform_store::domain::workflow_runs::{self as runs};
 use platform_store::{Conn, DbError};
 use serde_json::json;
 
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::shapes::Urls;
 use crate::state::Shared;
+use crate::worker::{Next, Work, Worker, Workers};
 
 /// Records the completion of runs as platform activity (`WorkflowRunEvent`, action `completed`),
 /// in the transaction that completed them.
@@ -62,29 +63,32 @@ pub async fn settle_repo(app: &Shared, repo_id: i64) -> ApiResult<Option<i64>> {
     Ok(next)
 }
 
-/// Settles every run with a transition due, once a second, until the process ends.
-pub fn spawn_ticker(state: Shared) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            let now = state.clock.now();
-            let due = state.store.read(|c| runs::next_due(c, None)).await;
-            if let Ok(Some(d)) = due.as_ref() {
-                if *d <= now {
-                    let u = state.urls.clone();
-                    let r = state
-                        .store
-                        .write(move |c| -> Result<(), DbError> {
-                            let done = runs::settle_due(c, None, now)?;
-                            record_completions(c, &u, &done, now)
-                        })
-                        .await;
-                    match r {
-                        Ok(()) => continue,
-                        Err(e) => tracing::warn!(error = %e.message, "settling workflow runs failed; retrying"),
-                    }
-                }
-            }
-            tokio::time::sleep(Duration::from_secs(1)).await;
+/// Starts the ticker: settles every run with a transition due, on whole-second ticks (a tick
+/// that settles some ticks again at once).
+pub fn start_ticker(workers: &mut Workers, state: &Shared) {
+    let worker = Worker { name: "workflow run engine".into(), poll: Duration::from_secs(1), on_writes: false };
+    workers.start(worker, Ticker { state: state.clone() });
+}
+
+struct Ticker {
+    state: Shared,
+}
+
+impl Work for Ticker {
+    async fn pass(&mut self) -> Result<Next, ApiError> {
+        let now = self.state.clock.now();
+        let due = self.state.store.read(|c| runs::next_due(c, None)).await?;
+        if due.is_none_or(|d| d > now) {
+            return Ok(Next::Wait);
         }
-    })
+        let u = self.state.urls.clone();
+        self.state
+            .store
+            .write(move |c| -> Result<(), DbError> {
+                let done = runs::settle_due(c, None, now)?;
+                record_completions(c, &u, &done, now)
+            })
+            .await?;
+        Ok(Next::Again)
+    }
 }

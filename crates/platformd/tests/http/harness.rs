@@ -92,8 +92,9 @@ pub struct Server {
     pub backend: Backend,
     pub opts: Options,
     task: tokio::task::JoinHandle<()>,
-    /// Background workers (activity consumers); stopped with the server.
-    workers: Vec<tokio::task::JoinHandle<()>>,
+    /// Background workers (activity consumers, senders…); cancelled when dropped, shut down
+    /// (as the binary does) by a restart.
+    workers: Option<platform_api::worker::Workers>,
     db: Option<TestDatabase>,
     /// The database URL (a peer node opens the same).
     url: String,
@@ -147,7 +148,7 @@ async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts:
     let state = AppState::new(store.clone(), clock, config);
     let sk = opts.secret_key;
     store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.expect("database").expect("secret key fits the database");
-    let workers = platform_api::spawn_workers(&state);
+    let workers = Some(platform_api::spawn_workers(&state));
     let mut app = platform_api::app(state);
     if let Some(doc) = opts.openapi_fixture {
         let serve = move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) };
@@ -201,7 +202,8 @@ impl Server {
     /// Stops this server and starts one with other options on the same database.
     pub async fn restart_with(mut self, opts: Options) -> Server {
         self.task.abort();
-        self.workers.iter().for_each(|w| w.abort());
+        let stopped = self.workers.take().unwrap().shutdown().await;
+        assert!(stopped.aborted.is_empty(), "workers outlived the shutdown bound: {:?}", stopped.aborted);
         self.store.close().await;
         let db = self.db.take().unwrap();
         start_on(db, self.backend, opts).await

@@ -1,7 +1,8 @@
 //! Organization webhooks: every operation and its codes, and real deliveries to a local
 //! receiver (headers, HMAC over the exact body, form encoding), the deliveries list, redelivery,
-//! opt-in retries with auto-disable, the SSRF guard, and durability across `kill -9`.
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering};
+//! opt-in retries with auto-disable, the SSRF guard, and durability across a graceful shutdown
+//! and `kill -9`.
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,8 @@ pub struct Recv {
     pub started: Arc<AtomicUsize>,
     pub status: Arc<AtomicU16>,
     pub hang: Arc<AtomicBool>,
+    /// Milliseconds each answer takes.
+    pub delay_ms: Arc<AtomicU64>,
 }
 
 async fn handle(State(r): State<Recv>, headers: HeaderMap, body: Bytes) -> (StatusCode, [(&'static str, &'static str); 1], &'static str) {
@@ -54,6 +57,7 @@ async fn handle(State(r): State<Recv>, headers: HeaderMap, body: Bytes) -> (Stat
     if r.hang.load(Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_secs(3600)).await;
     }
+    tokio::time::sleep(Duration::from_millis(r.delay_ms.load(Ordering::SeqCst))).await;
     r.hits.lock().unwrap().push(Hit { headers, body });
     let code = StatusCode::from_u16(r.status.load(Ordering::SeqCst)).unwrap();
     (code, [("x-receiver", "test")], "thanks")
@@ -604,6 +608,28 @@ both!(
         assert_eq!(recv.started.load(Ordering::SeqCst), 0, "never connected");
     }
 );
+
+// A graceful shutdown (a restart here) lets a delivery in flight finish and be recorded: it is
+// not sent again (on SQLite the restarted node would take back an abandoned claim at once).
+both!(shutdown_lets_deliveries_in_flight_finish, |s| {
+    let t = world(&s).await;
+    let (url, recv) = Recv::start().await;
+    let hook = create_hook(&s, &t, json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json"}})).await;
+    recv.wait(1, 10).await;
+    recv.delay_ms.store(300, Ordering::SeqCst);
+    s.push("acme/widgets", "refs/heads/main", SHA).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while recv.started.load(Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "the push was not sent");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let s = s.restart().await;
+    assert_eq!(recv.count(), 2, "answered before the restart finished");
+    let list = deliveries(&s, &t, hook["id"].as_i64().unwrap(), 2).await;
+    assert!(list.iter().all(|d| d["status_code"] == 200), "{list:?}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(recv.started.load(Ordering::SeqCst), 2, "sent once");
+});
 
 // ---------------------------------------------------------------------------------------------
 // Durability with the real binary: a delivery in flight when the server is killed is delivered

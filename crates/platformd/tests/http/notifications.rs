@@ -336,6 +336,22 @@ both!(mark_all_read_in_the_background, Options { notifications_sync_limit: 3, ..
     assert_eq!(list(&s, "", &bob).await.2, json!([]));
 });
 
+// The 202 was an acknowledgement: a graceful shutdown (a restart here) finishes the job first.
+both!(shutdown_finishes_a_background_mark_all_read, Options { notifications_sync_limit: 2, ..Options::default() }, |s| {
+    let bob = world(&s).await;
+    for i in 0..60 {
+        s.admin_post(
+            "/notifications",
+            json!({"login": "bob", "repo": "alice/proj", "reason": "mention",
+            "subject": {"title": format!("t{i}"), "type": "Issue"}}),
+        )
+        .await;
+    }
+    assert_eq!(send(&s, Method::PUT, "/notifications", &bob, Some(json!({}))).await.0, 202);
+    let s = s.restart().await;
+    assert_eq!(list(&s, "", &bob).await.2, json!([]), "every thread read");
+});
+
 both!(reason_replacement, |s| {
     let bob = world(&s).await;
     notify(&s, "bob", "alice/proj", "Thread", "subscribed").await;

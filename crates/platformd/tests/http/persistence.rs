@@ -259,6 +259,11 @@ async fn binary_sqlite_graceful_shutdown_and_restart() {
     assert!(status.success(), "exit {status:?}; stderr:\n{stderr}");
     assert!(stderr.contains("starting"), "logs: {stderr}");
     assert!(stderr.contains("shutting down") && stderr.contains("stopped"), "no graceful shutdown in logs: {stderr}");
+    // The workers stop, none cut off, before the store closes (the last line).
+    let line = stderr.lines().find(|l| l.contains("background workers stopped")).unwrap_or_else(|| panic!("no workers shutdown: {stderr}"));
+    assert!(line.contains("aborted=0"), "{line}");
+    let after = stderr.split_once(line).unwrap().1;
+    assert!(after.lines().any(|l| l.trim_end().ends_with("stopped")), "the store closed before the workers stopped: {stderr}");
     assert_no_secrets(&stderr, &[ADMIN_TOKEN, &t]);
     assert_no_secrets(&stdout, &[ADMIN_TOKEN, &t]);
     assert!(stdout.contains("listening on http://127.0.0.1:"), "{stdout}");
