@@ -7,7 +7,7 @@
 //! import each other without cycles; `scripts/api-layers --check` (run by `scripts/test`)
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
-//! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shapes`, `validate`, `versions`
+//! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shape`, `shapes`, `validate`, `versions`
 //! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `state`, `contract`
 //! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `notify`, `webhooks`, `runs`, `imports`, `ops`
 //! - **assembly** (everything served, in one place): `router`, `schemas`, `openapi`, `admin`, `seed`
@@ -47,6 +47,7 @@ pub mod schemas;
 pub mod secondary;
 pub mod secrets;
 pub mod seed;
+pub mod shape;
 pub mod shapes;
 pub mod sharded;
 pub mod shared_limits;

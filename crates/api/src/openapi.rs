@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::operation::{AuthKind, Level, Limits, Operation};
+use schemars::SchemaGenerator;
+
+use crate::operation::{AuthKind, BodySchema, Level, Limits, Operation};
 use crate::validate::{Field, Schema, Ty};
 
 fn ty_schema(ty: Ty) -> Value {
@@ -82,7 +84,7 @@ fn path_params(path: &str) -> Vec<&str> {
     path.split('{').skip(1).filter_map(|p| p.split_once('}').map(|(n, _)| n)).collect()
 }
 
-fn operation(op: &Operation) -> Value {
+fn operation(op: &Operation, g: &mut SchemaGenerator) -> Value {
     let mut params: Vec<Value> = path_params(op.path)
         .into_iter()
         .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
@@ -103,7 +105,11 @@ fn operation(op: &Operation) -> Value {
             .chain(closing_down.iter().copied())
             .chain((op.method == "GET").then_some("ETag"))
             .collect();
-        responses.insert(r.status.to_string(), response(r.description, r.schema.map(schema_ref), &extra));
+        let schema = r.schema.map(|s| match s {
+            BodySchema::Typed(of) => of(g).to_value(),
+            BodySchema::Named(name) => schema_ref(name),
+        });
+        responses.insert(r.status.to_string(), response(r.description, schema, &extra));
     }
     let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
     if op.method == "GET" {
@@ -197,11 +203,19 @@ fn header_components() -> Value {
 
 /// The whole document for the registered operations, with `public_url` as the server.
 pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
+    let mut g = crate::shape::generator();
     let mut paths = Map::new();
     for op in ops {
         let item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
-        item[op.method.as_str().to_lowercase()] = operation(op);
+        item[op.method.as_str().to_lowercase()] = operation(op, &mut g);
     }
+    // The hand-written components and every typed shape the operations reach, by name: a shape
+    // moving from one kind to the other keeps its place in the document.
+    let mut schemas: std::collections::BTreeMap<String, Value> = match crate::schemas::components(&mut g) {
+        Value::Object(m) => m.into_iter().collect(),
+        _ => Default::default(),
+    };
+    schemas.extend(g.take_definitions(true));
     let tags: BTreeSet<&str> = ops.iter().map(|o| o.id.split('/').next().unwrap_or("meta")).collect();
     json!({
         "openapi": "3.1.0",
@@ -214,7 +228,7 @@ pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
         "tags": tags.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
         "paths": paths,
         "components": {
-            "schemas": crate::schemas::components(),
+            "schemas": schemas.into_iter().collect::<Map<String, Value>>(),
             "headers": header_components(),
             "parameters": {
                 "ApiVersion": {

@@ -43,18 +43,19 @@ pub struct Reply {
 pub struct Fresh(pub i64);
 
 impl Reply {
-    pub fn json(status: StatusCode, body: Value) -> Self {
+    /// A body of a typed shape (`crate::shape`) or a JSON value, serialized once, here.
+    pub fn json(status: StatusCode, body: impl serde::Serialize) -> Self {
         let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
         Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new(), fresh_until: None }
     }
-    pub fn ok(body: Value) -> Self {
+    pub fn ok(body: impl serde::Serialize) -> Self {
         Self::json(StatusCode::OK, body)
     }
     /// 200 with a body already serialized as JSON.
     pub fn ok_serialized(body: Vec<u8>) -> Self {
         Reply { status: StatusCode::OK, body: Some(Bytes::from(body)), headers: Vec::new(), fresh_until: None }
     }
-    pub fn created(body: Value) -> Self {
+    pub fn created(body: impl serde::Serialize) -> Self {
         Self::json(StatusCode::CREATED, body)
     }
     /// A status with no body (204, 205, 302).

@@ -32,166 +32,6 @@ fn object(props: &[(&str, Value)], optional: &[(&str, Value)]) -> Value {
     json!({ "type": "object", "properties": p, "required": props.iter().map(|(k, _)| *k).collect::<Vec<_>>() })
 }
 
-fn simple_user() -> Value {
-    let mut req: Vec<(&str, Value)> = vec![
-        ("login", string()),
-        ("id", json!({"type": "integer"})),
-        ("node_id", string()),
-        ("avatar_url", uri()),
-        ("gravatar_id", string()),
-        ("url", uri()),
-        ("html_url", uri()),
-    ];
-    for k in [
-        "followers_url",
-        "following_url",
-        "gists_url",
-        "starred_url",
-        "subscriptions_url",
-        "organizations_url",
-        "repos_url",
-        "events_url",
-        "received_events_url",
-    ] {
-        req.push((k, string()));
-    }
-    req.push(("type", string()));
-    req.push(("site_admin", json!({"type": "boolean"})));
-    object(&req, &[("name", nullable(string())), ("email", nullable(string()))])
-}
-
-const REPO_URL_FIELDS: [&str; 37] = [
-    "archive_url",
-    "assignees_url",
-    "blobs_url",
-    "branches_url",
-    "collaborators_url",
-    "comments_url",
-    "commits_url",
-    "compare_url",
-    "contents_url",
-    "contributors_url",
-    "deployments_url",
-    "downloads_url",
-    "events_url",
-    "forks_url",
-    "git_commits_url",
-    "git_refs_url",
-    "git_tags_url",
-    "hooks_url",
-    "issue_comment_url",
-    "issue_events_url",
-    "issues_url",
-    "keys_url",
-    "labels_url",
-    "languages_url",
-    "merges_url",
-    "milestones_url",
-    "notifications_url",
-    "pulls_url",
-    "releases_url",
-    "stargazers_url",
-    "statuses_url",
-    "subscribers_url",
-    "subscription_url",
-    "tags_url",
-    "teams_url",
-    "trees_url",
-    "git_url",
-];
-
-fn minimal_repository() -> Value {
-    let mut req: Vec<(&str, Value)> = vec![
-        ("id", json!({"type": "integer"})),
-        ("node_id", string()),
-        ("name", string()),
-        ("full_name", string()),
-        ("owner", r("SimpleUser")),
-        ("private", json!({"type": "boolean"})),
-        ("html_url", uri()),
-        ("description", nullable(string())),
-        ("fork", json!({"type": "boolean"})),
-        ("url", uri()),
-    ];
-    for k in REPO_URL_FIELDS.iter().filter(|k| **k != "git_url") {
-        req.push((k, string()));
-    }
-    let int = || json!({"type": "integer"});
-    let boolean = || json!({"type": "boolean"});
-    let optional: Vec<(&str, Value)> = vec![
-        ("git_url", string()),
-        ("ssh_url", string()),
-        ("clone_url", string()),
-        ("svn_url", string()),
-        ("mirror_url", nullable(string())),
-        ("homepage", nullable(string())),
-        ("language", nullable(string())),
-        ("forks_count", int()),
-        ("stargazers_count", int()),
-        ("watchers_count", int()),
-        ("size", int()),
-        ("default_branch", string()),
-        ("open_issues_count", int()),
-        ("is_template", boolean()),
-        ("topics", json!({"type": "array", "items": {"type": "string"}})),
-        ("has_issues", boolean()),
-        ("has_projects", boolean()),
-        ("has_wiki", boolean()),
-        ("has_pages", boolean()),
-        ("has_downloads", json!({"type": "boolean", "description": "Only in API version 2022-11-28."})),
-        ("archived", boolean()),
-        ("disabled", boolean()),
-        ("visibility", string()),
-        ("pushed_at", nullable(timestamp())),
-        ("created_at", nullable(timestamp())),
-        ("updated_at", nullable(timestamp())),
-        ("forks", int()),
-        ("open_issues", int()),
-        ("watchers", int()),
-    ];
-    object(&req, &optional)
-}
-
-fn state() -> Value {
-    json!({ "type": "string", "enum": ["error", "failure", "pending", "success"] })
-}
-
-fn status_fields() -> Vec<(&'static str, Value)> {
-    vec![
-        ("url", uri()),
-        ("avatar_url", uri()),
-        ("id", json!({"type": "integer"})),
-        ("node_id", string()),
-        ("state", state()),
-        ("description", nullable(string())),
-        ("target_url", nullable(string())),
-        ("context", string()),
-        ("created_at", timestamp()),
-        ("updated_at", timestamp()),
-    ]
-}
-
-fn commit_status() -> Value {
-    let mut f = status_fields();
-    f.push(("creator", r("SimpleUser")));
-    object(&f, &[])
-}
-
-fn combined_status() -> Value {
-    object(
-        &[
-            ("state", json!({"type": "string", "enum": ["failure", "pending", "success"]})),
-            ("statuses", json!({"type": "array", "items": r("SimpleStatus")})),
-            ("sha", string()),
-            ("total_count", json!({"type": "integer"})),
-            ("repository", r("MinimalRepository")),
-            ("commit_url", uri()),
-            ("url", uri()),
-        ],
-        &[],
-    )
-}
-
 fn authorization() -> Value {
     object(
         &[
@@ -902,7 +742,11 @@ fn insights_row(fields: &[(&str, Value)]) -> Value {
 }
 
 /// `components.schemas`.
-pub fn components() -> Value {
+/// The hand-written components (the shapes not typed yet); the typed ones they name are
+/// registered in `g`.
+pub fn components(g: &mut schemars::SchemaGenerator) -> Value {
+    crate::shape::schema_of::<crate::shapes::SimpleUser>(g);
+    crate::shape::schema_of::<crate::shapes::MinimalRepository>(g);
     let bucket = object(
         &[
             ("limit", json!({"type": "integer"})),
@@ -914,11 +758,6 @@ pub fn components() -> Value {
     );
     // Pairs, not one `json!` map: that many entries exceed the macro's recursion limit.
     let schemas: Vec<(&str, Value)> = vec![
-        ("SimpleUser", simple_user()),
-        ("MinimalRepository", minimal_repository()),
-        ("CommitStatus", commit_status()),
-        ("SimpleStatus", object(&status_fields(), &[("required", nullable(json!({"type": "boolean"})))])),
-        ("CombinedStatus", combined_status()),
         ("Authorization", authorization()),
         ("RateLimitBucket", bucket),
         ("RateLimitOverview", rate_limit_overview()),

@@ -1,12 +1,14 @@
 //! Response shapes of the spec (SimpleUser, MinimalRepository, statuses, authorizations), built
 //! from the configured public URLs so every self-link points where clients connected.
 use platform_core::ids::node_id;
-use platform_core::time::format_ts;
 use platform_core::ApiVersion;
 use platform_store::domain::accounts::Account;
 use platform_store::domain::repos::Repo;
-use platform_store::domain::statuses::Status;
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::shape::{Timestamp, Uri};
 
 use crate::versions;
 
@@ -33,28 +35,53 @@ impl Urls {
     }
 }
 
-pub fn simple_user(u: &Urls, a: &Account) -> Value {
+/// SimpleUser (api-facts §3): an account as other resources name it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SimpleUser {
+    pub login: String,
+    pub id: i64,
+    pub node_id: String,
+    pub avatar_url: Uri,
+    pub gravatar_id: String,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub followers_url: String,
+    pub following_url: String,
+    pub gists_url: String,
+    pub starred_url: String,
+    pub subscriptions_url: String,
+    pub organizations_url: String,
+    pub repos_url: String,
+    pub events_url: String,
+    pub received_events_url: String,
+    /// `User` or `Organization`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub site_admin: bool,
+}
+
+pub fn simple_user(u: &Urls, a: &Account) -> SimpleUser {
     let api = format!("{}/users/{}", u.api, a.login);
-    json!({
-        "login": a.login,
-        "id": a.id,
-        "node_id": node_id(if a.is_org() { "Organization" } else { "User" }, a.id),
-        "avatar_url": format!("{}/avatars/u/{}?v=4", u.web, a.id),
-        "gravatar_id": "",
-        "url": api,
-        "html_url": format!("{}/{}", u.web, a.login),
-        "followers_url": format!("{api}/followers"),
-        "following_url": format!("{api}/following{{/other_user}}"),
-        "gists_url": format!("{api}/gists{{/gist_id}}"),
-        "starred_url": format!("{api}/starred{{/owner}}{{/repo}}"),
-        "subscriptions_url": format!("{api}/subscriptions"),
-        "organizations_url": format!("{api}/orgs"),
-        "repos_url": format!("{api}/repos"),
-        "events_url": format!("{api}/events{{/privacy}}"),
-        "received_events_url": format!("{api}/received_events"),
-        "type": a.kind,
-        "site_admin": a.site_admin,
-    })
+    SimpleUser {
+        login: a.login.clone(),
+        id: a.id,
+        node_id: node_id(if a.is_org() { "Organization" } else { "User" }, a.id),
+        avatar_url: Uri(format!("{}/avatars/u/{}?v=4", u.web, a.id)),
+        gravatar_id: String::new(),
+        html_url: Uri(format!("{}/{}", u.web, a.login)),
+        followers_url: format!("{api}/followers"),
+        following_url: format!("{api}/following{{/other_user}}"),
+        gists_url: format!("{api}/gists{{/gist_id}}"),
+        starred_url: format!("{api}/starred{{/owner}}{{/repo}}"),
+        subscriptions_url: format!("{api}/subscriptions"),
+        organizations_url: format!("{api}/orgs"),
+        repos_url: format!("{api}/repos"),
+        events_url: format!("{api}/events{{/privacy}}"),
+        received_events_url: format!("{api}/received_events"),
+        url: Uri(api),
+        kind: a.kind.clone(),
+        site_admin: a.site_admin,
+    }
 }
 
 /// The account shown as the creator of something whose creator is not an account: the
@@ -78,126 +105,171 @@ pub fn repo_api_url(u: &Urls, r: &Repo) -> String {
     format!("{}/repos/{}/{}", u.api, r.owner.login, r.name)
 }
 
-/// MinimalRepository: every always-present field, the common optional ones, and the
-/// version-dependent ones from [`versions`].
-pub fn minimal_repository(u: &Urls, v: ApiVersion, r: &Repo) -> Value {
+/// MinimalRepository (api-facts §3): a repository as other resources name it, with the
+/// version-dependent fields of [`versions`]. Counts the platform does not keep are zero.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MinimalRepository {
+    pub id: i64,
+    pub node_id: String,
+    pub name: String,
+    pub full_name: String,
+    pub owner: SimpleUser,
+    pub private: bool,
+    pub html_url: Uri,
+    pub description: Option<String>,
+    pub fork: bool,
+    pub url: Uri,
+    pub archive_url: String,
+    pub assignees_url: String,
+    pub blobs_url: String,
+    pub branches_url: String,
+    pub collaborators_url: String,
+    pub comments_url: String,
+    pub commits_url: String,
+    pub compare_url: String,
+    pub contents_url: String,
+    pub contributors_url: String,
+    pub deployments_url: String,
+    pub downloads_url: String,
+    pub events_url: String,
+    pub forks_url: String,
+    pub git_commits_url: String,
+    pub git_refs_url: String,
+    pub git_tags_url: String,
+    pub git_url: String,
+    pub issue_comment_url: String,
+    pub issue_events_url: String,
+    pub issues_url: String,
+    pub keys_url: String,
+    pub labels_url: String,
+    pub languages_url: String,
+    pub merges_url: String,
+    pub milestones_url: String,
+    pub notifications_url: String,
+    pub pulls_url: String,
+    pub releases_url: String,
+    pub ssh_url: String,
+    pub stargazers_url: String,
+    pub statuses_url: String,
+    pub subscribers_url: String,
+    pub subscription_url: String,
+    pub tags_url: String,
+    pub teams_url: String,
+    pub trees_url: String,
+    pub clone_url: String,
+    pub mirror_url: Option<String>,
+    pub hooks_url: String,
+    pub svn_url: String,
+    pub homepage: Option<String>,
+    pub language: Option<String>,
+    pub forks_count: i64,
+    pub stargazers_count: i64,
+    pub watchers_count: i64,
+    pub size: i64,
+    pub default_branch: String,
+    pub open_issues_count: i64,
+    pub is_template: bool,
+    pub topics: Vec<String>,
+    pub has_issues: bool,
+    pub has_projects: bool,
+    pub has_wiki: bool,
+    pub has_pages: bool,
+    pub archived: bool,
+    pub disabled: bool,
+    /// `public` or `private`.
+    pub visibility: String,
+    pub pushed_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub forks: i64,
+    pub open_issues: i64,
+    pub watchers: i64,
+    /// Only in API version 2022-11-28.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_downloads: Option<bool>,
+}
+
+pub fn minimal_repository(u: &Urls, v: ApiVersion, r: &Repo) -> MinimalRepository {
     let full = r.full_name();
     let a = repo_api_url(u, r);
     let html = format!("{}/{full}", u.web);
-    let mut m = Map::new();
-    let mut put = |k: &str, val: Value| {
-        m.insert(k.to_string(), val);
-    };
-    put("id", json!(r.id));
-    put("node_id", json!(node_id("Repository", r.id)));
-    put("name", json!(r.name));
-    put("full_name", json!(full));
-    put("owner", simple_user(u, &r.owner));
-    put("private", json!(r.private));
-    put("html_url", json!(html));
-    put("description", json!(r.description));
-    put("fork", json!(false));
-    put("url", json!(a));
-    for (k, suffix) in [
-        ("archive_url", "/{archive_format}{/ref}"),
-        ("assignees_url", "/assignees{/user}"),
-        ("blobs_url", "/git/blobs{/sha}"),
-        ("branches_url", "/branches{/branch}"),
-        ("collaborators_url", "/collaborators{/collaborator}"),
-        ("comments_url", "/comments{/number}"),
-        ("commits_url", "/commits{/sha}"),
-        ("compare_url", "/compare/{base}...{head}"),
-        ("contents_url", "/contents/{+path}"),
-        ("contributors_url", "/contributors"),
-        ("deployments_url", "/deployments"),
-        ("downloads_url", "/downloads"),
-        ("events_url", "/events"),
-        ("forks_url", "/forks"),
-        ("git_commits_url", "/git/commits{/sha}"),
-        ("git_refs_url", "/git/refs{/sha}"),
-        ("git_tags_url", "/git/tags{/sha}"),
-    ] {
-        put(k, json!(format!("{a}{suffix}")));
+    MinimalRepository {
+        id: r.id,
+        node_id: node_id("Repository", r.id),
+        name: r.name.clone(),
+        owner: simple_user(u, &r.owner),
+        private: r.private,
+        description: r.description.clone(),
+        fork: false,
+        archive_url: format!("{a}/{{archive_format}}{{/ref}}"),
+        assignees_url: format!("{a}/assignees{{/user}}"),
+        blobs_url: format!("{a}/git/blobs{{/sha}}"),
+        branches_url: format!("{a}/branches{{/branch}}"),
+        collaborators_url: format!("{a}/collaborators{{/collaborator}}"),
+        comments_url: format!("{a}/comments{{/number}}"),
+        commits_url: format!("{a}/commits{{/sha}}"),
+        compare_url: format!("{a}/compare/{{base}}...{{head}}"),
+        contents_url: format!("{a}/contents/{{+path}}"),
+        contributors_url: format!("{a}/contributors"),
+        deployments_url: format!("{a}/deployments"),
+        downloads_url: format!("{a}/downloads"),
+        events_url: format!("{a}/events"),
+        forks_url: format!("{a}/forks"),
+        git_commits_url: format!("{a}/git/commits{{/sha}}"),
+        git_refs_url: format!("{a}/git/refs{{/sha}}"),
+        git_tags_url: format!("{a}/git/tags{{/sha}}"),
+        git_url: format!("git://{}/{full}.git", u.host),
+        issue_comment_url: format!("{a}/issues/comments{{/number}}"),
+        issue_events_url: format!("{a}/issues/events{{/number}}"),
+        issues_url: format!("{a}/issues{{/number}}"),
+        keys_url: format!("{a}/keys{{/key_id}}"),
+        labels_url: format!("{a}/labels{{/name}}"),
+        languages_url: format!("{a}/languages"),
+        merges_url: format!("{a}/merges"),
+        milestones_url: format!("{a}/milestones{{/number}}"),
+        notifications_url: format!("{a}/notifications{{?since,all,participating}}"),
+        pulls_url: format!("{a}/pulls{{/number}}"),
+        releases_url: format!("{a}/releases{{/id}}"),
+        ssh_url: format!("git@{}:{full}.git", u.host.split(':').next().unwrap_or(&u.host)),
+        stargazers_url: format!("{a}/stargazers"),
+        statuses_url: format!("{a}/statuses/{{sha}}"),
+        subscribers_url: format!("{a}/subscribers"),
+        subscription_url: format!("{a}/subscription"),
+        tags_url: format!("{a}/tags"),
+        teams_url: format!("{a}/teams"),
+        trees_url: format!("{a}/git/trees{{/sha}}"),
+        clone_url: format!("{html}.git"),
+        mirror_url: None,
+        hooks_url: format!("{a}/hooks"),
+        svn_url: html.clone(),
+        homepage: None,
+        language: None,
+        forks_count: 0,
+        stargazers_count: 0,
+        watchers_count: 0,
+        size: 0,
+        default_branch: r.default_branch.clone(),
+        open_issues_count: 0,
+        is_template: false,
+        topics: Vec::new(),
+        has_issues: true,
+        has_projects: true,
+        has_wiki: true,
+        has_pages: false,
+        archived: false,
+        disabled: false,
+        visibility: (if r.private { "private" } else { "public" }).into(),
+        pushed_at: r.pushed_at.map(Timestamp),
+        created_at: Timestamp(r.created_at),
+        updated_at: Timestamp(r.updated_at),
+        forks: 0,
+        open_issues: 0,
+        watchers: 0,
+        has_downloads: versions::has_downloads(v),
+        html_url: Uri(html),
+        url: Uri(a),
+        full_name: full,
     }
-    put("git_url", json!(format!("git://{}/{full}.git", u.host)));
-    for (k, suffix) in [
-        ("issue_comment_url", "/issues/comments{/number}"),
-        ("issue_events_url", "/issues/events{/number}"),
-        ("issues_url", "/issues{/number}"),
-        ("keys_url", "/keys{/key_id}"),
-        ("labels_url", "/labels{/name}"),
-        ("languages_url", "/languages"),
-        ("merges_url", "/merges"),
-        ("milestones_url", "/milestones{/number}"),
-        ("notifications_url", "/notifications{?since,all,participating}"),
-        ("pulls_url", "/pulls{/number}"),
-        ("releases_url", "/releases{/id}"),
-    ] {
-        put(k, json!(format!("{a}{suffix}")));
-    }
-    put("ssh_url", json!(format!("git@{}:{full}.git", u.host.split(':').next().unwrap_or(&u.host))));
-    for (k, suffix) in [
-        ("stargazers_url", "/stargazers"),
-        ("statuses_url", "/statuses/{sha}"),
-        ("subscribers_url", "/subscribers"),
-        ("subscription_url", "/subscription"),
-        ("tags_url", "/tags"),
-        ("teams_url", "/teams"),
-        ("trees_url", "/git/trees{/sha}"),
-    ] {
-        put(k, json!(format!("{a}{suffix}")));
-    }
-    put("clone_url", json!(format!("{html}.git")));
-    put("mirror_url", Value::Null);
-    put("hooks_url", json!(format!("{a}/hooks")));
-    put("svn_url", json!(html));
-    put("homepage", Value::Null);
-    put("language", Value::Null);
-    put("forks_count", json!(0));
-    put("stargazers_count", json!(0));
-    put("watchers_count", json!(0));
-    put("size", json!(0));
-    put("default_branch", json!(r.default_branch));
-    put("open_issues_count", json!(0));
-    put("is_template", json!(false));
-    put("topics", json!([]));
-    put("has_issues", json!(true));
-    put("has_projects", json!(true));
-    put("has_wiki", json!(true));
-    put("has_pages", json!(false));
-    put("archived", json!(false));
-    put("disabled", json!(false));
-    put("visibility", json!(if r.private { "private" } else { "public" }));
-    put("pushed_at", json!(r.pushed_at.map(format_ts)));
-    put("created_at", json!(format_ts(r.created_at)));
-    put("updated_at", json!(format_ts(r.updated_at)));
-    put("forks", json!(0));
-    put("open_issues", json!(0));
-    put("watchers", json!(0));
-    versions::repository_fields(v, &mut m);
-    Value::Object(m)
-}
-
-/// A commit status; `creator` is left out inside the combined status.
-pub fn status(u: &Urls, repo: &Repo, s: &Status, with_creator: bool) -> Value {
-    let creator = s.creator.as_ref().unwrap_or_else(|| ghost());
-    let avatar = format!("{}/avatars/u/{}?v=4", u.web, creator.id);
-    let mut v = json!({
-        "url": format!("{}/statuses/{}", repo_api_url(u, repo), s.sha),
-        "avatar_url": avatar,
-        "id": s.id,
-        "node_id": node_id("Status", s.id),
-        "state": s.state,
-        "description": s.description,
-        "target_url": s.target_url,
-        "context": s.context,
-        "created_at": format_ts(s.created_at),
-        "updated_at": format_ts(s.updated_at),
-    });
-    if with_creator {
-        v["creator"] = simple_user(u, creator);
-    }
-    v
 }
 
 /// TeamSimple (api-facts §4.6) of an organization team.

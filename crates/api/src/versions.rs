@@ -3,10 +3,8 @@ use platform_core::ApiVersion;
 use serde_json::{Map, Value};
 
 /// `has_downloads` on repository objects exists only before 2026-03-10.
-pub fn repository_fields(v: ApiVersion, repo: &mut Map<String, Value>) {
-    if v < ApiVersion::V2026_03_10 {
-        repo.insert("has_downloads".into(), Value::Bool(true));
-    }
+pub fn has_downloads(v: ApiVersion) -> Option<bool> {
+    (v < ApiVersion::V2026_03_10).then_some(true)
 }
 
 /// `rate` (a copy of `resources.core`) exists only before 2026-03-10.

@@ -373,10 +373,10 @@ impl WebhookConsumer {
             _ => p.clone(),
         };
         if let Some(r) = repository {
-            body["repository"] = r;
+            body["repository"] = json!(r);
         }
         body["organization"] = org_object(u, org);
-        body["sender"] = sender;
+        body["sender"] = json!(sender);
         Ok((body, action))
     }
 }

@@ -268,8 +268,8 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let page = ctx.page(30, 100)?;
     let team = team(&ctx, &caller).await?;
     let (rows, total) = ctx.app.store.read(move |c| teams::members(c, team.id, page.offset(), page.per_page)).await?;
-    let body: Vec<Value> = rows.iter().map(|a| simple_user(&ctx.app.urls, a)).collect();
-    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+    let body: Vec<crate::shapes::SimpleUser> = rows.iter().map(|a| simple_user(&ctx.app.urls, a)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
 /// The named users, once each in request order; unknown logins and users outside the
@@ -329,7 +329,7 @@ async fn bulk(ctx: Ctx, body: Value, adding: bool) -> ApiResult<Reply> {
             Ok(out)
         })
         .await?;
-    Ok(Reply::ok(Value::Array(changed.iter().map(|a| simple_user(&ctx.app.urls, a)).collect())))
+    Ok(Reply::ok(changed.iter().map(|a| simple_user(&ctx.app.urls, a)).collect::<Vec<_>>()))
 }
 
 async fn bulk_add(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {

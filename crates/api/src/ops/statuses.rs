@@ -1,10 +1,13 @@
 //! Commit statuses (document 2).
 use axum::http::Method;
+use platform_core::ids::node_id;
 use platform_core::status::{combined_state, STATES};
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Repo};
+use platform_store::domain::statuses::Status;
 use platform_store::domain::statuses::{self, NewStatus};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
@@ -12,7 +15,8 @@ use crate::operation::{Access, Derived, Operation, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
-use crate::shapes::{self, repo_api_url};
+use crate::shape::{Timestamp, Uri};
+use crate::shapes::{self, repo_api_url, MinimalRepository, SimpleUser, Urls};
 use crate::validate::{Field, Schema, Ty};
 
 const SCOPES: &[&str] = &["repo", "repo:status"];
@@ -26,7 +30,7 @@ pub static GET_COMBINED: Operation = Operation {
     access: Access::read(SCOPES, "statuses"),
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "The combined status: the latest status of each context.", "CombinedStatus").with_headers(&["Link"])],
+    responses: &[Resp::typed::<CombinedStatus>(200, "The combined status: the latest status of each context.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -40,7 +44,7 @@ pub static LIST: Operation = Operation {
     access: Access::read(SCOPES, "statuses"),
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Statuses of the reference, newest first.", "CommitStatus[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -55,7 +59,7 @@ pub static LIST_LEGACY: Operation = Operation {
     access: Access::read(SCOPES, "statuses"),
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Statuses of the reference, newest first.", "CommitStatus[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -69,7 +73,7 @@ pub static CREATE: Operation = Operation {
     access: Access::write(SCOPES, "statuses"),
     query: &[],
     body: Some(&CREATE_BODY),
-    responses: &[Resp::json(201, "The status was created.", "CommitStatus").with_headers(&["Location"])],
+    responses: &[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -97,15 +101,15 @@ async fn combined(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     let u = &ctx.app.urls;
     let total = states.len() as i64;
     let base = repo_api_url(u, &repo);
-    let body = json!({
-        "state": combined_state(states.iter().map(String::as_str)),
-        "statuses": latest.iter().map(|s| shapes::status(u, &repo, s, false)).collect::<Vec<_>>(),
-        "sha": sha,
-        "total_count": total,
-        "repository": shapes::minimal_repository(u, ctx.version, &repo),
-        "commit_url": format!("{base}/commits/{sha}"),
-        "url": format!("{base}/commits/{sha}/status"),
-    });
+    let body = CombinedStatus {
+        state: combined_state(states.iter().map(String::as_str)),
+        statuses: latest.iter().map(|s| simple_status(u, &repo, s)).collect(),
+        total_count: total,
+        repository: shapes::minimal_repository(u, ctx.version, &repo),
+        commit_url: Uri(format!("{base}/commits/{sha}")),
+        url: Uri(format!("{base}/commits/{sha}/status")),
+        sha,
+    };
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
@@ -121,8 +125,8 @@ async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     let page = ctx.page(30, 100)?;
     let id = repo.id;
     let (rows, total) = ctx.app.store.read(move |c| statuses::list(c, id, &sha, page.offset(), page.per_page)).await?;
-    let body: Vec<Value> = rows.iter().map(|s| shapes::status(&ctx.app.urls, &repo, s, true)).collect();
-    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+    let body: Vec<CommitStatus> = rows.iter().map(|s| commit_status(&ctx.app.urls, &repo, s)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
 static CREATE_BODY: Schema = Schema {
@@ -185,7 +189,67 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             Ok(st)
         })
         .await?;
-    let body = shapes::status(&ctx.app.urls, &repo, &status, true);
-    let location = body["url"].as_str().unwrap_or_default().to_string();
+    let body = commit_status(&ctx.app.urls, &repo, &status);
+    let location = body.status.url.0.clone();
     Ok(Reply::created(body).header("location", location))
+}
+
+// ------------------------------------------------------------------ shapes
+
+/// A status as the combined status lists it (api-facts §4.1).
+#[derive(Serialize, JsonSchema)]
+pub struct SimpleStatus {
+    pub url: Uri,
+    pub avatar_url: Uri,
+    pub id: i64,
+    pub node_id: String,
+    #[schemars(extend("enum" = ["error", "failure", "pending", "success"]))]
+    pub state: String,
+    pub description: Option<String>,
+    pub target_url: Option<String>,
+    pub context: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A status with its creator (the `ghost` account when no user created it).
+#[derive(Serialize, JsonSchema)]
+pub struct CommitStatus {
+    #[serde(flatten)]
+    pub status: SimpleStatus,
+    pub creator: SimpleUser,
+}
+
+/// The latest status of each context of a reference, and their combined state.
+#[derive(Serialize, JsonSchema)]
+pub struct CombinedStatus {
+    #[schemars(extend("enum" = ["failure", "pending", "success"]))]
+    pub state: &'static str,
+    pub statuses: Vec<SimpleStatus>,
+    pub sha: String,
+    pub total_count: i64,
+    pub repository: MinimalRepository,
+    pub commit_url: Uri,
+    pub url: Uri,
+}
+
+pub fn simple_status(u: &Urls, repo: &Repo, s: &Status) -> SimpleStatus {
+    let creator_id = s.creator.as_ref().unwrap_or_else(|| shapes::ghost()).id;
+    SimpleStatus {
+        url: Uri(format!("{}/statuses/{}", repo_api_url(u, repo), s.sha)),
+        avatar_url: Uri(format!("{}/avatars/u/{creator_id}?v=4", u.web)),
+        id: s.id,
+        node_id: node_id("Status", s.id),
+        state: s.state.clone(),
+        description: s.description.clone(),
+        target_url: s.target_url.clone(),
+        context: s.context.clone(),
+        created_at: Timestamp(s.created_at),
+        updated_at: Timestamp(s.updated_at),
+    }
+}
+
+pub fn commit_status(u: &Urls, repo: &Repo, s: &Status) -> CommitStatus {
+    let creator = s.creator.as_ref().unwrap_or_else(|| shapes::ghost());
+    CommitStatus { status: simple_status(u, repo, s), creator: shapes::simple_user(u, creator) }
 }

@@ -654,7 +654,7 @@ async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
                 let mut reviewers = Vec::new();
                 for rv in &p.reviewers {
                     let v = match rv.kind.as_str() {
-                        "User" => platform_store::domain::accounts::by_id(c, rv.id)?.map(|a| crate::shapes::simple_user(&u, &a)),
+                        "User" => platform_store::domain::accounts::by_id(c, rv.id)?.map(|a| json!(crate::shapes::simple_user(&u, &a))),
                         _ => runs::team(c, rv.id)?.map(|(t, org)| shapes::team(&u, &t, &org)),
                     };
                     if let Some(v) = v {

@@ -13,6 +13,19 @@ pub async fn assert_conforms(s: &Server, name: &str, value: &Value) {
     assert!(errors.is_empty(), "{name} does not conform: {errors:#?}\n{value:#}");
 }
 
+/// Fails like [`assert_conforms`], against the committed snapshot of the document
+/// (`docs/openapi.json`, which the `openapi_snapshot` test keeps equal to the served one).
+pub fn assert_conforms_to_snapshot(name: &str, value: &Value) {
+    static DOC: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let doc = DOC.get_or_init(|| {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json")).expect("docs/openapi.json");
+        serde_json::from_str(&text).expect("docs/openapi.json is JSON")
+    });
+    let mut errors = Vec::new();
+    check(doc, &doc["components"]["schemas"][name], value, "$", &mut errors);
+    assert!(errors.is_empty(), "{name} does not conform: {errors:#?}\n{value:#}");
+}
+
 /// The subset of JSON Schema the published document uses: `$ref`, `type`, `anyOf`, `enum`,
 /// `required`, `properties`, `items`, `additionalProperties`.
 fn check(doc: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {

@@ -61,7 +61,7 @@ pub fn alert_json(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_reposito
         "assignees": a.assignees.iter().map(|x| shapes::simple_user(u, x)).collect::<Vec<_>>(),
     });
     if with_repository {
-        out["repository"] = shapes::minimal_repository(u, v, repo);
+        out["repository"] = json!(shapes::minimal_repository(u, v, repo));
     }
     out
 }
