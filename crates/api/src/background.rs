@@ -20,7 +20,7 @@ pub fn spawn_workers(state: &Shared) -> Workers {
     crate::webhooks::start_sender(&mut workers, state);
     crate::runs::engine::start_ticker(&mut workers, state);
     crate::imports::worker::start(&mut workers, state);
-    crate::insights::start_flusher(&mut workers, state);
+    crate::ops::insights::flush::start_flusher(&mut workers, state);
     workers
 }
 

@@ -12,19 +12,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use foldhash::quality::RandomState;
 use platform_core::TokenKind;
-use platform_store::domain::accounts;
-use platform_store::domain::insights::{self as store, Entry};
-use platform_store::DbError;
+use platform_store::domain::insights::Entry;
 
-use crate::error::ApiError;
 use crate::operation::{OpMeta, Operation};
 use crate::principal::Principal;
-use crate::state::{AppState, Shared};
-use crate::worker::{Next, Work, Worker, Workers};
 
 const SHARDS: usize = 8;
 /// A shard this long wakes the flusher early.
@@ -37,7 +31,7 @@ const LOGIN_MAX: usize = 40;
 
 /// An organization login from the request path, inline (no allocation on the hot path).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Login {
+pub struct Login {
     len: u8,
     bytes: [u8; LOGIN_MAX],
 }
@@ -54,7 +48,7 @@ impl Login {
         bytes.make_ascii_lowercase();
         Some(Login { len: b.len() as u8, bytes })
     }
-    fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
     }
 }
@@ -98,16 +92,16 @@ impl Unrouted {
 
 /// The buffers of one server (tests run many servers in one process).
 pub struct Recorder {
-    enabled: bool,
+    pub enabled: bool,
     /// Seconds before recorded requests show in the insights operations.
     pub delay_seconds: i64,
     shards: Vec<Mutex<Vec<Record>>>,
     /// Requests answered before routing: the path is kept and matched at flush time.
     unrouted: Mutex<Vec<Unrouted>>,
     dropped: AtomicU64,
-    wake: tokio::sync::Notify,
+    pub wake: tokio::sync::Notify,
     /// One flush at a time (the ticker, a query and shutdown may all flush).
-    flushing: tokio::sync::Mutex<()>,
+    pub flushing: tokio::sync::Mutex<()>,
     /// The operations served, to match unrouted paths against (set by the application).
     operations: std::sync::OnceLock<&'static [&'static Operation]>,
 }
@@ -174,7 +168,8 @@ fn shard_index() -> usize {
 /// Records one request (the contract layer's hook). `op` is the operation that answered (with
 /// its [`OpMeta`]), none when the answer came before routing; `path` is the request path below the API base.
 pub fn record(
-    app: &AppState,
+    ins: &Recorder,
+    clock: &platform_core::clock::Clock,
     principal: &Principal,
     op: Option<(&'static Operation, &OpMeta)>,
     method: &'static str,
@@ -182,11 +177,10 @@ pub fn record(
     status: u16,
     rate_limited: bool,
 ) {
-    let ins = &app.insights;
     if !ins.enabled {
         return;
     }
-    let at = app.clock.now();
+    let at = clock.now();
     match op {
         Some((op, meta)) => {
             let Some(i) = meta.org_segment else { return };
@@ -324,112 +318,69 @@ struct Key {
     status: u16,
 }
 
-/// Writes every buffered record; returns how many it took. Safe to call at any
-/// time (queries call it so their answers include every request made before them).
-pub async fn flush(app: &Shared) -> Result<usize, ApiError> {
-    let ins = &app.insights;
-    if !ins.enabled {
-        return Ok(0);
-    }
-    let _one = ins.flushing.lock().await;
-    let (records, unrouted) = ins.take();
-    let dropped = ins.dropped.swap(0, Ordering::Relaxed);
-    if dropped > 0 {
-        tracing::warn!(dropped, "insights buffers full: requests were not recorded");
-    }
-    if records.is_empty() && unrouted.is_empty() {
-        return Ok(0);
-    }
-    let ops = ins.operations.get().copied().unwrap_or_default();
-    let mut groups: HashMap<Key, (i64, i64, Principal), RandomState> = HashMap::default();
-    let n = records.len() + unrouted.len();
-    for r in records.into_iter().chain(unrouted.into_iter().filter_map(|u| u.route(ops))) {
-        let key = Key { org: r.org, at: r.at, caller: r.principal.cache_key(), method: r.method, route: r.op.path, status: r.status };
-        let g = groups.entry(key).or_insert_with(|| (0, 0, r.principal));
-        g.0 += 1;
-        g.1 += i64::from(r.rate_limited);
-    }
-    let mut routes: HashMap<&'static str, String, RandomState> = HashMap::default();
-    let mut pending: Vec<(Login, Entry)> = Vec::with_capacity(groups.len());
-    for (k, (total, rate_limited, principal)) in groups {
-        let w = who(&principal);
-        let api_route = routes.entry(k.route).or_insert_with(|| api_route(k.route)).clone();
-        let (subject_type, subject_id, subject_name) = match w.subject {
-            Some((t, id, name)) => (Some(t), Some(id), Some(name)),
-            None => (None, None, None),
-        };
-        pending.push((
-            k.org,
-            Entry {
-                org_id: 0,
-                at: k.at,
-                actor_type: w.actor_type,
-                actor_id: w.actor_id,
-                actor_name: w.actor_name,
-                integration_id: w.integration_id,
-                oauth_application_id: w.oauth_application_id,
-                user_id: w.user_id,
-                subject_type,
-                subject_id,
-                subject_name,
-                http_method: k.method,
-                api_route,
-                status: i64::from(k.status),
-                total,
-                rate_limited,
-            },
-        ));
-    }
-    app.store
-        .write_unobserved(move |c| -> Result<(), DbError> {
-            // Logins resolve once per flush; those naming no organization are dropped.
-            let mut orgs: HashMap<Login, Option<i64>, RandomState> = HashMap::default();
-            let mut entries = Vec::with_capacity(pending.len());
-            for (login, mut e) in pending {
-                let id = match orgs.get(&login) {
-                    Some(id) => *id,
-                    None => {
-                        let id = accounts::by_login(c, login.as_str())?.filter(|a| a.is_org()).map(|a| a.id);
-                        orgs.insert(login, id);
-                        id
-                    }
-                };
-                if let Some(id) = id {
-                    e.org_id = id;
-                    entries.push(e);
-                }
-            }
-            store::insert(c, &entries)
-        })
-        .await?;
-    Ok(n)
+/// What a flush writes: the entries of the buffered requests, aggregated per second, caller,
+/// route and status, with the organization each names by login; and how many requests that is.
+pub struct Drained {
+    pub entries: Vec<(Login, Entry)>,
+    pub requests: usize,
 }
 
-/// Starts the flusher: flushes every second, sooner when a buffer fills. The server flushes
-/// once more after the workers stop, before the store closes.
-pub fn start_flusher(workers: &mut Workers, app: &Shared) {
-    if app.insights.enabled {
-        let worker = Worker { name: "insights flusher".into(), poll: Duration::from_secs(1), on_writes: false };
-        workers.start(worker, Flusher { app: app.clone() });
-    }
-}
-
-struct Flusher {
-    app: Shared,
-}
-
-impl Work for Flusher {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
-        flush(&self.app).await.map_err(|mut e| {
-            e.message = format!("{}; the batch is lost", e.message).into();
-            e
-        })?;
-        Ok(Next::Wait)
-    }
-
-    /// A buffer filled.
-    fn woken(&mut self) -> impl std::future::Future<Output = ()> + Send {
-        self.app.insights.wake.notified()
+impl Recorder {
+    /// Empties the buffers into [`Drained`] entries; none when recording is off or nothing was
+    /// recorded. One flush at a time: hold [`Recorder::flushing`] across this and the write.
+    pub fn drain(&self) -> Option<Drained> {
+        if !self.enabled {
+            return None;
+        }
+        let (records, unrouted) = self.take();
+        let dropped = self.dropped.swap(0, Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!(dropped, "insights buffers full: requests were not recorded");
+        }
+        if records.is_empty() && unrouted.is_empty() {
+            return None;
+        }
+        let ops = self.operations.get().copied().unwrap_or_default();
+        let mut groups: HashMap<Key, (i64, i64, Principal), RandomState> = HashMap::default();
+        let requests = records.len() + unrouted.len();
+        for r in records.into_iter().chain(unrouted.into_iter().filter_map(|u| u.route(ops))) {
+            let key = Key { org: r.org, at: r.at, caller: r.principal.cache_key(), method: r.method, route: r.op.path, status: r.status };
+            let g = groups.entry(key).or_insert_with(|| (0, 0, r.principal));
+            g.0 += 1;
+            g.1 += i64::from(r.rate_limited);
+        }
+        let mut routes: HashMap<&'static str, String, RandomState> = HashMap::default();
+        let mut entries: Vec<(Login, Entry)> = Vec::with_capacity(groups.len());
+        for (k, (total, rate_limited, principal)) in groups {
+            let w = who(&principal);
+            let api_route = routes.entry(k.route).or_insert_with(|| api_route(k.route)).clone();
+            let (subject_type, subject_id, subject_name) = match w.subject {
+                Some((t, id, name)) => (Some(t), Some(id), Some(name)),
+                None => (None, None, None),
+            };
+            entries.push((
+                k.org,
+                Entry {
+                    org_id: 0,
+                    at: k.at,
+                    actor_type: w.actor_type,
+                    actor_id: w.actor_id,
+                    actor_name: w.actor_name,
+                    integration_id: w.integration_id,
+                    oauth_application_id: w.oauth_application_id,
+                    user_id: w.user_id,
+                    subject_type,
+                    subject_id,
+                    subject_name,
+                    http_method: k.method,
+                    api_route,
+                    status: i64::from(k.status),
+                    total,
+                    rate_limited,
+                },
+            ));
+        }
+        Some(Drained { entries, requests })
     }
 }
 

@@ -244,7 +244,7 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     let stopped = workers.shutdown().await;
     tracing::info!(finished = stopped.finished.len(), aborted = stopped.aborted.len(), "background workers stopped");
     // Requests recorded since the last flush are written before the store closes.
-    if let Err(e) = platform_api::insights::flush(&on_exit).await {
+    if let Err(e) = platform_api::ops::insights::flush::flush(&on_exit).await {
         tracing::warn!(error = %e.message, "insights: final flush failed");
     }
     store.close().await;

@@ -7,6 +7,8 @@
 //! `max_timestamp` defaults to now). Requests younger than the configured delay are not shown.
 //! Time buckets are aligned to the epoch (a day is a UTC day) and every bucket of the window is
 //! listed, empty ones with zero counts.
+pub mod flush;
+
 use axum::http::Method;
 use platform_core::time::{format_ts, parse_ts};
 use platform_store::domain::insights::{self as store, Filter, Stats};
@@ -302,7 +304,7 @@ async fn prepare(ctx: &Ctx) -> ApiResult<Filter> {
     };
     // `user_id` is a string in the spec: one that is not a number names no user (no requests).
     let user_id = ctx.op.path.contains("{user_id}").then(|| ctx.param("user_id").parse::<i64>().unwrap_or(i64::MIN));
-    crate::insights::flush(&ctx.app).await?;
+    flush::flush(&ctx.app).await?;
     Ok(Filter { org_id: caller.org.id, from, until: until.max(from), actor, user_id })
 }
 
