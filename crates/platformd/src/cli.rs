@@ -8,13 +8,13 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::Config;
 
+/// Where a setting's value comes from, in `--help`.
+const PRECEDENCE: &str = "Each setting is read from, lowest first: its default, the TOML file (keys are the flags' names with \
+                          `_`, e.g. `listen = \"0.0.0.0:8080\"`; unknown keys are refused), its PLATFORM_* variable (empty is \
+                          unset), its flag.";
+
 #[derive(Debug, Parser)]
-#[command(
-    name = "platformd",
-    about = "The platform REST API server",
-    after_help = "Each setting is read from, lowest first: its default, the TOML file (keys are the flags' names with `_`, e.g. \
-                  `listen = \"0.0.0.0:8080\"`), its PLATFORM_* variable (empty is unset), its flag."
-)]
+#[command(name = "platformd", about = "The platform REST API server", after_help = PRECEDENCE)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Commands,
@@ -48,7 +48,7 @@ pub enum Commands {
 }
 
 /// What `serve` loads before it listens.
-#[derive(Debug, Default, clap::Args)]
+#[derive(Debug, clap::Args)]
 pub struct Seeding {
     /// Seed the database from this file before serving
     #[arg(long, value_name = "FILE")]
@@ -62,6 +62,7 @@ pub struct Seeding {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = PRECEDENCE)]
 pub struct Settings {
     /// A TOML file of settings
     #[arg(long = "config", env = "PLATFORM_CONFIG", value_name = "FILE")]

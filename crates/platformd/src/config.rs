@@ -13,8 +13,11 @@ use platform_api::secrets::AtRestKey;
 use platform_api::ApiConfig;
 
 /// A setting without a fixed default says what happens unset at the end of its help, in the form
-/// clap gives fixed defaults (the README table takes it from there).
+/// clap gives fixed defaults (the README table takes it from there). Its file key is the field's
+/// name, its flag that name with `-`, its variable that name in capitals after `PLATFORM_` (a
+/// test holds all three to it).
 #[derive(Clone, Debug, Args)]
+#[command(next_help_heading = "Settings")]
 pub struct Config {
     /// address:port; port `0` picks a free port (the chosen address is printed as `listening on http://ADDR`)
     #[arg(long, env = "PLATFORM_LISTEN", default_value = "127.0.0.1:8080", value_name = "ADDR")]

@@ -527,36 +527,43 @@ both!(form_content_and_event_selection, |s| {
     let _ = form;
 });
 
-both!(retries_are_opt_in_with_backoff_and_auto_disable, Options::with(|c| (c.webhooks.retries, c.webhooks.disable_after) = (2, 3)), |s| {
-    let t = world(&s).await;
-    let (url, recv) = Recv::start().await;
-    recv.status.store(503, Ordering::SeqCst);
-    let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": url}})).await;
-    let id = hook["id"].as_i64().unwrap();
-    recv.wait(1, 10).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 1, "the retry waits for its backoff");
-    s.advance(9).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 1);
-    s.advance(1).await;
-    recv.wait(2, 10).await;
-    s.advance(30).await;
-    recv.wait(3, 10).await;
-    // Retries exhausted; three consecutive failures disabled the hook.
-    s.advance(3600).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 3);
-    let (_, _, h) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}"), Some(&t), None).await;
-    assert_eq!(h["active"], false, "{h}");
-    let list = deliveries(&s, &t, id, 1).await;
-    assert_eq!(list.len(), 1);
-    assert_eq!(list[0]["status_code"], 503);
-    // An inactive hook gets no deliveries.
-    s.push("acme/widgets", "refs/heads/main", SHA).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(recv.count(), 3);
-});
+both!(
+    retries_are_opt_in_with_backoff_and_auto_disable,
+    Options::with(|c| {
+        c.webhooks.retries = 2;
+        c.webhooks.disable_after = 3;
+    }),
+    |s| {
+        let t = world(&s).await;
+        let (url, recv) = Recv::start().await;
+        recv.status.store(503, Ordering::SeqCst);
+        let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": url}})).await;
+        let id = hook["id"].as_i64().unwrap();
+        recv.wait(1, 10).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 1, "the retry waits for its backoff");
+        s.advance(9).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 1);
+        s.advance(1).await;
+        recv.wait(2, 10).await;
+        s.advance(30).await;
+        recv.wait(3, 10).await;
+        // Retries exhausted; three consecutive failures disabled the hook.
+        s.advance(3600).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 3);
+        let (_, _, h) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}"), Some(&t), None).await;
+        assert_eq!(h["active"], false, "{h}");
+        let list = deliveries(&s, &t, id, 1).await;
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0]["status_code"], 503);
+        // An inactive hook gets no deliveries.
+        s.push("acme/widgets", "refs/heads/main", SHA).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(recv.count(), 3);
+    }
+);
 
 both!(no_retry_by_default, |s| {
     let t = world(&s).await;
@@ -569,30 +576,36 @@ both!(no_retry_by_default, |s| {
     assert_eq!(recv.count(), 1);
 });
 
-both!(ssrf_guard_refuses_internal_targets, Options::with(|c| c.webhooks.allowed_hosts.clear()), |s| {
-    let t = world(&s).await;
-    let (url, recv) = Recv::start().await;
-    let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().to_string();
-    let targets = [
-        "http://10.0.0.1/hook".to_string(),
-        "http://169.254.169.254/latest/meta-data".to_string(),
-        url.clone(),
-        format!("http://localhost:{port}/hook"),
-        format!("http://[::1]:{port}/hook"),
-    ];
-    for target in &targets {
-        let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": target}})).await;
-        let id = hook["id"].as_i64().unwrap();
-        let list = deliveries(&s, &t, id, 1).await;
-        assert_eq!(list[0]["status_code"], 0, "{target}: {list:?}");
-        let status = list[0]["status"].as_str().unwrap();
-        assert!(status.starts_with("refused"), "{target}: {status}");
-        let (_, _, full) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}/deliveries/{}", list[0]["id"]), Some(&t), None).await;
-        assert_eq!(full["url"], target.as_str());
+both!(
+    ssrf_guard_refuses_internal_targets,
+    Options::with(|c| {
+        c.webhooks.allowed_hosts.clear(); // the binary's default: no internal host
+    }),
+    |s| {
+        let t = world(&s).await;
+        let (url, recv) = Recv::start().await;
+        let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().to_string();
+        let targets = [
+            "http://10.0.0.1/hook".to_string(),
+            "http://169.254.169.254/latest/meta-data".to_string(),
+            url.clone(),
+            format!("http://localhost:{port}/hook"),
+            format!("http://[::1]:{port}/hook"),
+        ];
+        for target in &targets {
+            let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": target}})).await;
+            let id = hook["id"].as_i64().unwrap();
+            let list = deliveries(&s, &t, id, 1).await;
+            assert_eq!(list[0]["status_code"], 0, "{target}: {list:?}");
+            let status = list[0]["status"].as_str().unwrap();
+            assert!(status.starts_with("refused"), "{target}: {status}");
+            let (_, _, full) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}/deliveries/{}", list[0]["id"]), Some(&t), None).await;
+            assert_eq!(full["url"], target.as_str());
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(recv.started.load(Ordering::SeqCst), 0, "never connected");
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(recv.started.load(Ordering::SeqCst), 0, "never connected");
-});
+);
 
 // ---------------------------------------------------------------------------------------------
 // Durability with the real binary: a delivery in flight when the server is killed is delivered
