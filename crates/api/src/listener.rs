@@ -27,6 +27,8 @@ const MAX_URI_BYTES: usize = 8 * 1024;
 /// Most bytes of request line and headers together; more is 431 (hyper's check).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 
+/// Built from the settings' declaration (`platformd::config::Config::conn_settings`), so without
+/// defaults of its own.
 #[derive(Clone, Debug)]
 pub struct ConnSettings {
     /// From a connection's first byte of a request head (or its opening) to the whole head.
@@ -35,12 +37,6 @@ pub struct ConnSettings {
     pub idle: Duration,
     /// Open connections at most; at the cap the longest-waiting one is closed for a new one.
     pub max_connections: usize,
-}
-
-impl Default for ConnSettings {
-    fn default() -> Self {
-        ConnSettings { header_read: Duration::from_secs(20), idle: Duration::from_secs(75), max_connections: 4096 }
-    }
 }
 
 /// What the watchdog and the cap know of one connection (milliseconds since `epoch`).

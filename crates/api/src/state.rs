@@ -17,6 +17,8 @@ use crate::ratelimit::Limiter;
 use crate::reply::Reply;
 use crate::shapes::Urls;
 
+/// What the API is configured with; built from the settings' one declaration
+/// (`platformd::config::Config::api_config`), so it has no defaults of its own.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
     /// Base of every self-link and `Link` header, e.g. `http://127.0.0.1:8080` or `https://host/api/v3`.
@@ -58,31 +60,6 @@ pub struct ApiConfig {
     pub redis_url: Option<String>,
     /// Namespace of this deployment's keys in Redis.
     pub redis_prefix: String,
-}
-
-impl Default for ApiConfig {
-    fn default() -> Self {
-        ApiConfig {
-            public_url: "http://127.0.0.1:8080".into(),
-            rate_limits: true,
-            rate_limit_factor: 1.0,
-            secondary: crate::secondary::SecondarySettings::default(),
-            max_body_bytes: 1 << 20,
-            secret_key: Default::default(),
-            body_read_timeout: std::time::Duration::from_secs(60),
-            trust_forwarded: false,
-            admin_token: String::new(),
-            notifications_sync_limit: 1000,
-            notifications_poll_interval: 60,
-            poll_interval: 60,
-            webhooks: crate::webhooks::WebhookSettings::default(),
-            imports: crate::imports::ImportSettings::default(),
-            insights: true,
-            insights_delay_seconds: 0,
-            redis_url: None,
-            redis_prefix: "platform".into(),
-        }
-    }
 }
 
 /// Caches of hot reads, exact under [`AppState::generation`].

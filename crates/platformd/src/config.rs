@@ -1,336 +1,301 @@
-//! Typed configuration: defaults, then a TOML file (`--config FILE` or `PLATFORM_CONFIG`), then
-//! `PLATFORM_*` environment variables. Secrets are redacted in `Debug`.
+//! The settings, each declared once: its flag, `PLATFORM_*` environment variable, default and
+//! help text are the attributes of one field of [`Config`]. From that declaration come
+//! `platformd serve --help`, the keys of the TOML file (`cli::parse`), the server's and the test
+//! harness's [`ApiConfig`] ([`Config::api_config`]) and the README's settings table (checked by
+//! the `readme_settings` test). Secrets are redacted in `Debug`.
+use std::ffi::OsStr;
 use std::fmt;
 
-use serde::Deserialize;
+use clap::builder::TypedValueParser;
+use clap::{Arg, ArgAction, Args, Command, FromArgMatches};
+use platform_api::secondary::SecondarySettings;
+use platform_api::secrets::AtRestKey;
+use platform_api::ApiConfig;
 
-#[derive(Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// A setting without a fixed default says what happens unset at the end of its help, in the form
+/// clap gives fixed defaults (the README table takes it from there). Its file key is the field's
+/// name, its flag that name with `-`, its variable that name in capitals after `PLATFORM_` (a
+/// test holds all three to it).
+#[derive(Clone, Debug, Args)]
+#[command(next_help_heading = "Settings")]
 pub struct Config {
-    /// `PLATFORM_LISTEN`: address:port; port 0 picks a free port.
+    /// address:port; port `0` picks a free port (the chosen address is printed as `listening on http://ADDR`)
+    #[arg(long, env = "PLATFORM_LISTEN", default_value = "127.0.0.1:8080", value_name = "ADDR")]
     pub listen: String,
-    /// `PLATFORM_DATABASE_URL`: an SQLite file path (default) or `postgres://…`.
-    pub database_url: String,
-    /// `PLATFORM_PUBLIC_URL`: base of self-links and `Link` headers; default `http://<listen address>`.
+    /// SQLite file path (`sqlite://PATH` also works); `postgres://…` switches to PostgreSQL (several nodes may share one)
+    #[arg(long, env = "PLATFORM_DATABASE_URL", default_value = "platform.db", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
+    pub database_url: Url,
+    /// base of every self-link and `Link` header; its path (e.g. `/api/v3`) is also served [default: `http://<listen address>`]
+    #[arg(long, env = "PLATFORM_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
-    /// `PLATFORM_ADMIN_TOKEN`: guards `/_admin/`; generated and printed when absent.
-    pub admin_token: Option<String>,
-    /// `PLATFORM_SECRET_KEY` (or the contents of `PLATFORM_SECRET_KEY_FILE`): the key secrets
-    /// are encrypted under at rest, kept outside the database; unset, a key in the database.
-    pub secret_key: platform_api::secrets::AtRestKey,
-    /// `PLATFORM_CLOCK`: `system` or `manual` (time moves only through the control plane).
+    /// guards the control plane [default: generated and printed]
+    #[arg(long, env = "PLATFORM_ADMIN_TOKEN", value_name = "TOKEN", hide_env_values = true, value_parser = setting(|v| Ok(Secret(v.into()))))]
+    pub admin_token: Option<Secret>,
+    /// the key secrets are encrypted under at rest (32 bytes: 64 hex digits or base64, e.g. `openssl rand -hex 32`), kept outside the database; see [Security](#security) [default: unset: a key in the database]
+    #[arg(long, env = "PLATFORM_SECRET_KEY", value_name = "KEY", hide_env_values = true, value_parser = setting(AtRestKey::parse))]
+    pub secret_key: Option<AtRestKey>,
+    /// a file holding `PLATFORM_SECRET_KEY` (which wins when both are set) [default: unset]
+    #[arg(long, env = "PLATFORM_SECRET_KEY_FILE", value_name = "FILE", value_parser = setting(key_file))]
+    pub secret_key_file: Option<AtRestKey>,
+    /// `manual`: time moves only through `POST /_admin/clock` (tests)
+    #[arg(long, env = "PLATFORM_CLOCK", default_value = "system", value_name = "system|manual")]
     pub clock: String,
-    /// `PLATFORM_RATE_LIMITS`: `on` (default) or `off`.
+    /// `off` disables primary limits (`GET /rate_limit` then answers 404)
+    #[arg(long, env = "PLATFORM_RATE_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub rate_limits: bool,
-    /// `PLATFORM_RATE_LIMIT_FACTOR`: multiplies every rate limit.
+    /// multiplies every limit, primary and secondary (benchmarks raise it so the limiter runs but never exhausts)
+    #[arg(long, env = "PLATFORM_RATE_LIMIT_FACTOR", default_value = "1", value_name = "FACTOR", value_parser = setting(number::<f64>))]
     pub rate_limit_factor: f64,
-    /// `PLATFORM_SECONDARY_LIMITS`: `on` (default) or `off` (secondary limits and the
-    /// failed-login lockout; `PLATFORM_RATE_LIMITS=off` switches them off too).
+    /// `off` disables the secondary limits and the failed-login lockout (`PLATFORM_RATE_LIMITS=off` disables them too)
+    #[arg(long, env = "PLATFORM_SECONDARY_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub secondary_limits: bool,
-    /// `PLATFORM_CONCURRENT_REQUESTS`: requests in flight per requester.
+    /// requests in flight at once per requester (user, installation, app, address); the next one gets the secondary-limit 403 with `retry-after: 1`
+    #[arg(long, env = "PLATFORM_CONCURRENT_REQUESTS", default_value_t = SecondarySettings::default().concurrent, value_name = "N", value_parser = setting(number::<i64>))]
     pub concurrent_requests: i64,
-    /// `PLATFORM_POINTS_PER_MINUTE`: secondary-limit points per requester and minute.
+    /// secondary-limit points per requester and minute, over all REST operations: GET/HEAD/OPTIONS cost 1, POST/PATCH/PUT/DELETE 5
+    #[arg(long, env = "PLATFORM_POINTS_PER_MINUTE", default_value_t = SecondarySettings::default().points_per_minute, value_name = "N", value_parser = setting(number::<i64>))]
     pub points_per_minute: i64,
-    /// `PLATFORM_CONTENT_PER_MINUTE`, `PLATFORM_CONTENT_PER_HOUR`: content-creating requests.
+    /// content-creating requests (operations that answer 201) per requester and minute
+    #[arg(long, env = "PLATFORM_CONTENT_PER_MINUTE", default_value_t = SecondarySettings::default().content_per_minute, value_name = "N", value_parser = setting(number::<i64>))]
     pub content_per_minute: i64,
+    /// content-creating requests per requester and hour
+    #[arg(long, env = "PLATFORM_CONTENT_PER_HOUR", default_value_t = SecondarySettings::default().content_per_hour, value_name = "N", value_parser = setting(number::<i64>))]
     pub content_per_hour: i64,
-    /// `PLATFORM_OAUTH_TOKENS_PER_HOUR`: token-issuing requests per application.
+    /// token-issuing requests (reset a token) per OAuth application and hour
+    #[arg(long, env = "PLATFORM_OAUTH_TOKENS_PER_HOUR", default_value_t = SecondarySettings::default().oauth_tokens_per_hour, value_name = "N", value_parser = setting(number::<i64>))]
     pub oauth_tokens_per_hour: i64,
-    /// `PLATFORM_LOGIN_ATTEMPTS`: failed logins from one address that lock it out (0: never).
+    /// failed authentications from one address within the lockout period that lock it out of authenticated requests (403 `Maximum number of login attempts exceeded…`); `0` never locks; the application token check never counts. Wrong admin tokens lock an address out of `/_admin` the same way, counted apart and always (even with the limits switched off), on the wall clock
+    #[arg(long, env = "PLATFORM_LOGIN_ATTEMPTS", default_value_t = SecondarySettings::default().login_attempts, value_name = "N", value_parser = setting(number::<i64>))]
     pub login_attempts: i64,
-    /// `PLATFORM_LOGIN_LOCKOUT_SECONDS`: window of those failures, and length of the lockout.
+    /// that period, and how long the lockout lasts
+    #[arg(long, env = "PLATFORM_LOGIN_LOCKOUT_SECONDS", default_value_t = SecondarySettings::default().login_lockout_seconds, value_name = "SECONDS", value_parser = setting(number::<i64>))]
     pub login_lockout_seconds: i64,
-    /// `PLATFORM_MAX_BODY_BYTES`: larger request bodies get 413.
+    /// larger request bodies get `413 Payload Too Large`
+    #[arg(long, env = "PLATFORM_MAX_BODY_BYTES", default_value = "1048576", value_name = "BYTES", value_parser = setting(number::<usize>))]
     pub max_body_bytes: usize,
-    /// `PLATFORM_HEADER_READ_TIMEOUT_SECONDS`: a request head not complete within this closes the connection.
+    /// a connection that has not sent a whole request head this long after opening (or after the head's first byte) is closed
+    #[arg(long, env = "PLATFORM_HEADER_READ_TIMEOUT_SECONDS", default_value = "20", value_name = "SECONDS", value_parser = setting(number::<u64>))]
     pub header_read_timeout_seconds: u64,
-    /// `PLATFORM_BODY_READ_TIMEOUT_SECONDS`: a request body not complete within this is a 408.
+    /// a request body not received within this answers `408` with the JSON error body
+    #[arg(long, env = "PLATFORM_BODY_READ_TIMEOUT_SECONDS", default_value = "60", value_name = "SECONDS", value_parser = setting(number::<u64>))]
     pub body_read_timeout_seconds: u64,
-    /// `PLATFORM_IDLE_TIMEOUT_SECONDS`: a kept-alive connection without a request this long is closed.
+    /// a kept-alive connection without a new request this long is closed
+    #[arg(long, env = "PLATFORM_IDLE_TIMEOUT_SECONDS", default_value = "75", value_name = "SECONDS", value_parser = setting(number::<u64>))]
     pub idle_timeout_seconds: u64,
-    /// `PLATFORM_MAX_CONNECTIONS`: open connections at most (the longest waiting is closed for a new one).
+    /// open connections at most; at the cap a new connection closes the one that has waited longest for a request (so a flood of silent sockets cannot lock out `/healthz`). At start the open-file limit is raised to the system's hard limit
+    #[arg(long, env = "PLATFORM_MAX_CONNECTIONS", default_value = "4096", value_name = "N", value_parser = setting(number::<usize>))]
     pub max_connections: usize,
-    /// `PLATFORM_TRUST_FORWARDED`: take the client address from `X-Forwarded-For`.
+    /// take the caller's address from `X-Forwarded-For` (only behind your own proxy)
+    #[arg(long, env = "PLATFORM_TRUST_FORWARDED", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub trust_forwarded: bool,
-    /// `PLATFORM_SQLITE_SYNCHRONOUS`: `full` (default, durable) or `normal`.
+    /// `full`: every acknowledged write survives a power cut (group commit keeps it fast); `normal` trades that for speed
+    #[arg(long, env = "PLATFORM_SQLITE_SYNCHRONOUS", default_value = "full", value_name = "full|normal")]
     pub sqlite_synchronous: String,
-    /// `PLATFORM_DB_POOL_SIZE`
-    pub db_pool_size: usize,
-    /// `PLATFORM_SHUTDOWN_GRACE_SECONDS`: after SIGTERM/SIGINT, how long requests in flight may finish.
-    pub shutdown_grace_seconds: u64,
-    /// `PLATFORM_POLL_INTERVAL`: `X-Poll-Interval` seconds of the event feeds (doubled under load).
-    pub poll_interval: u64,
-    /// `PLATFORM_LOG_FORMAT`: `text` or `json`.
-    pub log_format: String,
-    /// `PLATFORM_LOG`: a tracing filter such as `info` or `platformd=debug`.
-    pub log: String,
-    /// `PLATFORM_NOTIFICATIONS_SYNC_LIMIT`: mark-all-read changing more threads answers 202.
-    pub notifications_sync_limit: i64,
-    /// `PLATFORM_NOTIFICATIONS_POLL_INTERVAL`: `X-Poll-Interval` seconds of notifications.
-    pub notifications_poll_interval: u64,
-    /// `PLATFORM_WEBHOOK_ALLOWED_HOSTS`: hosts and CIDRs (comma-separated; `loopback` for
-    /// 127.0.0.0/8 and ::1) webhook deliveries may reach although internal.
-    pub webhook_allowed_hosts: Option<String>,
-    /// `PLATFORM_WEBHOOK_RETRIES`: automatic retries of a failed delivery (0: none).
-    pub webhook_retries: u32,
-    /// `PLATFORM_WEBHOOK_DISABLE_AFTER`: consecutive failed deliveries that deactivate a hook (0: never).
-    pub webhook_disable_after: u32,
-    /// `PLATFORM_WEBHOOK_CONCURRENCY`: deliveries in flight at once.
-    pub webhook_concurrency: usize,
-    /// `PLATFORM_DATA_DIR`: where imported repositories are mirrored; default next to the
-    /// SQLite file (`<file>.data`), or the temporary directory with PostgreSQL.
-    pub data_dir: Option<String>,
-    /// `PLATFORM_IMPORT_STEP_SECONDS`: platform-clock seconds each import status lasts at least.
-    pub import_step_seconds: i64,
-    /// `PLATFORM_IMPORT_LOCAL_SOURCES`: `on` lets imports read paths on this machine (off: remote
-    /// URLs only).
-    pub import_local_sources: bool,
-    /// `PLATFORM_INSIGHTS`: `on` (default) records requests for API usage insights; `off` does not.
-    pub insights: bool,
-    /// `PLATFORM_INSIGHTS_DELAY_SECONDS`: how long before a request shows in insights (default 0;
-    /// the hosted platform takes 4 to 6 hours).
-    pub insights_delay_seconds: i64,
-    /// `PLATFORM_REDIS_URL`: Redis (`redis://host:port/db`) shared by every node for the rate
-    /// limits, secondary limits and login lockout; unset: each node limits in its own memory.
-    pub redis_url: Option<String>,
-    /// `PLATFORM_REDIS_PREFIX`: namespace of this deployment's keys in that Redis.
+    /// Redis shared by every node for the rate limits, secondary limits and lockouts (see "Many nodes"); unset: each node limits in its own memory [default: unset]
+    #[arg(long, env = "PLATFORM_REDIS_URL", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
+    pub redis_url: Option<Url>,
+    /// namespace of this deployment's keys in that Redis
+    #[arg(long, env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
     pub redis_prefix: String,
+    /// SQLite read connections / PostgreSQL connections, each with its own database thread started with the node (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count and under 100 MB with 200 clients)
+    #[arg(long, env = "PLATFORM_DB_POOL_SIZE", default_value = "8", value_name = "N", value_parser = setting(number::<usize>))]
+    pub db_pool_size: usize,
+    /// after SIGTERM/SIGINT, how long requests in flight may finish before the process exits
+    #[arg(long, env = "PLATFORM_SHUTDOWN_GRACE_SECONDS", default_value = "10", value_name = "SECONDS", value_parser = setting(number::<u64>))]
+    pub shutdown_grace_seconds: u64,
+    /// `X-Poll-Interval` of the event feeds, in seconds; doubled while more than 512 requests are in flight
+    #[arg(long, env = "PLATFORM_POLL_INTERVAL", default_value = "60", value_name = "SECONDS", value_parser = setting(number::<u64>))]
+    pub poll_interval: u64,
+    /// tracing filter, e.g. `platformd=debug`
+    #[arg(long, env = "PLATFORM_LOG", default_value = "info", value_name = "FILTER")]
+    pub log: String,
+    /// `json` for one JSON object per line
+    #[arg(long, env = "PLATFORM_LOG_FORMAT", default_value = "text", value_name = "text|json")]
+    pub log_format: String,
+    /// mark-all-notifications-read changing more threads than this answers 202 and finishes in the background
+    #[arg(long, env = "PLATFORM_NOTIFICATIONS_SYNC_LIMIT", default_value = "1000", value_name = "N", value_parser = setting(number::<i64>))]
+    pub notifications_sync_limit: i64,
+    /// `X-Poll-Interval` (seconds) of the notification operations
+    #[arg(long, env = "PLATFORM_NOTIFICATIONS_POLL_INTERVAL", default_value = "60", value_name = "SECONDS", value_parser = setting(number::<u64>))]
+    pub notifications_poll_interval: u64,
+    /// comma-separated hosts and CIDRs webhook deliveries may reach although internal (e.g. `loopback, 10.1.0.0/16, hooks.internal`); `loopback` allows 127.0.0.0/8 and ::1 [default: empty (`loopback` with `serve --demo`)]
+    #[arg(long, env = "PLATFORM_WEBHOOK_ALLOWED_HOSTS", value_name = "HOSTS")]
+    pub webhook_allowed_hosts: Option<String>,
+    /// automatic retries of a failed delivery (0: none, as the hosted platform: redelivery is on request); backoff below
+    #[arg(long, env = "PLATFORM_WEBHOOK_RETRIES", default_value = "0", value_name = "N", value_parser = setting(number::<u32>))]
+    pub webhook_retries: u32,
+    /// consecutive failed deliveries after which a hook is deactivated (`active: false`); 0: never
+    #[arg(long, env = "PLATFORM_WEBHOOK_DISABLE_AFTER", default_value = "0", value_name = "N", value_parser = setting(number::<u32>))]
+    pub webhook_disable_after: u32,
+    /// webhook deliveries in flight at once (per node)
+    #[arg(long, env = "PLATFORM_WEBHOOK_CONCURRENCY", default_value = "256", value_name = "N", value_parser = setting(number::<usize>))]
+    pub webhook_concurrency: usize,
+    /// where imported repositories are mirrored (`imports/<repo id>-<random>.git`); with several PostgreSQL nodes, a directory they share [default: `<SQLite file>.data` (PostgreSQL: `<temp dir>/platformd-data`)]
+    #[arg(long, env = "PLATFORM_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<String>,
+    /// `on` lets source imports read absolute paths (and `file://` URLs) on this machine, never another import's mirror; off, API callers import only from `http(s)://` URLs, whose hosts pass the webhook guard (`PLATFORM_WEBHOOK_ALLOWED_HOSTS`)
+    #[arg(long, env = "PLATFORM_IMPORT_LOCAL_SOURCES", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
+    pub import_local_sources: bool,
+    /// platform-clock seconds each import status lasts at least (with `PLATFORM_CLOCK=manual`, tests step imports through their statuses)
+    #[arg(long, env = "PLATFORM_IMPORT_STEP_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
+    pub import_step_seconds: i64,
+    /// records every request for API usage insights; `off` records nothing (benchmarks' baseline)
+    #[arg(long, env = "PLATFORM_INSIGHTS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
+    pub insights: bool,
+    /// requests younger than this are not shown by the insights operations (the hosted platform: 4 to 6 hours); 0: shown once flushed
+    #[arg(long, env = "PLATFORM_INSIGHTS_DELAY_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
+    pub insights_delay_seconds: i64,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        let d = platform_api::secondary::SecondarySettings::default();
-        Config {
-            listen: "127.0.0.1:8080".into(),
-            database_url: "platform.db".into(),
-            public_url: None,
-            admin_token: None,
-            secret_key: Default::default(),
-            clock: "system".into(),
-            rate_limits: true,
-            rate_limit_factor: 1.0,
-            secondary_limits: d.enabled,
-            concurrent_requests: d.concurrent,
-            points_per_minute: d.points_per_minute,
-            content_per_minute: d.content_per_minute,
-            content_per_hour: d.content_per_hour,
-            oauth_tokens_per_hour: d.oauth_tokens_per_hour,
-            login_attempts: d.login_attempts,
-            login_lockout_seconds: d.login_lockout_seconds,
-            max_body_bytes: 1 << 20,
-            header_read_timeout_seconds: 20,
-            body_read_timeout_seconds: 60,
-            idle_timeout_seconds: 75,
-            max_connections: 4096,
-            trust_forwarded: false,
-            sqlite_synchronous: "full".into(),
-            db_pool_size: 8,
-            shutdown_grace_seconds: 10,
-            poll_interval: 60,
-            log_format: "text".into(),
-            log: "info".into(),
-            notifications_sync_limit: 1000,
-            notifications_poll_interval: 60,
-            webhook_allowed_hosts: None,
-            webhook_retries: 0,
-            webhook_disable_after: 0,
-            webhook_concurrency: 256,
-            data_dir: None,
-            import_step_seconds: 0,
-            import_local_sources: false,
-            insights: true,
-            insights_delay_seconds: 0,
-            redis_url: None,
-            redis_prefix: "platform".into(),
+/// A value shown as `<redacted>` in `Debug` (and so in the logs).
+#[derive(Clone, PartialEq)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// A URL whose password is hidden in `Debug`.
+#[derive(Clone, PartialEq)]
+pub struct Url(pub String);
+
+impl fmt::Debug for Url {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let url = &self.0;
+        match (url.find("://"), url.rfind('@')) {
+            (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+                Some((user, _)) => write!(f, "{:?}", format!("{}{}:<redacted>{}", &url[..s + 3], user, &url[at..])),
+                None => write!(f, "{url:?}"),
+            },
+            _ => write!(f, "{url:?}"),
         }
     }
 }
 
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("listen", &self.listen)
-            .field("database_url", &redact_url(&self.database_url))
-            .field("public_url", &self.public_url)
-            .field("admin_token", &self.admin_token.as_ref().map(|_| "<redacted>"))
-            .field("clock", &self.clock)
-            .field("rate_limits", &self.rate_limits)
-            .field("rate_limit_factor", &self.rate_limit_factor)
-            .field("secondary_limits", &self.secondary_limits)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("sqlite_synchronous", &self.sqlite_synchronous)
-            .field("redis_url", &self.redis_url.as_deref().map(redact_url))
-            .finish_non_exhaustive()
+/// Parses a setting's text with `parse`, its errors naming the environment variable as before
+/// clap (`PLATFORM_MAX_BODY_BYTES: not a number: "x"`) and never echoing the value the way clap's
+/// own message would (a mistyped secret key stays out of the terminal).
+#[derive(Clone)]
+pub struct Setting<T>(fn(&str) -> Result<T, String>);
+
+fn setting<T>(parse: fn(&str) -> Result<T, String>) -> Setting<T> {
+    Setting(parse)
+}
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Setting<T> {
+    type Value = T;
+
+    fn parse_ref(&self, _cmd: &Command, arg: Option<&Arg>, value: &OsStr) -> Result<T, clap::Error> {
+        let name = arg.and_then(Arg::get_env).map_or_else(String::new, |e| e.to_string_lossy().into_owned());
+        let fail = |e: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{name}: {e}\n"));
+        (self.0)(value.to_str().ok_or_else(|| fail("not UTF-8".into()))?).map_err(fail)
     }
 }
 
-/// Hides a password in a database URL.
-fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
-            Some((user, _)) => format!("{}{}:<redacted>{}", &url[..s + 3], user, &url[at..]),
-            None => url.to_string(),
-        },
-        _ => url.to_string(),
-    }
-}
-
-fn flag(name: &str, v: &str) -> Result<bool, String> {
+fn on_off(v: &str) -> Result<bool, String> {
     match v.to_ascii_lowercase().as_str() {
         "1" | "true" | "on" | "yes" => Ok(true),
         "0" | "false" | "off" | "no" => Ok(false),
-        _ => Err(format!("{name}: expected on/off, got {v:?}")),
+        _ => Err(format!("expected on/off, got {v:?}")),
     }
 }
 
-fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
-    v.trim().parse().map_err(|_| format!("{name}: not a number: {v:?}"))
+fn number<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.trim().parse().map_err(|_| format!("not a number: {v:?}"))
+}
+
+fn key_file(path: &str) -> Result<AtRestKey, String> {
+    AtRestKey::parse(&std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?)
+}
+
+impl Default for Config {
+    /// Every setting at its declared default, whatever the environment holds.
+    fn default() -> Self {
+        let cmd = Config::command().mut_args(|a| a.env(None));
+        Config::from_arg_matches(&cmd.get_matches_from(["platformd"])).expect("the declared defaults parse")
+    }
 }
 
 impl Config {
-    /// Loads the file (if any) and applies the environment.
-    pub fn load(file: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
-        let file = file.map(String::from).or_else(|| env("PLATFORM_CONFIG"));
-        let mut c = match file {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-                toml::from_str(&text).map_err(|e| format!("{path}: {e}"))?
-            }
-            None => Config::default(),
-        };
-        let get = |k: &str| env(k).filter(|v| !v.is_empty());
-        if let Some(v) = get("PLATFORM_LISTEN") {
-            c.listen = v;
-        }
-        if let Some(v) = get("PLATFORM_DATABASE_URL") {
-            c.database_url = v;
-        }
-        if let Some(v) = get("PLATFORM_PUBLIC_URL") {
-            c.public_url = Some(v);
-        }
-        if let Some(v) = get("PLATFORM_ADMIN_TOKEN") {
-            c.admin_token = Some(v);
-        }
-        if let Some(path) = get("PLATFORM_SECRET_KEY_FILE") {
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("PLATFORM_SECRET_KEY_FILE {path}: {e}"))?;
-            c.secret_key = platform_api::secrets::AtRestKey::parse(&text).map_err(|e| format!("PLATFORM_SECRET_KEY_FILE: {e}"))?;
-        }
-        if let Some(v) = get("PLATFORM_SECRET_KEY") {
-            c.secret_key = platform_api::secrets::AtRestKey::parse(&v).map_err(|e| format!("PLATFORM_SECRET_KEY: {e}"))?;
-        }
-        if let Some(v) = get("PLATFORM_CLOCK") {
-            c.clock = v;
-        }
-        if let Some(v) = get("PLATFORM_RATE_LIMITS") {
-            c.rate_limits = flag("PLATFORM_RATE_LIMITS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_RATE_LIMIT_FACTOR") {
-            c.rate_limit_factor = number("PLATFORM_RATE_LIMIT_FACTOR", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_SECONDARY_LIMITS") {
-            c.secondary_limits = flag("PLATFORM_SECONDARY_LIMITS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_CONCURRENT_REQUESTS") {
-            c.concurrent_requests = number("PLATFORM_CONCURRENT_REQUESTS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_POINTS_PER_MINUTE") {
-            c.points_per_minute = number("PLATFORM_POINTS_PER_MINUTE", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_CONTENT_PER_MINUTE") {
-            c.content_per_minute = number("PLATFORM_CONTENT_PER_MINUTE", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_CONTENT_PER_HOUR") {
-            c.content_per_hour = number("PLATFORM_CONTENT_PER_HOUR", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_OAUTH_TOKENS_PER_HOUR") {
-            c.oauth_tokens_per_hour = number("PLATFORM_OAUTH_TOKENS_PER_HOUR", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_LOGIN_ATTEMPTS") {
-            c.login_attempts = number("PLATFORM_LOGIN_ATTEMPTS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_LOGIN_LOCKOUT_SECONDS") {
-            c.login_lockout_seconds = number("PLATFORM_LOGIN_LOCKOUT_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_MAX_BODY_BYTES") {
-            c.max_body_bytes = number("PLATFORM_MAX_BODY_BYTES", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_HEADER_READ_TIMEOUT_SECONDS") {
-            c.header_read_timeout_seconds = number("PLATFORM_HEADER_READ_TIMEOUT_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_BODY_READ_TIMEOUT_SECONDS") {
-            c.body_read_timeout_seconds = number("PLATFORM_BODY_READ_TIMEOUT_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_IDLE_TIMEOUT_SECONDS") {
-            c.idle_timeout_seconds = number("PLATFORM_IDLE_TIMEOUT_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_MAX_CONNECTIONS") {
-            c.max_connections = number("PLATFORM_MAX_CONNECTIONS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_TRUST_FORWARDED") {
-            c.trust_forwarded = flag("PLATFORM_TRUST_FORWARDED", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_SQLITE_SYNCHRONOUS") {
-            c.sqlite_synchronous = v;
-        }
-        if let Some(v) = get("PLATFORM_DB_POOL_SIZE") {
-            c.db_pool_size = number("PLATFORM_DB_POOL_SIZE", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_SHUTDOWN_GRACE_SECONDS") {
-            c.shutdown_grace_seconds = number("PLATFORM_SHUTDOWN_GRACE_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_POLL_INTERVAL") {
-            c.poll_interval = number("PLATFORM_POLL_INTERVAL", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_LOG_FORMAT") {
-            c.log_format = v;
-        }
-        if let Some(v) = get("PLATFORM_LOG") {
-            c.log = v;
-        }
-        if let Some(v) = get("PLATFORM_NOTIFICATIONS_SYNC_LIMIT") {
-            c.notifications_sync_limit = number("PLATFORM_NOTIFICATIONS_SYNC_LIMIT", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_NOTIFICATIONS_POLL_INTERVAL") {
-            c.notifications_poll_interval = number("PLATFORM_NOTIFICATIONS_POLL_INTERVAL", &v)?;
-        }
-        if let Some(v) = env("PLATFORM_WEBHOOK_ALLOWED_HOSTS") {
-            c.webhook_allowed_hosts = Some(v);
-        }
-        if let Some(v) = get("PLATFORM_WEBHOOK_RETRIES") {
-            c.webhook_retries = number("PLATFORM_WEBHOOK_RETRIES", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_WEBHOOK_DISABLE_AFTER") {
-            c.webhook_disable_after = number("PLATFORM_WEBHOOK_DISABLE_AFTER", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_WEBHOOK_CONCURRENCY") {
-            c.webhook_concurrency = number("PLATFORM_WEBHOOK_CONCURRENCY", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_DATA_DIR") {
-            c.data_dir = Some(v);
-        }
-        if let Some(v) = get("PLATFORM_IMPORT_STEP_SECONDS") {
-            c.import_step_seconds = number("PLATFORM_IMPORT_STEP_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_IMPORT_LOCAL_SOURCES") {
-            c.import_local_sources = flag("PLATFORM_IMPORT_LOCAL_SOURCES", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_INSIGHTS") {
-            c.insights = flag("PLATFORM_INSIGHTS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_INSIGHTS_DELAY_SECONDS") {
-            c.insights_delay_seconds = number("PLATFORM_INSIGHTS_DELAY_SECONDS", &v)?;
-        }
-        if let Some(v) = get("PLATFORM_REDIS_URL") {
-            c.redis_url = Some(v);
-        }
-        if let Some(v) = get("PLATFORM_REDIS_PREFIX") {
-            c.redis_prefix = v;
-        }
-        c.validate()?;
-        Ok(c)
+    /// The settings alone, as a command (their flags, variables, defaults and help).
+    pub fn command() -> Command {
+        Config::augment_args(Command::new("platformd"))
     }
 
-    fn validate(&self) -> Result<(), String> {
+    /// The at-rest key: `PLATFORM_SECRET_KEY`, else the file's, else one kept in the database.
+    pub fn at_rest_key(&self) -> AtRestKey {
+        self.secret_key.or(self.secret_key_file).unwrap_or_default()
+    }
+
+    /// What the API is given: these settings, with the public URL and admin token decided at start.
+    pub fn api_config(&self, public_url: String, admin_token: String) -> ApiConfig {
+        ApiConfig {
+            public_url,
+            rate_limits: self.rate_limits,
+            rate_limit_factor: self.rate_limit_factor,
+            secondary: SecondarySettings {
+                enabled: self.secondary_limits,
+                concurrent: self.concurrent_requests,
+                points_per_minute: self.points_per_minute,
+                content_per_minute: self.content_per_minute,
+                content_per_hour: self.content_per_hour,
+                oauth_tokens_per_hour: self.oauth_tokens_per_hour,
+                login_attempts: self.login_attempts,
+                login_lockout_seconds: self.login_lockout_seconds,
+            },
+            max_body_bytes: self.max_body_bytes,
+            secret_key: self.at_rest_key(),
+            body_read_timeout: std::time::Duration::from_secs(self.body_read_timeout_seconds),
+            trust_forwarded: self.trust_forwarded,
+            admin_token,
+            notifications_sync_limit: self.notifications_sync_limit,
+            notifications_poll_interval: self.notifications_poll_interval,
+            poll_interval: self.poll_interval,
+            webhooks: platform_api::webhooks::WebhookSettings {
+                allowed_hosts: self.webhook_allowed_hosts.clone().unwrap_or_default(),
+                retries: self.webhook_retries,
+                disable_after: self.webhook_disable_after,
+                concurrency: self.webhook_concurrency,
+            },
+            imports: platform_api::imports::ImportSettings {
+                data_dir: Some(self.data_dir()),
+                step_seconds: self.import_step_seconds,
+                local_sources: self.import_local_sources,
+            },
+            insights: self.insights,
+            insights_delay_seconds: self.insights_delay_seconds,
+            redis_url: self.redis_url.as_ref().map(|u| u.0.clone()),
+            redis_prefix: self.redis_prefix.clone(),
+        }
+    }
+
+    /// The listener's timeouts and cap (before the cap is fitted to the open-file limit).
+    pub fn conn_settings(&self) -> platform_api::listener::ConnSettings {
+        platform_api::listener::ConnSettings {
+            header_read: std::time::Duration::from_secs(self.header_read_timeout_seconds),
+            idle: std::time::Duration::from_secs(self.idle_timeout_seconds),
+            max_connections: self.max_connections,
+        }
+    }
+
+    /// `PLATFORM_DATA_DIR`, else next to the SQLite file, else (PostgreSQL) the temporary directory.
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        if let Some(d) = &self.data_dir {
+            return d.into();
+        }
+        let url = self.database_url.0.trim();
+        let file = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
+        if url.starts_with("postgres") || file.is_empty() || file.starts_with(':') {
+            std::env::temp_dir().join("platformd-data")
+        } else {
+            format!("{}.data", file.split('?').next().unwrap_or(file)).into()
+        }
+    }
+
+    /// Rules between and within values that parsing alone does not check.
+    pub fn validate(&self) -> Result<(), String> {
         if !matches!(self.clock.as_str(), "system" | "manual") {
             return Err(format!("clock: expected system or manual, got {:?}", self.clock));
         }
@@ -368,7 +333,7 @@ impl Config {
             return Err("import_step_seconds must not be negative".into());
         }
         if let Some(url) = &self.redis_url {
-            platform_api::shared_limits::Redis::new(url, &self.redis_prefix)?;
+            platform_api::shared_limits::Redis::new(&url.0, &self.redis_prefix)?;
         }
         if self.redis_prefix.is_empty() || self.redis_prefix.contains(['*', '?', '[', ' ']) {
             return Err("redis_prefix must be non-empty, without spaces or glob characters".into());
@@ -385,44 +350,5 @@ impl Config {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn env_overrides_and_redaction() {
-        let env = |k: &str| match k {
-            "PLATFORM_LISTEN" => Some("127.0.0.1:0".into()),
-            "PLATFORM_RATE_LIMITS" => Some("off".into()),
-            "PLATFORM_ADMIN_TOKEN" => Some("s3cret".into()),
-            "PLATFORM_DATABASE_URL" => Some("postgres://u:pw@h/db".into()),
-            _ => None,
-        };
-        let c = Config::load(None, env).unwrap();
-        assert_eq!(c.listen, "127.0.0.1:0");
-        assert!(!c.rate_limits);
-        let dbg = format!("{c:?}");
-        assert!(!dbg.contains("s3cret") && !dbg.contains("pw@"), "{dbg}");
-        assert!(Config::load(None, |k| (k == "PLATFORM_CLOCK").then(|| "fast".into())).is_err());
-    }
-
-    #[test]
-    fn secret_key_from_env_or_file() {
-        use platform_api::secrets::AtRestKey;
-        let hex_key = "07".repeat(32);
-        let c = Config::load(None, |k| (k == "PLATFORM_SECRET_KEY").then(|| hex_key.clone())).unwrap();
-        assert_eq!(c.secret_key, AtRestKey::External([7; 32]));
-        assert!(!format!("{c:?}").contains(&hex_key));
-        let file = std::env::temp_dir().join(format!("platformd-key-{}", std::process::id()));
-        std::fs::write(&file, format!("{}\n", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [9u8; 32]))).unwrap();
-        let path = file.to_str().unwrap().to_string();
-        let c = Config::load(None, |k| (k == "PLATFORM_SECRET_KEY_FILE").then(|| path.clone())).unwrap();
-        assert_eq!(c.secret_key, AtRestKey::External([9; 32]));
-        std::fs::remove_file(&file).unwrap();
-        assert!(Config::load(None, |k| (k == "PLATFORM_SECRET_KEY").then(|| "short".into())).is_err());
-        assert!(Config::load(None, |k| (k == "PLATFORM_SECRET_KEY_FILE").then(|| "/nonexistent/key".into())).is_err());
-        assert_eq!(Config::load(None, |_| None).unwrap().secret_key, AtRestKey::InDatabase);
     }
 }

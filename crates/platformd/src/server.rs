@@ -3,12 +3,12 @@ use std::sync::Arc;
 
 use platform_api::access_log;
 use platform_api::seed::{self, SeedReport};
-use platform_api::{ApiConfig, AppState, Shared};
+use platform_api::{AppState, Shared};
 use platform_core::Clock;
 use platform_store::{Store, StoreOptions};
 
+use crate::cli::Seeding;
 use crate::config::Config;
-use crate::Args;
 
 /// The demo world of the README's run command.
 const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
@@ -42,74 +42,22 @@ pub struct LogGuards {
 
 async fn open_store(c: &Config) -> Result<Store, String> {
     let opts =
-        StoreOptions { url: c.database_url.clone(), sqlite_synchronous_full: c.sqlite_synchronous == "full", pool_size: c.db_pool_size };
+        StoreOptions { url: c.database_url.0.clone(), sqlite_synchronous_full: c.sqlite_synchronous == "full", pool_size: c.db_pool_size };
     Store::open(opts).await.map_err(|e| format!("database: {}", e.message))
 }
 
 fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> Shared {
     let clock = Arc::new(if c.clock == "manual" { Clock::manual() } else { Clock::system() });
-    let api = ApiConfig {
-        public_url,
-        rate_limits: c.rate_limits,
-        rate_limit_factor: c.rate_limit_factor,
-        secondary: platform_api::secondary::SecondarySettings {
-            enabled: c.secondary_limits,
-            concurrent: c.concurrent_requests,
-            points_per_minute: c.points_per_minute,
-            content_per_minute: c.content_per_minute,
-            content_per_hour: c.content_per_hour,
-            oauth_tokens_per_hour: c.oauth_tokens_per_hour,
-            login_attempts: c.login_attempts,
-            login_lockout_seconds: c.login_lockout_seconds,
-        },
-        max_body_bytes: c.max_body_bytes,
-        secret_key: c.secret_key,
-        body_read_timeout: std::time::Duration::from_secs(c.body_read_timeout_seconds),
-        trust_forwarded: c.trust_forwarded,
-        admin_token,
-        notifications_sync_limit: c.notifications_sync_limit,
-        notifications_poll_interval: c.notifications_poll_interval,
-        poll_interval: c.poll_interval,
-        webhooks: platform_api::webhooks::WebhookSettings {
-            allowed_hosts: c.webhook_allowed_hosts.clone().unwrap_or_default(),
-            retries: c.webhook_retries,
-            disable_after: c.webhook_disable_after,
-            concurrency: c.webhook_concurrency,
-        },
-        imports: platform_api::imports::ImportSettings {
-            data_dir: Some(data_dir(c)),
-            step_seconds: c.import_step_seconds,
-            local_sources: c.import_local_sources,
-        },
-        insights: c.insights,
-        insights_delay_seconds: c.insights_delay_seconds,
-        redis_url: c.redis_url.clone(),
-        redis_prefix: c.redis_prefix.clone(),
-    };
-    AppState::new(store, clock, api)
+    AppState::new(store, clock, c.api_config(public_url, admin_token))
 }
 
-/// `PLATFORM_DATA_DIR`, else next to the SQLite file, else (PostgreSQL) the temporary directory.
 /// Re-encrypts secrets under an external key, or refuses a key that does not fit the database.
 async fn prepare_secret_key(app: &Shared) -> Result<(), String> {
     let sk = app.config.secret_key;
     app.store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.map_err(|e| format!("database: {}", e.message))?
 }
 
-fn data_dir(c: &Config) -> std::path::PathBuf {
-    if let Some(d) = &c.data_dir {
-        return d.into();
-    }
-    let url = c.database_url.trim();
-    let file = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
-    if url.starts_with("postgres") || file.is_empty() || file.starts_with(':') {
-        std::env::temp_dir().join("platformd-data")
-    } else {
-        format!("{}.data", file.split('?').next().unwrap_or(file)).into()
-    }
-}
-
-fn seed_text(args: &Args) -> Result<Option<String>, String> {
+fn seed_text(args: &Seeding) -> Result<Option<String>, String> {
     match (&args.seed, args.demo) {
         (Some(path), _) => std::fs::read_to_string(path).map(Some).map_err(|e| format!("{path}: {e}")),
         (None, true) => Ok(Some(DEMO_SEED.to_string())),
@@ -187,14 +135,14 @@ fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
     }
 }
 
-pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
+pub async fn serve(c: Config, args: &Seeding) -> Result<(), String> {
     let open_files = raise_open_files();
     let store = open_store(&c).await?;
     let listener = tokio::net::TcpListener::bind(&c.listen).await.map_err(|e| format!("listen on {}: {e}", c.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
     let admin_token = match &c.admin_token {
-        Some(t) => t.clone(),
+        Some(t) => t.0.clone(),
         None => {
             let t = format!("svadmin_{}", platform_core::ids::random_alnum(32));
             println!("admin token (generated; set PLATFORM_ADMIN_TOKEN to choose one): {t}");
@@ -219,11 +167,8 @@ pub async fn serve(c: Config, args: &Args) -> Result<(), String> {
     let workers = platform_api::spawn_workers(&app);
     let on_exit = app.clone();
     let router = platform_api::app(app);
-    let conns = platform_api::listener::ConnSettings {
-        header_read: std::time::Duration::from_secs(c.header_read_timeout_seconds),
-        idle: std::time::Duration::from_secs(c.idle_timeout_seconds),
-        max_connections: connection_cap(c.max_connections, open_files),
-    };
+    let conns =
+        platform_api::listener::ConnSettings { max_connections: connection_cap(c.max_connections, open_files), ..c.conn_settings() };
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
@@ -287,13 +232,13 @@ pub async fn migrate(c: Config) -> Result<(), String> {
     Ok(())
 }
 
-pub async fn seed_only(c: Config, args: &Args) -> Result<(), String> {
+pub async fn seed_only(c: Config, file: &str, tokens_out: Option<&str>) -> Result<(), String> {
     let store = open_store(&c).await?;
     let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{}", c.listen));
     let app = state(&c, store.clone(), public_url.clone(), String::new());
     prepare_secret_key(&app).await?;
-    let text = seed_text(args)?.unwrap_or_default();
-    let report = run_seed(&app, &text, args.tokens_out.as_deref()).await?;
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let report = run_seed(&app, &text, tokens_out).await?;
     print_report(&report, &public_url);
     store.close().await;
     Ok(())

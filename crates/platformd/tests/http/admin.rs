@@ -26,15 +26,7 @@ fn assert_validation(st: u16, b: &Value, field: &str, code: &str) {
 
 /// Failed control-plane logins lock out after `attempts` for `lockout_seconds` of wall-clock time.
 fn admin_lockout(attempts: i64, lockout_seconds: i64) -> Options {
-    Options {
-        secondary: platform_api::secondary::SecondarySettings {
-            enabled: false,
-            login_attempts: attempts,
-            login_lockout_seconds: lockout_seconds,
-            ..Default::default()
-        },
-        ..Options::default()
-    }
+    Options::with(|c| (c.secondary.login_attempts, c.secondary.login_lockout_seconds) = (attempts, lockout_seconds))
 }
 
 both!(admin_token_required, admin_lockout(1000, 300), |s| {
@@ -284,7 +276,7 @@ both!(reset_empties_everything, |s| {
 
 /// A state over the harness's store, as the binary builds for `seed`.
 fn seed_state(s: &Server) -> platform_api::Shared {
-    let config = platform_api::ApiConfig { public_url: s.base.clone(), admin_token: ADMIN.into(), ..Default::default() };
+    let config = platform_api::ApiConfig { public_url: s.base.clone(), ..s.opts.api.clone() };
     platform_api::AppState::new(s.store.clone(), Arc::new(platform_core::Clock::manual()), config)
 }
 

@@ -16,7 +16,8 @@ const STATUSES: &str = "/repos/alice/hello/statuses/main";
 /// by the helpers) without PostgreSQL or Redis.
 pub async fn pair(opts: Options) -> Option<(Server, Server)> {
     let redis = test_redis()?;
-    let opts = Options { redis: Some(redis), ..opts };
+    let mut opts = opts;
+    (opts.api.redis_url, opts.api.redis_prefix) = (Some(redis.0), redis.1);
     let a = start(Backend::Postgres, opts.clone()).await?;
     let b = a.peer(opts).await;
     Some((a, b))
@@ -42,7 +43,7 @@ fn used(h: &reqwest::header::HeaderMap) -> i64 {
 #[tokio::test]
 async fn primary_limit_is_accepted_once_by_both_nodes() {
     // 5,000 an hour × 0.002 = 10 for the user.
-    let Some((a, b)) = pair(Options { rate_limit_factor: 0.002, ..Options::default() }).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.rate_limit_factor = 0.002)).await else { return };
     let t = setup(&a).await;
     let mut accepted = 0;
     for i in 0..16 {
@@ -69,7 +70,7 @@ async fn primary_limit_is_accepted_once_by_both_nodes() {
 #[tokio::test]
 async fn secondary_limits_and_lockout_are_shared() {
     let settings = SecondarySettings { points_per_minute: 30, content_per_minute: 3, login_attempts: 4, ..SecondarySettings::default() };
-    let Some((a, b)) = pair(Options { secondary: settings, ..Options::default() }).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.secondary = settings)).await else { return };
     let t = setup(&a).await;
     let nodes = [&a, &b];
     // Points: 30 GETs a minute between both nodes.
@@ -112,7 +113,10 @@ async fn secondary_limits_and_lockout_are_shared() {
 async fn nodes_keep_answering_without_redis() {
     let Some(db_node) = start(Backend::Postgres, Options::default()).await else { return };
     // Nothing listens on port 1: every limit call falls back to the node's own memory.
-    let gone = Options { rate_limit_factor: 0.001, redis: Some(("redis://127.0.0.1:1".into(), "gone".into())), ..Options::default() };
+    let gone = Options::with(|c| {
+        c.rate_limit_factor = 0.001;
+        (c.redis_url, c.redis_prefix) = (Some("redis://127.0.0.1:1".into()), "gone".into());
+    });
     let s = db_node.peer(gone).await;
     let t = setup(&s).await;
     for i in 0..5 {
@@ -282,7 +286,7 @@ async fn served(s: &Server) -> u64 {
 #[tokio::test]
 async fn through_the_balancer_every_answer_is_current_and_the_limit_is_one() {
     // 5,000 an hour × 0.01 = 50 for the user.
-    let Some((a, b)) = pair(Options { rate_limit_factor: 0.01, ..Options::default() }).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.rate_limit_factor = 0.01)).await else { return };
     let Some(lb) = Balancer::start([&a, &b]).await else { return };
     let t = setup(&a).await;
     let (before_a, before_b) = (served(&a).await, served(&b).await);

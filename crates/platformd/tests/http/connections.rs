@@ -11,12 +11,12 @@ use crate::both;
 use crate::harness::*;
 
 fn quick() -> Options {
-    let settings = platform_api::listener::ConnSettings {
+    let conns = platform_api::listener::ConnSettings {
         header_read: Duration::from_millis(800),
         idle: Duration::from_millis(1500),
         max_connections: 8,
     };
-    Options { conns: Connections { settings, body_read: Duration::from_millis(800) }, ..Options::default() }
+    Options { conns, ..Options::with(|c| c.body_read_timeout = Duration::from_millis(800)) }
 }
 
 /// Everything the server sends until it closes the connection (or `limit` passes), and how long that took.

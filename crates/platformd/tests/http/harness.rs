@@ -3,10 +3,12 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use platform_api::listener::ConnSettings;
 use platform_api::{ApiConfig, AppState};
 use platform_core::Clock;
 use platform_store::testing::{test_database, TestDatabase};
 use platform_store::{Backend, Store, StoreOptions};
+use platformd::config::Config;
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::{json, Value};
 
@@ -15,72 +17,42 @@ pub const UA: &str = "platform-tests/1.0";
 
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub rate_limits: bool,
-    pub rate_limit_factor: f64,
-    /// Secondary limits and the login lockout: off for functional tests (they create content
-    /// faster than 80 a minute on the manual clock); the rate-limit tests turn them on.
-    pub secondary: platform_api::secondary::SecondarySettings,
+    /// The server's settings: the binary's defaults (`platformd::config::Config`, the settings'
+    /// one declaration) with the suite's changes (see `Default`); `public_url` and `admin_token`
+    /// are set when the server starts, and on PostgreSQL the Redis of [`test_redis`] unless one
+    /// is given.
+    pub api: ApiConfig,
+    /// Connection timeouts and cap (the binary's defaults).
+    pub conns: ConnSettings,
     pub manual_clock: bool,
     /// Path appended to the public URL (e.g. `/api/v3`).
     pub base_path: &'static str,
-    pub max_body_bytes: usize,
     /// A document served at `/openapi.json` in front of the app (docs page tests).
     pub openapi_fixture: Option<&'static str>,
-    /// `notifications_sync_limit` of the server (mark-all-read above it answers 202).
-    pub notifications_sync_limit: i64,
-    /// Webhook delivery settings (the default allows loopback, so test receivers work).
-    pub webhooks: platform_api::webhooks::WebhookSettings,
-    /// Source import settings (mirrors in the temporary directory by default).
-    pub imports: platform_api::imports::ImportSettings,
-    pub insights_delay_seconds: i64,
-    /// Connection timeouts and cap (the binary's defaults).
-    pub conns: Connections,
-    /// The at-rest key (in the database by default).
-    pub secret_key: platform_api::secrets::AtRestKey,
-    /// Redis shared by the nodes for the limits: (URL, key prefix); `None`: in memory.
-    pub redis: Option<(String, String)>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Connections {
-    pub settings: platform_api::listener::ConnSettings,
-    pub body_read: std::time::Duration,
-}
-
-impl Default for Connections {
-    fn default() -> Self {
-        Connections { settings: Default::default(), body_read: std::time::Duration::from_secs(60) }
-    }
 }
 
 impl Default for Options {
+    /// The binary's defaults, except: a manual clock; secondary limits and the login lockout off
+    /// (functional tests create content faster than 80 a minute on the manual clock; the
+    /// rate-limit tests turn them on); webhook deliveries may reach loopback (test receivers);
+    /// import mirrors in the temporary directory.
     fn default() -> Self {
-        Options {
-            rate_limits: true,
-            rate_limit_factor: 1.0,
-            secondary: no_secondary_limits(),
-            manual_clock: true,
-            base_path: "",
-            max_body_bytes: 1 << 20,
-            openapi_fixture: None,
-            notifications_sync_limit: 1000,
-            webhooks: loopback_webhooks(),
-            imports: Default::default(),
-            insights_delay_seconds: 0,
-            conns: Default::default(),
-            secret_key: Default::default(),
-            redis: None,
-        }
+        let config = Config::default();
+        let mut api = config.api_config(String::new(), ADMIN.into());
+        api.secondary.enabled = false;
+        api.webhooks.allowed_hosts = "loopback".into();
+        api.imports.data_dir = None;
+        Options { api, conns: config.conn_settings(), manual_clock: true, base_path: "", openapi_fixture: None }
     }
 }
 
-pub fn no_secondary_limits() -> platform_api::secondary::SecondarySettings {
-    platform_api::secondary::SecondarySettings { enabled: false, ..Default::default() }
-}
-
-/// Webhook settings that allow loopback targets (local receivers).
-pub fn loopback_webhooks() -> platform_api::webhooks::WebhookSettings {
-    platform_api::webhooks::WebhookSettings { allowed_hosts: "loopback".into(), ..Default::default() }
+impl Options {
+    /// The defaults with `change` made to the server's settings.
+    pub fn with(change: impl FnOnce(&mut ApiConfig)) -> Options {
+        let mut o = Options::default();
+        change(&mut o.api);
+        o
+    }
 }
 
 pub struct Server {
@@ -107,8 +79,10 @@ pub struct Server {
 /// limit test also runs against the engine many nodes share.
 pub async fn start(backend: Backend, mut opts: Options) -> Option<Server> {
     let db = test_database(backend)?;
-    if backend == Backend::Postgres && opts.redis.is_none() {
-        opts.redis = test_redis();
+    if backend == Backend::Postgres && opts.api.redis_url.is_none() {
+        if let Some((url, prefix)) = test_redis() {
+            (opts.api.redis_url, opts.api.redis_prefix) = (Some(url), prefix);
+        }
     }
     Some(start_on(db, backend, opts).await)
 }
@@ -124,29 +98,10 @@ async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts:
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let base = format!("http://{addr}{}", opts.base_path);
-    let config = ApiConfig {
-        public_url: base.clone(),
-        rate_limits: opts.rate_limits,
-        rate_limit_factor: opts.rate_limit_factor,
-        secondary: opts.secondary.clone(),
-        max_body_bytes: opts.max_body_bytes,
-        secret_key: opts.secret_key,
-        body_read_timeout: opts.conns.body_read,
-        trust_forwarded: false,
-        admin_token: ADMIN.into(),
-        notifications_sync_limit: opts.notifications_sync_limit,
-        notifications_poll_interval: 60,
-        poll_interval: 60,
-        webhooks: opts.webhooks.clone(),
-        imports: opts.imports.clone(),
-        insights: true,
-        insights_delay_seconds: opts.insights_delay_seconds,
-        redis_url: opts.redis.as_ref().map(|r| r.0.clone()),
-        redis_prefix: opts.redis.as_ref().map_or_else(|| "platform".into(), |r| r.1.clone()),
-    };
+    let config = ApiConfig { public_url: base.clone(), admin_token: ADMIN.into(), ..opts.api.clone() };
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
-    let sk = opts.secret_key;
+    let sk = opts.api.secret_key;
     store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.expect("database").expect("secret key fits the database");
     let workers = Some(platform_api::spawn_workers(&state));
     let mut app = platform_api::app(state);
@@ -155,7 +110,7 @@ async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts:
         app = axum::Router::new().route("/openapi.json", axum::routing::get(serve)).fallback_service(app);
     }
     // The binary's own accept loop, so the suite exercises its timeouts and cap.
-    let conns = opts.conns.settings.clone();
+    let conns = opts.conns.clone();
     let task = tokio::spawn(platform_api::listener::serve(listener, app, conns, std::future::pending()));
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     Server { base, addr, client, store, backend, opts, task, workers, db, url: url.to_string() }

@@ -24,6 +24,7 @@ mod outbox;
 mod persistence;
 mod private_registries;
 mod rate_limits;
+mod readme_settings;
 mod rulesets;
 mod schema_check;
 mod secondary_limits;

@@ -297,7 +297,7 @@ both!(mark_all_read_with_last_read_at, |s| {
     assert_eq!(list(&s, "", &bob).await.2, json!([]));
 });
 
-both!(mark_all_read_in_the_background, Options { notifications_sync_limit: 3, ..Options::default() }, |s| {
+both!(mark_all_read_in_the_background, Options::with(|c| c.notifications_sync_limit = 3), |s| {
     let bob = world(&s).await;
     for i in 0..10 {
         s.admin_post(

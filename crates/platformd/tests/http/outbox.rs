@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use platform_api::outbox::{drain, Consumer};
-use platform_api::{ApiConfig, AppState};
+use platform_api::AppState;
 use platform_core::Clock;
 use platform_store::domain::activity::{self, Activity, NewActivity};
 use platform_store::{Conn, DbError};
@@ -32,7 +32,7 @@ async fn every_record_once(stores: Vec<platform_store::Store>) {
         .iter()
         .map(|st| {
             (
-                AppState::new(st.clone(), Arc::new(Clock::manual()), ApiConfig::default()),
+                AppState::new(st.clone(), Arc::new(Clock::manual()), crate::harness::Options::default().api),
                 Arc::new(Recorder(seen.clone())) as Arc<dyn Consumer>,
             )
         })

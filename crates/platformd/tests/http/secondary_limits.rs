@@ -17,11 +17,11 @@ const LOCKOUT: &str = "Maximum number of login attempts exceeded. Please try aga
 
 /// Document 1's bounds.
 fn defaults() -> Options {
-    Options { secondary: SecondarySettings::default(), ..Options::default() }
+    with(SecondarySettings::default())
 }
 
 fn with(s: SecondarySettings) -> Options {
-    Options { secondary: s, ..Options::default() }
+    Options::with(|c| c.secondary = s)
 }
 
 async fn setup(s: &Server) -> String {
@@ -203,11 +203,10 @@ both!(token_checks_do_not_count_as_failed_logins, defaults(), |s| {
 
 both!(
     switched_off,
-    Options {
-        rate_limits: false,
-        secondary: SecondarySettings { points_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() },
-        ..Options::default()
-    },
+    Options::with(|c| {
+        c.rate_limits = false;
+        c.secondary = SecondarySettings { points_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() };
+    }),
     |s| {
         let t = setup(&s).await;
         for _ in 0..3 {

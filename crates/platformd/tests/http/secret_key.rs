@@ -72,7 +72,7 @@ both!(external_key_takes_over_and_the_database_holds_none, |s| {
     assert!(before.iter().all(|c| secrets::decrypt(&db_key, c).is_some()));
 
     // With the operator's key: re-encrypted, no key left in the database, only a check value.
-    let s = s.restart_with(Options { secret_key: KEY, ..Options::default() }).await;
+    let s = s.restart_with(Options::with(|c| c.secret_key = KEY)).await;
     let names: Vec<String> = keys(&s).await.into_iter().map(|(n, _)| n).collect();
     assert!(!names.contains(&"secret-encryption".to_string()), "{names:?}");
     let after = ciphertexts(&s).await;
@@ -90,7 +90,7 @@ both!(external_key_takes_over_and_the_database_holds_none, |s| {
     let none = s.store.write(|c| secrets::prepare(c, &AtRestKey::InDatabase)).await.unwrap();
     assert!(none.unwrap_err().contains("external key"));
     // The right key again: nothing to do, idempotent.
-    let s = s.restart_with(Options { secret_key: KEY, ..Options::default() }).await;
+    let s = s.restart_with(Options::with(|c| c.secret_key = KEY)).await;
     assert!(verify(&s, "s3cond").await);
     // A reset keeps the database tied to the key.
     s.admin_post("/reset", json!({})).await;

@@ -175,14 +175,11 @@ async fn until(s: &Server, t: &str, what: &str, done: impl Fn(&Value) -> bool) -
 
 /// Local sources turned on (off by default): the tests import from repositories they make on disk.
 fn local() -> Options {
-    Options { imports: platform_api::imports::ImportSettings { local_sources: true, ..Default::default() }, ..Default::default() }
+    Options::with(|c| c.imports.local_sources = true)
 }
 
 fn paced() -> Options {
-    Options {
-        imports: platform_api::imports::ImportSettings { data_dir: None, step_seconds: 10, local_sources: true },
-        ..Default::default()
-    }
+    Options::with(|c| (c.imports.step_seconds, c.imports.local_sources) = (10, true))
 }
 
 fn is_status(want: &'static str) -> impl Fn(&Value) -> bool {
@@ -511,7 +508,7 @@ both!(access_validation_maintenance, local(), |s| {
     assert_eq!(st, 404);
 });
 
-both!(internal_hosts_refused_unless_allowed, Options { webhooks: Default::default(), ..Default::default() }, |s| {
+both!(internal_hosts_refused_unless_allowed, Options::with(|c| c.webhooks.allowed_hosts.clear()), |s| {
     let t = world(&s).await;
     let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": "http://127.0.0.1:9/x.git"}))).await;
     assert_error(st, &h, &b, 422, "Validation Failed");
@@ -604,7 +601,7 @@ both!(local_sources_refused_by_default, |s| {
 
 both!(mirrors_unreachable_with_local_sources, local(), |s| {
     let t = world(&s).await;
-    let mirrors = s.opts.imports.mirrors();
+    let mirrors = s.opts.api.imports.mirrors();
     let m = mirrors.to_str().unwrap();
     for url in [
         format!("{m}/1-0000.git"),
