@@ -32,7 +32,7 @@ mod tests {
     async fn shutdown_stops_every_worker_before_the_store_closes() {
         let db = platform_store::testing::test_database(platform_store::Backend::Sqlite).unwrap();
         let store = platform_store::Store::open(platform_store::StoreOptions::new(&db.url)).await.unwrap();
-        let state = crate::AppState::new(store.clone(), Arc::new(platform_core::Clock::manual()), crate::ApiConfig::default());
+        let state = crate::AppState::new(store.clone(), Arc::new(platform_core::Clock::manual()), crate::ApiConfig::for_tests());
         let workers = spawn_workers(&state);
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         let started = std::time::Instant::now();

@@ -11,7 +11,9 @@
 //! matching no operation are not recorded.
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use platform_core::clock::Clock;
 
 use foldhash::quality::RandomState;
 use platform_core::TokenKind;
@@ -93,6 +95,8 @@ impl Unrouted {
 /// The buffers of one server (tests run many servers in one process).
 pub struct Recorder {
     pub enabled: bool,
+    /// The platform clock requests are recorded by.
+    clock: Arc<Clock>,
     /// Seconds before recorded requests show in the insights operations.
     pub delay_seconds: i64,
     shards: Vec<Mutex<Vec<Record>>>,
@@ -107,8 +111,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(enabled: bool, delay_seconds: i64) -> Recorder {
+    pub fn new(enabled: bool, delay_seconds: i64, clock: Arc<Clock>) -> Recorder {
         Recorder {
+            clock,
             enabled,
             delay_seconds,
             shards: (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
@@ -169,7 +174,6 @@ fn shard_index() -> usize {
 /// its [`OpMeta`]), none when the answer came before routing; `path` is the request path below the API base.
 pub fn record(
     ins: &Recorder,
-    clock: &platform_core::clock::Clock,
     principal: &Principal,
     op: Option<(&'static Operation, &OpMeta)>,
     method: &'static str,
@@ -180,7 +184,7 @@ pub fn record(
     if !ins.enabled {
         return;
     }
-    let at = clock.now();
+    let at = ins.clock.now();
     match op {
         Some((op, meta)) => {
             let Some(i) = meta.org_segment else { return };

@@ -1,5 +1,6 @@
 //! Shared server state. Nothing global: the store, clock, limiter and metrics are passed in,
 //! so tests run many servers in one process.
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use platform_core::Clock;
@@ -48,9 +49,9 @@ pub struct ApiConfig {
     /// (see `contract::poll_interval`).
     pub poll_interval: u64,
     /// Organization webhook delivery: allow-list, retries, auto-disable, concurrency.
-    pub webhooks: crate::webhooks::WebhookSettings,
+    pub webhooks: WebhookSettings,
     /// Source imports: data directory and pacing.
-    pub imports: crate::imports::ImportSettings,
+    pub imports: ImportSettings,
     /// Record requests for API usage insights (on by default; off for benchmarks' baseline).
     pub insights: bool,
     /// Seconds before a recorded request shows in the insights operations (0: once flushed).
@@ -60,6 +61,68 @@ pub struct ApiConfig {
     pub redis_url: Option<String>,
     /// Namespace of this deployment's keys in Redis.
     pub redis_prefix: String,
+}
+
+#[cfg(test)]
+impl ApiConfig {
+    /// A configuration for the crate's unit tests. Not the server's defaults: those are
+    /// declared once, with the settings (`platformd::config::Config`).
+    pub fn for_tests() -> ApiConfig {
+        ApiConfig {
+            public_url: "http://127.0.0.1:8080".into(),
+            rate_limits: true,
+            rate_limit_factor: 1.0,
+            secondary: crate::secondary::SecondarySettings::default(),
+            max_body_bytes: 1 << 20,
+            secret_key: crate::secrets::AtRestKey::default(),
+            body_read_timeout: std::time::Duration::from_secs(10),
+            trust_forwarded: false,
+            admin_token: "unit-test-admin-token".into(),
+            notifications_sync_limit: 1_000,
+            notifications_poll_interval: 60,
+            poll_interval: 60,
+            webhooks: WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 8 },
+            imports: ImportSettings::default(),
+            insights: true,
+            insights_delay_seconds: 0,
+            redis_url: None,
+            redis_prefix: "platform-unit".into(),
+        }
+    }
+}
+
+/// Webhook settings (`PLATFORM_WEBHOOK_*`).
+#[derive(Clone, Debug)]
+pub struct WebhookSettings {
+    /// Comma-separated hosts and CIDRs delivery may reach although internal; `loopback` allows
+    /// 127.0.0.0/8 and ::1.
+    pub allowed_hosts: String,
+    /// Automatic retries of a failed delivery (0: none, as the hosted platform).
+    pub retries: u32,
+    /// Consecutive failed deliveries after which a hook is deactivated (0: never).
+    pub disable_after: u32,
+    /// Deliveries in flight at once.
+    pub concurrency: usize,
+}
+
+/// Import settings (`PLATFORM_DATA_DIR`, `PLATFORM_IMPORT_STEP_SECONDS`).
+#[derive(Clone, Debug, Default)]
+pub struct ImportSettings {
+    /// Where the mirrors of imported repositories are kept (`<dir>/imports/`); `None`: the
+    /// system's temporary directory.
+    pub data_dir: Option<PathBuf>,
+    /// Platform-clock seconds each status lasts at least (0: as fast as the work goes). Makes
+    /// progress observable with a manual clock.
+    pub step_seconds: i64,
+    /// Imports from paths on this machine (`PLATFORM_IMPORT_LOCAL_SOURCES`): off, API callers
+    /// may only import from remote URLs.
+    pub local_sources: bool,
+}
+
+impl ImportSettings {
+    pub fn mirrors(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data")).join("imports")
+    }
 }
 
 /// Caches of hot reads, exact under [`AppState::generation`].
@@ -211,7 +274,7 @@ impl AppState {
             shared_limits: redis,
             faults: Faults::default(),
             metrics: Metrics::default(),
-            insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds),
+            insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
             caches: Caches::default(),
             store,
             clock,

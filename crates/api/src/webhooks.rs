@@ -36,26 +36,6 @@ pub const BACKOFF: [i64; 6] = [10, 30, 60, 300, 900, 3600];
 /// Response bodies are recorded up to this size.
 const MAX_RECORDED_RESPONSE: usize = 64 * 1024;
 
-/// Webhook settings (`PLATFORM_WEBHOOK_*`).
-#[derive(Clone, Debug)]
-pub struct WebhookSettings {
-    /// Comma-separated hosts and CIDRs delivery may reach although internal; `loopback` allows
-    /// 127.0.0.0/8 and ::1.
-    pub allowed_hosts: String,
-    /// Automatic retries of a failed delivery (0: none, as the hosted platform).
-    pub retries: u32,
-    /// Consecutive failed deliveries after which a hook is deactivated (0: never).
-    pub disable_after: u32,
-    /// Deliveries in flight at once.
-    pub concurrency: usize,
-}
-
-impl Default for WebhookSettings {
-    fn default() -> Self {
-        WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 256 }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Outbound safety.
 

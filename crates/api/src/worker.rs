@@ -371,7 +371,7 @@ mod tests {
         // Jobs without workers for their state still run to completion.
         let db = platform_store::testing::test_database(platform_store::Backend::Sqlite).unwrap();
         let store = platform_store::Store::open(platform_store::StoreOptions::new(&db.url)).await.unwrap();
-        let state = AppState::new(store.clone(), Arc::new(platform_core::Clock::manual()), crate::ApiConfig::default());
+        let state = AppState::new(store.clone(), Arc::new(platform_core::Clock::manual()), crate::ApiConfig::for_tests());
         let (n, work) = counting(0, Next::Again);
         struct UpTo(Counting, usize);
         impl Work for UpTo {

@@ -253,13 +253,13 @@ impl Config {
             notifications_sync_limit: self.notifications_sync_limit,
             notifications_poll_interval: self.notifications_poll_interval,
             poll_interval: self.poll_interval,
-            webhooks: platform_api::webhooks::WebhookSettings {
+            webhooks: platform_api::state::WebhookSettings {
                 allowed_hosts: self.webhook_allowed_hosts.clone().unwrap_or_default(),
                 retries: self.webhook_retries,
                 disable_after: self.webhook_disable_after,
                 concurrency: self.webhook_concurrency,
             },
-            imports: platform_api::imports::ImportSettings {
+            imports: platform_api::state::ImportSettings {
                 data_dir: Some(self.data_dir()),
                 step_seconds: self.import_step_seconds,
                 local_sources: self.import_local_sources,

@@ -366,7 +366,7 @@ fn record(app: &Shared, x: &Exchange, resp: &Response) {
     app.metrics.record(method, route, status, took, x.rate_limited);
     app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     crate::access_log::record(&x.rid, method, route, status, took);
-    crate::insights::record(&app.insights, &app.clock, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
+    crate::insights::record(&app.insights, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
 }
 
 pub fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {

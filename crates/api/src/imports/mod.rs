@@ -5,8 +5,6 @@ pub mod git;
 pub mod source;
 pub mod worker;
 
-use std::path::PathBuf;
-
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::domain::source_imports::{Author, Import, LargeFile};
@@ -15,25 +13,7 @@ use serde_json::{json, Value};
 
 use crate::shapes::{repo_api_url, Urls};
 
-/// Import settings (`PLATFORM_DATA_DIR`, `PLATFORM_IMPORT_STEP_SECONDS`).
-#[derive(Clone, Debug, Default)]
-pub struct ImportSettings {
-    /// Where the mirrors of imported repositories are kept (`<dir>/imports/`); `None`: the
-    /// system's temporary directory.
-    pub data_dir: Option<PathBuf>,
-    /// Platform-clock seconds each status lasts at least (0: as fast as the work goes). Makes
-    /// progress observable with a manual clock.
-    pub step_seconds: i64,
-    /// Imports from paths on this machine (`PLATFORM_IMPORT_LOCAL_SOURCES`): off, API callers
-    /// may only import from remote URLs.
-    pub local_sources: bool,
-}
-
-impl ImportSettings {
-    pub fn mirrors(&self) -> PathBuf {
-        self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data")).join("imports")
-    }
-}
+pub use crate::state::ImportSettings;
 
 /// Files above this are large files (document 1).
 pub const LARGE_FILE_BYTES: i64 = 100 * 1024 * 1024;

@@ -337,7 +337,7 @@ both!(mark_all_read_in_the_background, Options::with(|c| c.notifications_sync_li
 });
 
 // The 202 was an acknowledgement: a graceful shutdown (a restart here) finishes the job first.
-both!(shutdown_finishes_a_background_mark_all_read, Options { notifications_sync_limit: 2, ..Options::default() }, |s| {
+both!(shutdown_finishes_a_background_mark_all_read, Options::with(|c| c.notifications_sync_limit = 2), |s| {
     let bob = world(&s).await;
     for i in 0..60 {
         s.admin_post(
