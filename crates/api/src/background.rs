@@ -11,15 +11,15 @@ pub fn spawn_workers(state: &Shared) -> Workers {
     let mut workers = Workers::new(state.store.subscribe_writes());
     workers.adopt_jobs_of(state);
     let consumers: [Arc<dyn Consumer>; 2] = [
-        Arc::new(crate::notify::Notifications { urls: state.urls.clone() }),
-        Arc::new(crate::webhooks::WebhookConsumer { urls: state.urls.clone() }),
+        Arc::new(crate::ops::notifications::produce::Notifications { urls: state.urls.clone() }),
+        Arc::new(crate::ops::hooks::deliveries::WebhookConsumer { urls: state.urls.clone() }),
     ];
     for c in consumers {
         outbox::start(&mut workers, state, c);
     }
-    crate::webhooks::start_sender(&mut workers, state);
-    crate::runs::engine::start_ticker(&mut workers, state);
-    crate::imports::worker::start(&mut workers, state);
+    crate::ops::hooks::deliveries::start_sender(&mut workers, state);
+    crate::ops::workflow_runs::engine::start_ticker(&mut workers, state);
+    crate::ops::source_imports::worker::start(&mut workers, state);
     crate::ops::insights::flush::start_flusher(&mut workers, state);
     workers
 }

@@ -9,7 +9,7 @@
 //!
 //! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shape`, `shapes`, `validate`, `versions`
 //! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `state`, `worker`, `contract`
-//! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `notify`, `webhooks`, `runs`, `imports`, `ops`
+//! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `ops`
 //! - **assembly** (everything served, in one place): `router`, `schemas`, `openapi`, `background`, `admin`, `seed`
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
@@ -26,12 +26,10 @@ pub mod error;
 pub mod etag;
 pub mod faults;
 pub mod headers;
-pub mod imports;
 pub mod insights;
 pub mod listener;
 pub mod metrics;
 pub mod not_modified;
-pub mod notify;
 pub mod openapi;
 pub mod operation;
 pub mod ops;
@@ -42,7 +40,6 @@ pub mod reply;
 pub mod request;
 pub mod router;
 pub mod routes;
-pub mod runs;
 pub mod schemas;
 pub mod secondary;
 pub mod secrets;
@@ -54,7 +51,6 @@ pub mod shared_limits;
 pub mod state;
 pub mod validate;
 pub mod versions;
-pub mod webhooks;
 pub mod worker;
 
 pub use background::spawn_workers;

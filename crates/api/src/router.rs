@@ -63,7 +63,7 @@ pub fn app(state: Shared) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .route(crate::runs::logs::ROUTE, get(crate::runs::logs::download))
+        .route(crate::ops::workflow_runs::logs::ROUTE, get(crate::ops::workflow_runs::logs::download))
         .nest("/_admin", crate::admin::router(state.clone()))
         .fallback_service(api_service)
         .with_state(state)

@@ -42,7 +42,7 @@ pub struct Seed {
     #[serde(default)]
     pub runs: Vec<SeedRun>,
     #[serde(default)]
-    pub run_batches: Vec<crate::runs::plan::BatchIn>,
+    pub run_batches: Vec<crate::ops::workflow_runs::plan::BatchIn>,
 }
 
 #[derive(Deserialize)]
@@ -60,7 +60,7 @@ pub struct SeedRun {
     /// `owner/name`
     pub repo: String,
     #[serde(flatten)]
-    pub plan: crate::runs::plan::PlanIn,
+    pub plan: crate::ops::workflow_runs::plan::PlanIn,
 }
 
 #[derive(Deserialize)]
@@ -190,10 +190,10 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     }
     for r in &s.runs {
         let repo = control::repo(c, &r.repo)?;
-        crate::runs::plan::create(c, &repo, &r.plan, now)?;
+        crate::ops::workflow_runs::plan::create(c, &repo, &r.plan, now)?;
     }
     for b in &s.run_batches {
-        crate::runs::plan::batch(c, b, now)?;
+        crate::ops::workflow_runs::plan::batch(c, b, now)?;
     }
     for t in &s.tokens {
         let (tok, text) = control::create_token(c, &t.token, now)?;

@@ -1,9 +1,14 @@
 //! Source imports (document 3, retired): start, get, update (credentials, project, restart),
 //! cancel, commit authors and their mapping, large files and the Git LFS preference. Imports are
-//! real for Git (`crate::imports`). Classic personal tokens only (`repo`; Contents read for
+//! real for Git (`import`, `git`, `worker`). Classic personal tokens only (`repo`; Contents read for
 //! GET, write otherwise); every operation is closing down (`Deprecation`/`Sunset`) and answers
 //! 503 while the import service is under maintenance (a `maintenance` fault). Starting is
 //! refused (422) when the repository has workflow automation, that is at least one workflow.
+pub mod git;
+pub mod import;
+pub mod source;
+pub mod worker;
+
 use axum::http::{Method, StatusCode};
 use platform_core::TokenKind;
 use platform_store::domain::repos::Repo;
@@ -13,14 +18,15 @@ use serde_json::Value;
 
 use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
-use crate::imports::{self, git, record_event, ImportSettings};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, IMPORTS_SUNSET};
+use crate::ops::hooks::deliveries::AllowList;
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
+use crate::state::ImportSettings;
 use crate::validate::{Field, Schema, Ty};
-use crate::webhooks::AllowList;
+use import::record_event;
 
 const READ: Access =
     Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Read)), role: Level::Read };
@@ -46,7 +52,7 @@ static START_BODY: Schema = Schema {
     resource: "Import",
     fields: &[
         Field::req("vcs_url", Ty::Str),
-        Field::opt("vcs", Ty::Enum(imports::VCS)),
+        Field::opt("vcs", Ty::Enum(import::VCS)),
         Field::opt("vcs_username", Ty::Str),
         Field::opt("vcs_password", Ty::Str),
         Field::opt("tfvc_project", Ty::Str),
@@ -72,7 +78,7 @@ static UPDATE_BODY: Schema = Schema {
     fields: &[
         Field::opt("vcs_username", Ty::Str),
         Field::opt("vcs_password", Ty::Str),
-        Field::opt("vcs", Ty::Enum(imports::VCS)),
+        Field::opt("vcs", Ty::Enum(import::VCS)),
         Field::opt("tfvc_project", Ty::Str),
         Field::opt("human_name", Ty::Str),
     ],
@@ -203,7 +209,7 @@ async fn repo_import(ctx: &Ctx) -> ApiResult<(Repo, Import)> {
 }
 
 fn reply(ctx: &Ctx, repo: &Repo, imp: &Import, status: StatusCode) -> Reply {
-    Reply::json(status, imports::import_json(&ctx.app.urls, repo, imp))
+    Reply::json(status, import::import_json(&ctx.app.urls, repo, imp))
 }
 
 fn str_field(body: &Value, name: &str) -> Option<String> {
@@ -214,10 +220,10 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
     ApiError::invalid_field("Import", field, "invalid", Some(message.into()))
 }
 
-/// Checks a source URL ([`imports::source::classify`]); internal hosts are refused unless
+/// Checks a source URL ([`source::classify`]); internal hosts are refused unless
 /// allow-listed (as webhook targets are).
 async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
-    let kind = imports::source::classify(url, &ctx.app.config.imports).map_err(|m| invalid("vcs_url", m))?;
+    let kind = source::classify(url, &ctx.app.config.imports).map_err(|m| invalid("vcs_url", m))?;
     let allow = AllowList::parse(&ctx.app.config.webhooks.allowed_hosts).unwrap_or_default();
     match git::guard(&kind, &allow).await {
         Err(m) if m.starts_with("refused") => Err(invalid("vcs_url", m)),
@@ -275,7 +281,7 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         large_files_count: 0,
         step_done: false,
         due_at: now + ctx.app.config.imports.step_seconds,
-        workdir: imports::new_workdir(repo.id),
+        workdir: import::new_workdir(repo.id),
         actor_id: ctx.principal.user().map(|u| u.id),
         created_at: now,
         updated_at: now,
@@ -304,7 +310,7 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             if username.is_some() || password.is_some() {
                 let key = crate::secrets::server_key(c, &sk)?;
                 imp.credentials_enc =
-                    Some(imports::seal_credentials(&key, username.as_deref().unwrap_or(""), password.as_deref().unwrap_or("")));
+                    Some(import::seal_credentials(&key, username.as_deref().unwrap_or(""), password.as_deref().unwrap_or("")));
             }
             store::create(c, &imp)?;
             Ok(imp)
@@ -340,10 +346,10 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             }
             if username.is_some() || password.is_some() {
                 let key = crate::secrets::server_key(c, &sk)?;
-                let old = imp.credentials_enc.as_deref().and_then(|e| imports::open_credentials(&key, e)).unwrap_or_default();
+                let old = imp.credentials_enc.as_deref().and_then(|e| import::open_credentials(&key, e)).unwrap_or_default();
                 let u = username.unwrap_or(old.0);
                 let p = password.unwrap_or(old.1);
-                imp.credentials_enc = Some(imports::seal_credentials(&key, &u, &p));
+                imp.credentials_enc = Some(import::seal_credentials(&key, &u, &p));
             }
             store::set_source(c, &imp, now)?;
             if !(restart_always || RETRY_FROM.contains(&imp.status.as_str())) {
@@ -351,7 +357,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             }
             let old = imp.workdir.clone();
             let status = first_status(&imp.vcs);
-            let workdir = imports::new_workdir(id);
+            let workdir = import::new_workdir(id);
             store::restart(c, id, status, &workdir, now + step, now)?;
             let imp = store::get(c, id)?.ok_or_else(ApiError::not_found)?;
             Ok((imp, Some(old)))
@@ -392,7 +398,7 @@ async fn list_authors(ctx: Ctx) -> ApiResult<Reply> {
     let (repo, imp) = repo_import(&ctx).await?;
     let list = ctx.app.store.read(move |c| store::authors(c, imp.repo_id, since)).await?;
     let u = &ctx.app.urls;
-    Ok(Reply::ok(Value::Array(list.iter().map(|a| imports::author_json(u, &repo, a)).collect())))
+    Ok(Reply::ok(Value::Array(list.iter().map(|a| import::author_json(u, &repo, a)).collect())))
 }
 
 async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
@@ -413,13 +419,13 @@ async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .write(move |c| store::map_author(c, imp.repo_id, author_id, email.as_deref(), name.as_deref()))
         .await?
         .ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(imports::author_json(&ctx.app.urls, &repo, &a)))
+    Ok(Reply::ok(import::author_json(&ctx.app.urls, &repo, &a)))
 }
 
 async fn list_large_files(ctx: Ctx) -> ApiResult<Reply> {
     let (_, imp) = repo_import(&ctx).await?;
     let list = ctx.app.store.read(move |c| store::large_files(c, imp.repo_id)).await?;
-    Ok(Reply::ok(Value::Array(list.iter().map(imports::large_file_json).collect())))
+    Ok(Reply::ok(Value::Array(list.iter().map(import::large_file_json).collect())))
 }
 
 async fn set_lfs(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {

@@ -6,7 +6,7 @@
 //! ever given a URL this module approved.
 use std::path::{Path, PathBuf};
 
-use super::ImportSettings;
+use crate::state::ImportSettings;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Kind {

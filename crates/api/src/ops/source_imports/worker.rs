@@ -13,10 +13,10 @@ use platform_store::DbError;
 use tokio::task::JoinSet;
 
 use super::git::{self, GitError, Source};
-use super::{event_status, next_status, record_event, ACTIVE, LARGE_FILE_BYTES};
+use super::import::{event_status, next_status, record_event, ACTIVE, LARGE_FILE_BYTES};
 use crate::error::ApiError;
+use crate::ops::hooks::deliveries::AllowList;
 use crate::state::Shared;
-use crate::webhooks::AllowList;
 use crate::worker::{Next, Work, Worker, Workers};
 
 /// A lease on an import, renewed every [`RENEW`] while its git work runs.
@@ -176,7 +176,7 @@ async fn source(state: &Shared, imp: &Import) -> Result<Result<Source, String>, 
     let creds = match enc {
         Some(enc) => {
             let key = state.store.write(move |c| crate::secrets::server_key(c, &sk)).await?;
-            super::open_credentials(&key, &enc)
+            super::import::open_credentials(&key, &enc)
         }
         None => None,
     };

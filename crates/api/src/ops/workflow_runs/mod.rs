@@ -1,5 +1,15 @@
 //! Workflow runs and deployment review (document 3; the related operations of api-facts §2).
 //! Every operation first settles the repository's runs on the platform clock (`runs::engine`).
+//!
+//! Beyond the operations: the response shapes, the engine glue that settles runs on the platform
+//! clock and records their completion as activity, the control-plane plans that create runs,
+//! and the signed log downloads.
+pub mod engine;
+pub mod logs;
+pub mod plan;
+pub mod shapes;
+mod zip;
+
 use axum::http::{Method, StatusCode};
 use platform_core::{daterange, TokenKind};
 use platform_store::domain::accounts::Account;
@@ -15,7 +25,6 @@ use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody, Sharing};
 use crate::routes::Api;
-use crate::runs::{engine, logs, shapes};
 use crate::validate::{Field, Schema, Ty, BODY_STRING_MAX_CHARS};
 
 const SCOPES: &[&str] = &["repo"];
@@ -762,9 +771,8 @@ async fn usage(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)))
 }
 
-/// The control plane's part: runs planned (one, or batches) and advanced (`crate::runs::plan`).
+/// The control plane's part: runs planned (one, or batches) and advanced (`plan`).
 pub fn control(r: axum::Router<crate::state::Shared>) -> axum::Router<crate::state::Shared> {
-    use crate::runs::plan;
     use axum::routing::post;
     r.route("/repos/{owner}/{repo}/runs", post(plan::admin_create))
         .route("/repos/{owner}/{repo}/run_batches", post(plan::admin_batch))

@@ -1,10 +1,6 @@
-//! Source imports with real Git: the settings, the status vocabulary, the response shapes and
-//! the `RepositoryImportEvent` activity. `git` runs the machine's git binary, `worker` moves
-//! imports through their statuses in the background (resuming after a restart).
-pub mod git;
-pub mod source;
-pub mod worker;
-
+//! An import with real Git: the status vocabulary, the response shapes and the
+//! `RepositoryImportEvent` activity. Its siblings: `git` runs the machine's git binary,
+//! `worker` moves imports through their statuses in the background (resuming after a restart).
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::domain::source_imports::{Author, Import, LargeFile};
@@ -12,8 +8,6 @@ use platform_store::{Conn, DbError};
 use serde_json::{json, Value};
 
 use crate::shapes::{repo_api_url, Urls};
-
-pub use crate::state::ImportSettings;
 
 /// Files above this are large files (document 1).
 pub const LARGE_FILE_BYTES: i64 = 100 * 1024 * 1024;

@@ -2,6 +2,8 @@
 //! subscriptions. Classic (and OAuth) tokens with `notifications` or `repo` only; every other
 //! token kind is 403. A thread of another user, or on a repository the caller can no longer
 //! see, is 404.
+pub mod produce;
+
 use axum::http::{Method, StatusCode};
 use platform_core::time::{format_ts, http_date, parse_ts};
 use platform_core::TokenKind;
@@ -299,7 +301,7 @@ async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     if done {
         return Ok(Reply::empty(StatusCode::RESET_CONTENT));
     }
-    crate::notify::spawn_mark_all(ctx.app.clone(), uid, until, limit);
+    produce::spawn_mark_all(ctx.app.clone(), uid, until, limit);
     Ok(Reply::json(StatusCode::ACCEPTED, json!({ "message": MARK_READ_ACCEPTED })))
 }
 

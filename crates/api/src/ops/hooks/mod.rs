@@ -2,6 +2,8 @@
 //! ping. Organization owners only; `admin:org_hook` for scope tokens, the Webhooks
 //! (organization) permission otherwise. An OAuth application sees only the hooks it created;
 //! users may not modify hooks OAuth applications created.
+pub mod deliveries;
+
 use axum::http::{Method, StatusCode};
 use platform_store::domain::accounts::Account;
 use platform_store::domain::hooks::{self, Delivery, Hook, HookFields, NewDelivery};
@@ -16,7 +18,7 @@ use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets;
 use crate::validate::{Field, Schema, Ty};
-use crate::webhooks::{self, config_json, hook_json};
+use deliveries::{config_json, hook_json};
 
 const SCOPES: &[&str] = &["admin:org_hook"];
 const PERMISSION: &str = "organization_hooks";
@@ -407,8 +409,8 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
                 secret_enc: secret_enc.as_deref(),
             };
             let hook = hooks::create(c, org.id, app_id, &f, now)?;
-            let payload = webhooks::ping_payload(&urls, &org, &hook, &sender);
-            webhooks::enqueue(c, &hook, "ping", None, &payload, None, now)?;
+            let payload = deliveries::ping_payload(&urls, &org, &hook, &sender);
+            deliveries::enqueue(c, &hook, "ping", None, &payload, None, now)?;
             Ok(hook)
         })
         .await?;
@@ -658,8 +660,8 @@ async fn ping(ctx: Ctx) -> ApiResult<Reply> {
     ctx.app
         .store
         .write(move |c| {
-            let payload = webhooks::ping_payload(&urls, &org, &hook, &sender);
-            webhooks::enqueue(c, &hook, "ping", None, &payload, None, now)
+            let payload = deliveries::ping_payload(&urls, &org, &hook, &sender);
+            deliveries::enqueue(c, &hook, "ping", None, &payload, None, now)
         })
         .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))

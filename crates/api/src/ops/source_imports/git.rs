@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use platform_store::domain::source_imports::LargeFile;
 
 use super::source::Kind;
-use crate::webhooks::AllowList;
+use crate::ops::hooks::deliveries::AllowList;
 
 /// Where an import reads from.
 #[derive(Clone)]
