@@ -24,20 +24,6 @@ async fn world(s: &Server) -> String {
 
 const BASE: &str = "/repos/acme/widgets/devenvs/secrets";
 
-async fn call(
-    s: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut r = s.req(method, path, token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    parts(r.send().await.unwrap()).await
-}
-
 /// `(key_id, key)` of a repository.
 async fn key(s: &Server, t: &str, repo: &str) -> (String, String) {
     let (st, _, b) = call(s, Method::GET, &format!("/repos/{repo}/devenvs/secrets/public-key"), Some(t), None).await;

@@ -21,20 +21,6 @@ async fn world(s: &Server) -> String {
 
 const TEAM: &str = "/enterprises/acme-corp/teams/ent:platform/memberships";
 
-async fn call(
-    s: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut r = s.req(method, path, token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    parts(r.send().await.unwrap()).await
-}
-
 fn logins(v: &Value) -> Vec<&str> {
     v.as_array().unwrap().iter().map(|u| u["login"].as_str().unwrap()).collect()
 }

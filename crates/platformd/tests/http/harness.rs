@@ -299,3 +299,18 @@ pub fn is_timestamp(s: &str) -> bool {
 pub fn is_ts(v: &Value) -> bool {
     v.as_str().is_some_and(is_timestamp)
 }
+
+/// A request with an optional JSON body: status, headers and JSON body.
+pub async fn call(
+    s: &Server,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    let mut r = s.req(method, path, token);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    parts(r.send().await.unwrap()).await
+}

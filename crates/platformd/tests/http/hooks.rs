@@ -123,20 +123,6 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["admin:org_hook"]).await
 }
 
-async fn call(
-    s: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut r = s.req(method, path, token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    parts(r.send().await.unwrap()).await
-}
-
 async fn create_hook(s: &Server, t: &str, body: Value) -> Value {
     let (st, _, b) = call(s, Method::POST, "/orgs/acme/hooks", Some(t), Some(body)).await;
     assert_eq!(st, 201, "{b}");

@@ -32,20 +32,6 @@ async fn world(s: &Server) -> W {
     W { t, key_id: b["key_id"].as_str().unwrap().into(), key: b["key"].as_str().unwrap().into(), widgets, foreign }
 }
 
-async fn call(
-    s: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut r = s.req(method, path, token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    parts(r.send().await.unwrap()).await
-}
-
 impl W {
     fn sealed(&self, plain: &str) -> String {
         platform_api::secrets::seal_for(&self.key, plain.as_bytes()).unwrap()

@@ -140,20 +140,6 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["repo"]).await
 }
 
-async fn call(
-    s: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut r = s.req(method, path, token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    parts(r.send().await.unwrap()).await
-}
-
 async fn status(s: &Server, t: &str) -> Value {
     let (st, _, b) = call(s, Method::GET, IMPORT, Some(t), None).await;
     assert_eq!(st, 200, "{b}");

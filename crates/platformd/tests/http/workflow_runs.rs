@@ -38,20 +38,6 @@ fn three_jobs() -> Value {
     ])
 }
 
-async fn call(
-    s: &Server,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Option<Value>,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut r = s.req(method, path, token);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    parts(r.send().await.unwrap()).await
-}
-
 async fn get_ok(s: &Server, path: &str, token: Option<&str>) -> Value {
     let (st, _, b) = call(s, Method::GET, path, token, None).await;
     assert_eq!(st, 200, "{path}: {b}");
