@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 
 const T0: &str = "2031-03-04T10:00:00Z";
 /// The script's window: the queries themselves (made an hour later) fall outside it.
@@ -103,6 +104,11 @@ fn summary(total: i64, limited: i64) -> Value {
     json!({"total_request_count": total, "rate_limited_request_count": limited})
 }
 
+/// Every row of a list conforms to the published component `name`.
+fn each_conforms(name: &str, list: &Value) {
+    list.as_array().expect("a list").iter().for_each(|row| assert_conforms_to_snapshot(name, row));
+}
+
 fn bucket(ts: &str, total: i64, limited: i64) -> Value {
     json!({"timestamp": ts, "total_request_count": total, "rate_limited_request_count": limited})
 }
@@ -113,7 +119,9 @@ both!(numbers_match_the_script, |s| {
     let r = &w.reader;
 
     // Summaries: 10 requests touched acme, 1 was rate limited.
-    assert_eq!(ok(&s, &format!("summary-stats?{WINDOW}"), r).await, summary(10, 1));
+    let all = ok(&s, &format!("summary-stats?{WINDOW}"), r).await;
+    assert_conforms_to_snapshot("ApiInsightsSummaryStats", &all);
+    assert_eq!(all, summary(10, 1));
     assert_eq!(ok(&s, &format!("summary-stats/users/{}?{WINDOW}", w.alice_id), r).await, summary(6, 1));
     assert_eq!(ok(&s, &format!("summary-stats/users/{}?{WINDOW}", w.bob_id), r).await, summary(1, 0));
     assert_eq!(ok(&s, &format!("summary-stats/users/nobody?{WINDOW}"), r).await, summary(0, 0));
@@ -132,6 +140,7 @@ both!(numbers_match_the_script, |s| {
 
     // Time series: every bucket of the window, aligned, empty ones included.
     let five = ok(&s, &format!("time-stats?{WINDOW}&timestamp_increment=5m"), r).await;
+    each_conforms("ApiInsightsTimeStats", &five);
     assert_eq!(
         five,
         json!([
@@ -167,6 +176,7 @@ both!(numbers_match_the_script, |s| {
 
     // Routes of alice's PAT, by total (default, descending).
     let routes = ok(&s, &format!("route-stats/classic_pat/{}?{WINDOW}", w.alice_pat.1), r).await;
+    each_conforms("ApiInsightsRouteStats", &routes);
     assert_eq!(
         routes,
         json!([
@@ -203,6 +213,7 @@ both!(numbers_match_the_script, |s| {
 
     // Subjects: users, and the installation acting for itself; not the anonymous caller.
     let subjects = ok(&s, &format!("subject-stats?{WINDOW}"), r).await;
+    each_conforms("ApiInsightsSubjectStats", &subjects);
     assert_eq!(
         subjects,
         json!([
@@ -224,6 +235,7 @@ both!(numbers_match_the_script, |s| {
 
     // alice's actors (user-stats).
     let actors = ok(&s, &format!("user-stats/{}?{WINDOW}", w.alice_id), r).await;
+    each_conforms("ApiInsightsUserStats", &actors);
     assert_eq!(
         actors,
         json!([

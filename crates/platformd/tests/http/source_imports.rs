@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::harness::*;
 use crate::hooks::Recv;
+use crate::schema_check::assert_conforms_to_snapshot;
 
 // ---------------------------------------------------------------------------------------------
 // A Git source.
@@ -140,9 +141,11 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["repo"]).await
 }
 
+/// The import, in whatever status, always conforming to its published shape.
 async fn status(s: &Server, t: &str) -> Value {
     let (st, _, b) = call(s, Method::GET, IMPORT, Some(t), None).await;
     assert_eq!(st, 200, "{b}");
+    assert_conforms_to_snapshot("Import", &b);
     b
 }
 
@@ -216,6 +219,7 @@ both!(git_import_moves_through_every_status_to_complete, paced(), |s| {
     assert_eq!(header(&h, "location"), format!("{}{IMPORT}", s.base));
     assert_eq!(header(&h, "sunset"), "Fri, 12 Apr 2024 00:00:00 GMT");
     assert!(!header(&h, "deprecation").is_empty());
+    assert_conforms_to_snapshot("Import", &b);
     assert_eq!(b["status"], "detecting");
     assert_eq!(b["vcs"], Value::Null);
     assert_eq!(b["vcs_url"], url);
@@ -248,6 +252,7 @@ both!(git_import_moves_through_every_status_to_complete, paced(), |s| {
     assert!(!header(&h, "sunset").is_empty());
     let list = authors.as_array().unwrap();
     assert_eq!(list.len(), 2);
+    list.iter().for_each(|a| assert_conforms_to_snapshot("PorterAuthor", a));
     assert_eq!(list[0]["remote_id"], "ada@example.com");
     assert_eq!(list[0]["remote_name"], "Ada");
     assert_eq!(list[0]["email"], "ada@example.com");
@@ -405,6 +410,7 @@ both!(local_path_with_large_file_and_lfs, local(), |s| {
     let (st, _, files) = call(&s, Method::GET, &format!("{IMPORT}/large_files"), Some(&t), None).await;
     assert_eq!(st, 200);
     assert_eq!(files.as_array().unwrap().len(), 1, "{files}");
+    assert_conforms_to_snapshot("LargeFile", &files[0]);
     assert_eq!(files[0]["path"], "big.bin");
     assert_eq!(files[0]["ref_name"], "refs/heads/main");
     assert_eq!(files[0]["size"], 100 * 1024 * 1024 + 1);

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 use crate::statuses::{assert_minimal_repository, assert_simple_user, SHA, SHA2};
 
 /// alice owns organization acme (bob a member, carol an outsider); `acme/widgets` is public,
@@ -72,6 +73,7 @@ both!(lifecycle_on_the_platform_clock, |s| {
     assert_eq!(run["run_attempt"], 1);
     assert_eq!(run["previous_attempt_url"], Value::Null);
     let r = get_ok(&s, &run_path(&id), Some(&t)).await;
+    assert_conforms_to_snapshot("WorkflowRun", &r);
     assert_eq!(r["name"], "ci");
     assert_eq!(r["path"], ".workflows/ci.yml");
     assert_eq!(r["event"], "push");
@@ -94,6 +96,7 @@ both!(lifecycle_on_the_platform_clock, |s| {
     assert_minimal_repository(&s, &r["head_repository"], "acme", "widgets", false);
     let jobs_path = format!("{}/attempts/1/jobs", run_path(&id));
     let jobs = get_ok(&s, &jobs_path, Some(&t)).await;
+    assert_conforms_to_snapshot("JobList", &jobs);
     assert_eq!(jobs["total_count"], 3);
     assert_eq!(
         job_states(&jobs),
@@ -110,6 +113,7 @@ both!(lifecycle_on_the_platform_clock, |s| {
         job_states(&jobs),
         [st("build", "in_progress", Value::Null), st("test", "queued", Value::Null), st("deploy", "queued", Value::Null)]
     );
+    assert_conforms_to_snapshot("JobList", &jobs);
     assert_eq!(jobs["jobs"][0]["steps"][0]["status"], "in_progress");
     assert_eq!(jobs["jobs"][0]["labels"], json!(["ubuntu-latest"]));
     s.advance(60).await;
@@ -130,6 +134,7 @@ both!(lifecycle_on_the_platform_clock, |s| {
             st("deploy", "completed", json!("skipped"))
         ]
     );
+    assert_conforms_to_snapshot("JobList", &jobs);
     let test = &jobs["jobs"][1];
     assert_eq!(test["steps"].as_array().unwrap().last().unwrap()["conclusion"], "failure");
     assert_eq!(test["steps"][0]["conclusion"], "success");
@@ -149,6 +154,7 @@ both!(lifecycle_on_the_platform_clock, |s| {
     assert_eq!(other["run_number"], 1);
     assert_eq!(other["name"], "Lint");
     let list = get_ok(&s, "/repos/acme/widgets/actions/runs", None).await;
+    assert_conforms_to_snapshot("WorkflowRunList", &list);
     assert_eq!(list["total_count"], 3);
     let ids: Vec<&Value> = list["workflow_runs"].as_array().unwrap().iter().map(|r| &r["id"]).collect();
     assert_eq!(ids, [&other["id"], &second["id"], &id], "newest first");
@@ -167,6 +173,7 @@ both!(usage_of_private_runs_counts_reruns, |s| {
     let r = get_ok(&s, &p, Some(&t)).await;
     assert_eq!((r["conclusion"].as_str(), r["run_attempt"].as_i64()), (Some("success"), Some(2)));
     let u = get_ok(&s, &format!("{p}/timing"), Some(&t)).await;
+    assert_conforms_to_snapshot("WorkflowRunUsage", &u);
     assert_eq!(u["billable"]["UBUNTU"]["total_ms"], 120_000);
     assert_eq!(u["billable"]["UBUNTU"]["jobs"], 1, "the linux job was not re-run: {u}");
     assert_eq!(u["billable"]["MACOS"]["total_ms"], 120_000);
@@ -261,6 +268,7 @@ both!(list_filters, |s| {
     }
     // Pull requests, unless excluded.
     let v = get_ok(&s, &q("branch=main"), Some(&t)).await;
+    assert_conforms_to_snapshot("WorkflowRunList", &v);
     let pr = &v["workflow_runs"][1]["pull_requests"][0];
     assert_eq!(pr["number"], 7);
     assert_eq!(pr["head"]["ref"], "main");
@@ -588,6 +596,7 @@ both!(deployment_review, |s| {
     let list = get_ok(&s, &pending, Some(&alice)).await;
     assert_eq!(list.as_array().unwrap().len(), 1);
     let pd = &list[0];
+    assert_conforms_to_snapshot("PendingDeployment", pd);
     assert_eq!(pd["environment"]["name"], "production");
     assert_eq!(pd["environment"]["url"], format!("{}/repos/acme/widgets/environments/production", s.base));
     assert_eq!(pd["wait_timer"], 1);
@@ -636,6 +645,7 @@ both!(deployment_review, |s| {
     let (code, _, b) = call(&s, Method::POST, &pending, Some(&fg), Some(review("approved", json!([env_id])))).await;
     assert_eq!(code, 200, "{b}");
     let d = &b[0];
+    assert_conforms_to_snapshot("Deployment", d);
     assert_eq!(d["environment"], "production");
     assert_eq!(d["original_environment"], "production");
     assert_eq!(d["sha"], SHA);
@@ -656,6 +666,7 @@ both!(deployment_review, |s| {
     // The review history.
     let h = get_ok(&s, &format!("{p}/approvals"), None).await;
     assert_eq!(h.as_array().unwrap().len(), 1);
+    assert_conforms_to_snapshot("EnvironmentApproval", &h[0]);
     assert_eq!(h[0]["state"], "approved");
     assert_eq!(h[0]["comment"], "ship it");
     assert_simple_user(&s, &h[0]["user"], "dave", "User");

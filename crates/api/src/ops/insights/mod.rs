@@ -10,15 +10,17 @@
 pub mod flush;
 
 use axum::http::Method;
-use platform_core::time::{format_ts, parse_ts};
+use platform_core::time::parse_ts;
 use platform_store::domain::insights::{self as store, Filter, Stats};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::routes::Api;
+use crate::shape::Timestamp;
 use crate::validate::Ty;
 
 const ACCESS: Access = Access {
@@ -152,7 +154,7 @@ insights_op!(
     "Get route stats by actor",
     "get-route-stats-by-actor",
     ROUTE_QUERY,
-    Resp::json(200, "Requests per route made by the actor.", "ApiInsightsRouteStats[]").with_headers(LIST_HEADERS)
+    Resp::typed::<Vec<ApiInsightsRouteStats>>(200, "Requests per route made by the actor.").with_headers(LIST_HEADERS)
 );
 insights_op!(
     SUBJECT_STATS,
@@ -161,7 +163,7 @@ insights_op!(
     "Get subject stats",
     "get-subject-stats",
     SUBJECT_QUERY,
-    Resp::json(200, "Requests per subject (user or app).", "ApiInsightsSubjectStats[]").with_headers(LIST_HEADERS)
+    Resp::typed::<Vec<ApiInsightsSubjectStats>>(200, "Requests per subject (user or app).").with_headers(LIST_HEADERS)
 );
 insights_op!(
     SUMMARY,
@@ -170,7 +172,7 @@ insights_op!(
     "Get summary stats",
     "get-summary-stats",
     WINDOW,
-    Resp::json(200, "Total and rate-limited requests.", "ApiInsightsSummaryStats")
+    Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests.")
 );
 insights_op!(
     SUMMARY_BY_USER,
@@ -179,7 +181,7 @@ insights_op!(
     "Get summary stats by user",
     "get-summary-stats-by-user",
     WINDOW,
-    Resp::json(200, "Total and rate-limited requests of the user.", "ApiInsightsSummaryStats")
+    Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the user.")
 );
 insights_op!(
     SUMMARY_BY_ACTOR,
@@ -188,7 +190,7 @@ insights_op!(
     "Get summary stats by actor",
     "get-summary-stats-by-actor",
     WINDOW,
-    Resp::json(200, "Total and rate-limited requests of the actor.", "ApiInsightsSummaryStats")
+    Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the actor.")
 );
 insights_op!(
     TIME_STATS,
@@ -197,7 +199,7 @@ insights_op!(
     "Get time stats",
     "get-time-stats",
     TIME,
-    Resp::json(200, "Requests per time bucket.", "ApiInsightsTimeStats[]")
+    Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "Requests per time bucket.")
 );
 insights_op!(
     TIME_BY_USER,
@@ -206,7 +208,7 @@ insights_op!(
     "Get time stats by user",
     "get-time-stats-by-user",
     TIME,
-    Resp::json(200, "The user's requests per time bucket.", "ApiInsightsTimeStats[]")
+    Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The user's requests per time bucket.")
 );
 insights_op!(
     TIME_BY_ACTOR,
@@ -215,7 +217,7 @@ insights_op!(
     "Get time stats by actor",
     "get-time-stats-by-actor",
     TIME,
-    Resp::json(200, "The actor's requests per time bucket.", "ApiInsightsTimeStats[]")
+    Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The actor's requests per time bucket.")
 );
 insights_op!(
     USER_STATS,
@@ -224,7 +226,7 @@ insights_op!(
     "Get user stats",
     "get-user-stats",
     USER_QUERY,
-    Resp::json(200, "The user's requests per actor (token or app).", "ApiInsightsUserStats[]").with_headers(LIST_HEADERS)
+    Resp::typed::<Vec<ApiInsightsUserStats>>(200, "The user's requests per actor (token or app).").with_headers(LIST_HEADERS)
 );
 
 pub fn routes(api: Api) -> Api {
@@ -367,13 +369,13 @@ impl ListQuery {
 
     /// Sorts by the keys (one direction for all), ties by `identity` ascending, and answers the
     /// requested page with its `Link` header.
-    fn answer<T>(
+    fn answer<T, S: Serialize>(
         &self,
         ctx: &Ctx,
         mut rows: Vec<T>,
         key: impl for<'a> Fn(&'a T, &str) -> Key<'a>,
         identity: impl Fn(&T, &T) -> std::cmp::Ordering,
-        shape: impl Fn(&T) -> Value,
+        shape: impl Fn(&T) -> S,
     ) -> Reply {
         rows.sort_by(|a, b| {
             let by_keys = self.sort.iter().map(|k| key(a, k).cmp(&key(b, k))).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal);
@@ -382,23 +384,78 @@ impl ListQuery {
         });
         let total = rows.len() as i64;
         let start = self.page.offset().min(total) as usize;
-        let body: Vec<Value> = rows.iter().skip(start).take(self.page.per_page as usize).map(shape).collect();
-        Reply::ok(Value::Array(body)).opt_header("link", ctx.link(self.page, total))
+        let body: Vec<S> = rows.iter().skip(start).take(self.page.per_page as usize).map(shape).collect();
+        Reply::ok(body).opt_header("link", ctx.link(self.page, total))
     }
 }
 
-fn stats_fields(s: &Stats, row: &mut serde_json::Map<String, Value>) {
-    row.insert("total_request_count".into(), json!(s.total));
-    row.insert("rate_limited_request_count".into(), json!(s.rate_limited));
-    row.insert("last_request_timestamp".into(), json!(format_ts(s.last_at)));
-    row.insert("last_rate_limited_timestamp".into(), json!(s.last_rate_limited_at.map(format_ts)));
+// ------------------------------------------------------------------ shapes
+
+/// The counts and times every row of a list ends with.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct RequestStats {
+    pub total_request_count: i64,
+    pub rate_limited_request_count: i64,
+    pub last_request_timestamp: Timestamp,
+    pub last_rate_limited_timestamp: Option<Timestamp>,
 }
 
-fn with_stats(mut v: Value, s: &Stats) -> Value {
-    if let Value::Object(m) = &mut v {
-        stats_fields(s, m);
+impl From<&Stats> for RequestStats {
+    fn from(s: &Stats) -> RequestStats {
+        RequestStats {
+            total_request_count: s.total,
+            rate_limited_request_count: s.rate_limited,
+            last_request_timestamp: Timestamp(s.last_at),
+            last_rate_limited_timestamp: s.last_rate_limited_at.map(Timestamp),
+        }
     }
-    v
+}
+
+/// Requests per route.
+#[derive(Serialize, JsonSchema)]
+pub struct ApiInsightsRouteStats {
+    pub http_method: String,
+    pub api_route: String,
+    #[serde(flatten)]
+    pub stats: RequestStats,
+}
+
+/// Requests per subject (user or app).
+#[derive(Serialize, JsonSchema)]
+pub struct ApiInsightsSubjectStats {
+    pub subject_type: String,
+    pub subject_name: String,
+    pub subject_id: i64,
+    #[serde(flatten)]
+    pub stats: RequestStats,
+}
+
+/// A user's requests per actor (token or app).
+#[derive(Serialize, JsonSchema)]
+pub struct ApiInsightsUserStats {
+    pub actor_type: String,
+    pub actor_name: String,
+    pub actor_id: i64,
+    pub integration_id: Option<i64>,
+    pub oauth_application_id: Option<i64>,
+    #[serde(flatten)]
+    pub stats: RequestStats,
+}
+
+/// Total and rate-limited requests.
+#[derive(Serialize, JsonSchema)]
+pub struct ApiInsightsSummaryStats {
+    pub total_request_count: i64,
+    pub rate_limited_request_count: i64,
+}
+
+/// Requests in one time bucket.
+#[derive(Serialize, JsonSchema)]
+pub struct ApiInsightsTimeStats {
+    pub timestamp: Timestamp,
+    pub total_request_count: i64,
+    pub rate_limited_request_count: i64,
 }
 
 async fn route_stats(ctx: Ctx) -> ApiResult<Reply> {
@@ -415,7 +472,7 @@ async fn route_stats(ctx: Ctx) -> ApiResult<Reply> {
             _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
         },
         |a, b| (&a.api_route, &a.http_method).cmp(&(&b.api_route, &b.http_method)),
-        |r| with_stats(json!({"http_method": r.http_method, "api_route": r.api_route}), &r.stats),
+        |r| ApiInsightsRouteStats { http_method: r.http_method.clone(), api_route: r.api_route.clone(), stats: (&r.stats).into() },
     ))
 }
 
@@ -432,7 +489,12 @@ async fn subject_stats(ctx: Ctx) -> ApiResult<Reply> {
             _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
         },
         |a, b| (&a.subject_type, a.subject_id).cmp(&(&b.subject_type, b.subject_id)),
-        |r| with_stats(json!({"subject_type": r.subject_type, "subject_name": r.subject_name, "subject_id": r.subject_id}), &r.stats),
+        |r| ApiInsightsSubjectStats {
+            subject_type: r.subject_type.clone(),
+            subject_name: r.subject_name.clone(),
+            subject_id: r.subject_id,
+            stats: (&r.stats).into(),
+        },
     ))
 }
 
@@ -450,17 +512,13 @@ async fn user_stats(ctx: Ctx) -> ApiResult<Reply> {
             _ => stats_key(&r.stats, k).unwrap_or(Key::Int(0)),
         },
         |a, b| (&a.actor_type, a.actor_id).cmp(&(&b.actor_type, b.actor_id)),
-        |r| {
-            with_stats(
-                json!({
-                    "actor_type": r.actor_type,
-                    "actor_name": r.actor_name,
-                    "actor_id": r.actor_id,
-                    "integration_id": r.integration_id,
-                    "oauth_application_id": r.oauth_application_id,
-                }),
-                &r.stats,
-            )
+        |r| ApiInsightsUserStats {
+            actor_type: r.actor_type.clone(),
+            actor_name: r.actor_name.clone(),
+            actor_id: r.actor_id,
+            integration_id: r.integration_id,
+            oauth_application_id: r.oauth_application_id,
+            stats: (&r.stats).into(),
         },
     ))
 }
@@ -468,7 +526,7 @@ async fn user_stats(ctx: Ctx) -> ApiResult<Reply> {
 async fn summary(ctx: Ctx) -> ApiResult<Reply> {
     let filter = prepare(&ctx).await?;
     let (total, limited) = ctx.app.store.read(move |c| store::summary(c, &filter)).await?;
-    Ok(Reply::ok(json!({"total_request_count": total, "rate_limited_request_count": limited})))
+    Ok(Reply::ok(ApiInsightsSummaryStats { total_request_count: total, rate_limited_request_count: limited }))
 }
 
 async fn time_stats(ctx: Ctx) -> ApiResult<Reply> {
@@ -490,9 +548,9 @@ async fn time_stats(ctx: Ctx) -> ApiResult<Reply> {
             Some((_, t, l)) => (t, l),
             None => (0, 0),
         };
-        body.push(json!({"timestamp": format_ts(at), "total_request_count": total, "rate_limited_request_count": limited}));
+        body.push(ApiInsightsTimeStats { timestamp: Timestamp(at), total_request_count: total, rate_limited_request_count: limited });
     }
-    Ok(Reply::ok(Value::Array(body)))
+    Ok(Reply::ok(body))
 }
 
 #[cfg(test)]

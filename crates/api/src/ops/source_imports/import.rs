@@ -3,10 +3,13 @@
 //! `worker` moves imports through their statuses in the background (resuming after a restart).
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
-use platform_store::domain::source_imports::{Author, Import, LargeFile};
+use platform_store::domain::source_imports::{self as store, Author};
 use platform_store::{Conn, DbError};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
 
+use crate::shape::Uri;
 use crate::shapes::{repo_api_url, Urls};
 
 /// Files above this are large files (document 1).
@@ -58,64 +61,122 @@ fn import_url(u: &Urls, repo: &Repo) -> String {
     format!("{}/import", repo_api_url(u, repo))
 }
 
-/// Import (api-facts §4.12). Progress fields appear in the statuses that carry them.
-pub fn import_json(u: &Urls, repo: &Repo, i: &Import) -> Value {
+/// Import (api-facts §4.12); progress fields only in the statuses that carry them.
+#[derive(Serialize, JsonSchema)]
+pub struct Import {
+    pub vcs: Option<String>,
+    pub use_lfs: bool,
+    pub vcs_url: String,
+    #[schemars(extend("enum" = [
+        "auth", "error", "none", "detecting", "choose", "auth_failed", "importing", "mapping", "waiting_to_push", "pushing",
+        "complete", "setup", "unknown", "detection_found_multiple", "detection_found_nothing", "detection_needs_auth"
+    ]))]
+    pub status: String,
+    pub status_text: &'static str,
+    pub has_large_files: bool,
+    /// Gigabytes, rounded up.
+    pub large_files_size: i64,
+    pub large_files_count: i64,
+    pub authors_count: i64,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub authors_url: Uri,
+    pub repository_url: Uri,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tfvc_project: Option<String>,
+    /// While importing, and once known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_count: Option<i64>,
+    /// While importing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import_percent: Option<i64>,
+    /// While pushing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push_percent: Option<i64>,
+    /// After an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_step: Option<String>,
+    /// After an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// When detection found several projects (none are offered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_choices: Option<Vec<ProjectChoice>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct ProjectChoice {
+    pub vcs: String,
+    pub tfvc_project: String,
+    pub human_name: String,
+}
+
+pub fn import(u: &Urls, repo: &Repo, i: &store::Import) -> Import {
     let url = import_url(u, repo);
-    let mut v = json!({
-        "vcs": i.vcs,
-        "use_lfs": i.use_lfs == "opt_in",
-        "vcs_url": i.vcs_url,
-        "status": i.status,
-        "status_text": status_text(&i.status),
-        "has_large_files": i.large_files_count > 0,
-        "large_files_size": gigabytes(i.large_files_size),
-        "large_files_count": i.large_files_count,
-        "authors_count": i.authors_count,
-        "url": url,
-        "html_url": format!("{}/{}/import", u.web, repo.full_name()),
-        "authors_url": format!("{url}/authors"),
-        "repository_url": repo_api_url(u, repo),
-    });
-    if let Some(p) = &i.tfvc_project {
-        v["tfvc_project"] = json!(p);
-    }
-    if i.status == "importing" {
-        v["commit_count"] = json!(i.commit_count.unwrap_or(0));
-        v["import_percent"] = json!(i.import_percent.unwrap_or(0));
-    } else if i.commit_count.is_some() {
-        v["commit_count"] = json!(i.commit_count);
-    }
-    if i.status == "pushing" {
-        v["push_percent"] = json!(i.push_percent.unwrap_or(0));
-    }
+    let importing = i.status == "importing";
     // Strings in the spec: an error recorded without its step or message still names them.
-    if i.status == "error" {
-        v["failed_step"] = json!(i.failed_step.as_deref().unwrap_or("import"));
-        v["error_message"] = json!(i.error_message.as_deref().unwrap_or(""));
+    let error = i.status == "error";
+    Import {
+        vcs: i.vcs.clone(),
+        use_lfs: i.use_lfs == "opt_in",
+        vcs_url: i.vcs_url.clone(),
+        status: i.status.clone(),
+        status_text: status_text(&i.status),
+        has_large_files: i.large_files_count > 0,
+        large_files_size: gigabytes(i.large_files_size),
+        large_files_count: i.large_files_count,
+        authors_count: i.authors_count,
+        html_url: Uri(format!("{}/{}/import", u.web, repo.full_name())),
+        authors_url: Uri(format!("{url}/authors")),
+        repository_url: Uri(repo_api_url(u, repo)),
+        url: Uri(url),
+        tfvc_project: i.tfvc_project.clone(),
+        commit_count: if importing { Some(i.commit_count.unwrap_or(0)) } else { i.commit_count },
+        import_percent: importing.then(|| i.import_percent.unwrap_or(0)),
+        push_percent: (i.status == "pushing").then(|| i.push_percent.unwrap_or(0)),
+        failed_step: error.then(|| i.failed_step.clone().unwrap_or_else(|| "import".into())),
+        error_message: error.then(|| i.error_message.clone().unwrap_or_default()),
+        project_choices: (i.status == "detection_found_multiple").then(Vec::new),
     }
-    if i.status == "detection_found_multiple" {
-        v["project_choices"] = json!([]);
-    }
-    v
 }
 
-/// PorterAuthor.
-pub fn author_json(u: &Urls, repo: &Repo, a: &Author) -> Value {
+/// An author of the imported history.
+#[derive(Serialize, JsonSchema)]
+pub struct PorterAuthor {
+    pub id: i64,
+    pub remote_id: String,
+    pub remote_name: String,
+    pub email: String,
+    pub name: String,
+    pub url: Uri,
+    pub import_url: Uri,
+}
+
+pub fn author(u: &Urls, repo: &Repo, a: &Author) -> PorterAuthor {
     let url = import_url(u, repo);
-    json!({
-        "id": a.id,
-        "remote_id": a.remote_id,
-        "remote_name": a.remote_name,
-        "email": a.email,
-        "name": a.name,
-        "url": format!("{url}/authors/{}", a.id),
-        "import_url": url,
-    })
+    PorterAuthor {
+        id: a.id,
+        remote_id: a.remote_id.clone(),
+        remote_name: a.remote_name.clone(),
+        email: a.email.clone(),
+        name: a.name.clone(),
+        url: Uri(format!("{url}/authors/{}", a.id)),
+        import_url: Uri(url),
+    }
 }
 
-/// LargeFile.
-pub fn large_file_json(f: &LargeFile) -> Value {
-    json!({"ref_name": f.ref_name, "path": f.path, "oid": f.oid, "size": f.size})
+/// A file above 100 MB in the imported history.
+#[derive(Serialize, JsonSchema)]
+pub struct LargeFile {
+    pub ref_name: String,
+    pub path: String,
+    pub oid: String,
+    pub size: i64,
+}
+
+pub fn large_file(f: &store::LargeFile) -> LargeFile {
+    LargeFile { ref_name: f.ref_name.clone(), path: f.path.clone(), oid: f.oid.clone(), size: f.size }
 }
 
 /// Records `RepositoryImportEvent` (webhook event `repository_import`) with `status`

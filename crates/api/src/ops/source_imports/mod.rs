@@ -43,7 +43,7 @@ pub static GET: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The repository's import and its progress.", "Import")],
+    responses: &[Resp::typed::<import::Import>(200, "The repository's import and its progress.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -68,7 +68,9 @@ pub static START: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&START_BODY),
-    responses: &[Resp::json(201, "The import was started (detection first when `vcs` was omitted).", "Import").with_headers(&["Location"])],
+    responses: &[
+        Resp::typed::<import::Import>(201, "The import was started (detection first when `vcs` was omitted).").with_headers(&["Location"])
+    ],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -93,7 +95,7 @@ pub static UPDATE: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&UPDATE_BODY),
-    responses: &[Resp::json(200, "The import; with no body, or after a failure, it starts over.", "Import")],
+    responses: &[Resp::typed::<import::Import>(200, "The import; with no body, or after a failure, it starts over.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -123,7 +125,7 @@ pub static LIST_AUTHORS: Operation = Operation {
     access: READ,
     query: &SINCE,
     body: None,
-    responses: &[Resp::json(200, "The authors of the imported history, by id.", "PorterAuthor[]")],
+    responses: &[Resp::typed::<Vec<import::PorterAuthor>>(200, "The authors of the imported history, by id.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -139,7 +141,7 @@ pub static MAP_AUTHOR: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&MAP_AUTHOR_BODY),
-    responses: &[Resp::json(200, "The author with its new identity.", "PorterAuthor")],
+    responses: &[Resp::typed::<import::PorterAuthor>(200, "The author with its new identity.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -153,7 +155,7 @@ pub static LIST_LARGE_FILES: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "Files above 100 MB in the imported history.", "LargeFile[]")],
+    responses: &[Resp::typed::<Vec<import::LargeFile>>(200, "Files above 100 MB in the imported history.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -169,7 +171,7 @@ pub static SET_LFS: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&LFS_BODY),
-    responses: &[Resp::json(200, "The import with the preference.", "Import")],
+    responses: &[Resp::typed::<import::Import>(200, "The import with the preference.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
 };
@@ -209,7 +211,7 @@ async fn repo_import(ctx: &Ctx) -> ApiResult<(Repo, Import)> {
 }
 
 fn reply(ctx: &Ctx, repo: &Repo, imp: &Import, status: StatusCode) -> Reply {
-    Reply::json(status, import::import_json(&ctx.app.urls, repo, imp))
+    Reply::json(status, import::import(&ctx.app.urls, repo, imp))
 }
 
 fn str_field(body: &Value, name: &str) -> Option<String> {
@@ -398,7 +400,7 @@ async fn list_authors(ctx: Ctx) -> ApiResult<Reply> {
     let (repo, imp) = repo_import(&ctx).await?;
     let list = ctx.app.store.read(move |c| store::authors(c, imp.repo_id, since)).await?;
     let u = &ctx.app.urls;
-    Ok(Reply::ok(Value::Array(list.iter().map(|a| import::author_json(u, &repo, a)).collect())))
+    Ok(Reply::ok(list.iter().map(|a| import::author(u, &repo, a)).collect::<Vec<_>>()))
 }
 
 async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
@@ -419,13 +421,13 @@ async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .write(move |c| store::map_author(c, imp.repo_id, author_id, email.as_deref(), name.as_deref()))
         .await?
         .ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(import::author_json(&ctx.app.urls, &repo, &a)))
+    Ok(Reply::ok(import::author(&ctx.app.urls, &repo, &a)))
 }
 
 async fn list_large_files(ctx: Ctx) -> ApiResult<Reply> {
     let (_, imp) = repo_import(&ctx).await?;
     let list = ctx.app.store.read(move |c| store::large_files(c, imp.repo_id)).await?;
-    Ok(Reply::ok(Value::Array(list.iter().map(import::large_file_json).collect())))
+    Ok(Reply::ok(list.iter().map(import::large_file).collect::<Vec<_>>()))
 }
 
 async fn set_lfs(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {

@@ -25,7 +25,11 @@ use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody, Sharing};
 use crate::routes::Api;
+use crate::shape::Timestamp;
 use crate::validate::{Field, Schema, Ty, BODY_STRING_MAX_CHARS};
+use shapes::{
+    Deployment, EnvironmentApproval, JobList, PendingDeployment, PendingReviewer, Reviewer, WorkflowRun, WorkflowRunList, WorkflowRunUsage,
+};
 
 const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "actions");
@@ -124,7 +128,7 @@ op!(
     READ,
     &LIST_QUERY,
     None,
-    &[Resp::json(200, "Runs, newest first (at most 1,000 when filtered).", "WorkflowRunList").with_headers(&["Link"])]
+    &[Resp::typed::<WorkflowRunList>(200, "Runs, newest first (at most 1,000 when filtered).").with_headers(&["Link"])]
 );
 op!(
     LIST_FOR_WORKFLOW,
@@ -136,7 +140,7 @@ op!(
     READ,
     &LIST_QUERY,
     None,
-    &[Resp::json(200, "Runs of the workflow (its id or file name), newest first.", "WorkflowRunList").with_headers(&["Link"])]
+    &[Resp::typed::<WorkflowRunList>(200, "Runs of the workflow (its id or file name), newest first.").with_headers(&["Link"])]
 );
 op!(
     GET,
@@ -148,7 +152,7 @@ op!(
     READ,
     &[EXCLUDE_PRS],
     None,
-    &[Resp::json(200, "The run (its latest attempt).", "WorkflowRun")]
+    &[Resp::typed::<WorkflowRun>(200, "The run (its latest attempt).")]
 );
 op!(
     DELETE,
@@ -224,7 +228,7 @@ op!(
     READ,
     &[],
     None,
-    &[Resp::json(200, "Environments the run waits for.", "PendingDeployment[]")]
+    &[Resp::typed::<Vec<PendingDeployment>>(200, "Environments the run waits for.")]
 );
 op!(
     REVIEW_PENDING,
@@ -236,7 +240,7 @@ op!(
     REVIEW,
     &[],
     Some(&REVIEW_BODY),
-    &[Resp::json(200, "The deployments the approval created (none on rejection).", "Deployment[]")]
+    &[Resp::typed::<Vec<Deployment>>(200, "The deployments the approval created (none on rejection).")]
 );
 op!(
     RERUN,
@@ -272,7 +276,7 @@ op!(
     READ,
     &[],
     None,
-    &[Resp::json(200, "Billable time per runner OS and the run's duration (closing down).", "WorkflowRunUsage")],
+    &[Resp::typed::<WorkflowRunUsage>(200, "Billable time per runner OS and the run's duration (closing down).")],
     Traits::closing_down(RUN_USAGE_SUNSET)
 );
 op!(
@@ -297,7 +301,7 @@ op!(
     READ,
     &[EXCLUDE_PRS],
     None,
-    &[Resp::json(200, "The run as of that attempt.", "WorkflowRun")]
+    &[Resp::typed::<WorkflowRun>(200, "The run as of that attempt.")]
 );
 op!(
     DOWNLOAD_ATTEMPT_LOGS,
@@ -321,7 +325,7 @@ op!(
     READ,
     &PAGINATION,
     None,
-    &[Resp::json(200, "The attempt's jobs in plan order.", "JobList").with_headers(&["Link"])]
+    &[Resp::typed::<JobList>(200, "The attempt's jobs in plan order.").with_headers(&["Link"])]
 );
 op!(
     APPROVE,
@@ -345,7 +349,7 @@ op!(
     READ,
     &[],
     None,
-    &[Resp::json(200, "Reviews of the run's deployments, oldest first.", "EnvironmentApproval[]")]
+    &[Resp::typed::<Vec<EnvironmentApproval>>(200, "Reviews of the run's deployments, oldest first.")]
 );
 
 static REVIEW_BODY: Schema = Schema {
@@ -477,10 +481,10 @@ async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<(Reply, i64)> {
     }
     let (list, total) = ctx.app.store.read(move |c| runs::list(c, repo_id, &f, page.offset(), page.per_page)).await?;
     let u = &ctx.app.urls;
-    let body = json!({
-        "total_count": total,
-        "workflow_runs": list.iter().map(|r| shapes::run(u, ctx.version, &repo, r, exclude_prs)).collect::<Vec<_>>(),
-    });
+    let body = WorkflowRunList {
+        total_count: total,
+        workflow_runs: list.iter().map(|r| shapes::run(u, ctx.version, &repo, r, exclude_prs)).collect(),
+    };
     Ok((Reply::ok(body).opt_header("link", ctx.link(page, total)), next.unwrap_or(i64::MAX)))
 }
 
@@ -513,13 +517,13 @@ async fn list_attempt_jobs(ctx: Ctx) -> ApiResult<Reply> {
         .await?
         .ok_or_else(ApiError::not_found)?;
     let total = jobs.len() as i64;
-    let shown: Vec<Value> = jobs
+    let shown: Vec<_> = jobs
         .iter()
         .skip(page.offset() as usize)
         .take(page.per_page as usize)
         .map(|j| shapes::job(&ctx.app.urls, &repo, &attempt, j))
         .collect();
-    Ok(Reply::ok(json!({"total_count": total, "jobs": shown})).opt_header("link", ctx.link(page, total)))
+    Ok(Reply::ok(JobList { total_count: total, jobs: shown }).opt_header("link", ctx.link(page, total)))
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
@@ -650,37 +654,38 @@ async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
     let user = user_of(&ctx.principal);
     let u = ctx.app.urls.clone();
     let r = repo.clone();
-    let body = ctx
-        .app
-        .store
-        .read(move |c| -> Result<Value, DbError> {
-            let mut out = Vec::new();
-            for p in runs::pending(c, &run)? {
-                let can = match user {
-                    Some(id) => runs::is_reviewer(c, &p.reviewers, id)?,
-                    None => false,
-                };
-                let mut reviewers = Vec::new();
-                for rv in &p.reviewers {
-                    let v = match rv.kind.as_str() {
-                        "User" => platform_store::domain::accounts::by_id(c, rv.id)?.map(|a| json!(crate::shapes::simple_user(&u, &a))),
-                        _ => runs::team(c, rv.id)?.map(|(t, org)| shapes::team(&u, &t, &org)),
+    let body =
+        ctx.app
+            .store
+            .read(move |c| -> Result<Vec<PendingDeployment>, DbError> {
+                let mut out = Vec::new();
+                for p in runs::pending(c, &run)? {
+                    let can = match user {
+                        Some(id) => runs::is_reviewer(c, &p.reviewers, id)?,
+                        None => false,
                     };
-                    if let Some(v) = v {
-                        reviewers.push(json!({"type": rv.kind, "reviewer": v}));
+                    let mut reviewers = Vec::new();
+                    for rv in &p.reviewers {
+                        let v = match rv.kind.as_str() {
+                            "User" => platform_store::domain::accounts::by_id(c, rv.id)?
+                                .map(|a| Reviewer::User(crate::shapes::simple_user(&u, &a))),
+                            _ => runs::team(c, rv.id)?.map(|(t, org)| Reviewer::Team(shapes::team(&u, &t, &org))),
+                        };
+                        if let Some(v) = v {
+                            reviewers.push(PendingReviewer { kind: rv.kind.clone(), reviewer: v });
+                        }
                     }
+                    out.push(PendingDeployment {
+                        environment: shapes::environment(&u, &r, &p.environment),
+                        wait_timer: p.environment.wait_timer,
+                        wait_timer_started_at: Timestamp(p.gate.wait_timer_started_at),
+                        current_user_can_approve: can,
+                        reviewers,
+                    });
                 }
-                out.push(json!({
-                    "environment": shapes::environment(&u, &r, &p.environment),
-                    "wait_timer": p.environment.wait_timer,
-                    "wait_timer_started_at": platform_core::time::format_ts(p.gate.wait_timer_started_at),
-                    "current_user_can_approve": can,
-                    "reviewers": reviewers,
-                }));
-            }
-            Ok(Value::Array(out))
-        })
-        .await?;
+                Ok(out)
+            })
+            .await?;
     Ok(Reply::ok(body))
 }
 
@@ -748,15 +753,15 @@ async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             Ok(made)
         })
         .await?;
-    let body: Vec<Value> = deployments.iter().map(|d| shapes::deployment(&ctx.app.urls, &repo, d)).collect();
-    Ok(Reply::ok(Value::Array(body)))
+    let body: Vec<Deployment> = deployments.iter().map(|d| shapes::deployment(&ctx.app.urls, &repo, d)).collect();
+    Ok(Reply::ok(body))
 }
 
 async fn list_reviews(ctx: Ctx) -> ApiResult<Reply> {
     let (repo, run) = load(&ctx).await?;
     let reviews = ctx.app.store.read(move |c| runs::reviews(c, run.id)).await?;
-    let body: Vec<Value> = reviews.iter().map(|r| shapes::approval(&ctx.app.urls, &repo, r)).collect();
-    Ok(Reply::ok(Value::Array(body)))
+    let body: Vec<EnvironmentApproval> = reviews.iter().map(|r| shapes::approval(&ctx.app.urls, &repo, r)).collect();
+    Ok(Reply::ok(body))
 }
 
 async fn usage(ctx: Ctx) -> ApiResult<Reply> {
