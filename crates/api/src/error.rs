@@ -5,6 +5,8 @@ use std::sync::Arc;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use platform_store::{DbError, DbErrorKind};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub const GENERIC_DOCS: &str = "https://docs.service.example/rest";
@@ -20,14 +22,14 @@ pub struct ApiError {
     pub errors: Option<Value>,
     /// Overrides the operation's documentation URL (rate limits have their own page).
     pub docs: Option<&'static str>,
-    /// Extra fields merged into the body (e.g. `url` of a 301).
-    pub extra: Option<Value>,
+    /// `url` of a 301: where the resource moved.
+    pub url: Option<String>,
     pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
-        ApiError { status, message: message.into(), errors: None, docs: None, extra: None, headers: Vec::new() }
+        ApiError { status, message: message.into(), errors: None, docs: None, url: None, headers: Vec::new() }
     }
     pub fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "Not Found")
@@ -87,24 +89,19 @@ impl ApiError {
     /// 301 for a renamed resource.
     pub fn moved(location: String) -> Self {
         let mut e = Self::new(StatusCode::MOVED_PERMANENTLY, "Moved Permanently").with_header("location", &location);
-        e.extra = Some(json!({ "url": location }));
+        e.url = Some(location);
         e
     }
 
-    /// The JSON body, with `documentation_url` from the operation when the error names none.
+    /// The JSON body, with `documentation_url` from the operation when the error names none:
+    /// a [`ValidationError`] when it has `errors`, else a [`BasicError`].
     pub fn body(&self, op_docs: Option<&'static str>) -> Value {
-        let mut b = json!({ "message": self.message });
-        if let Some(errors) = &self.errors {
-            b["errors"] = errors.clone();
+        let documentation_url = self.docs.or(op_docs).unwrap_or(GENERIC_DOCS);
+        let status = self.status.as_str();
+        match &self.errors {
+            Some(errors) => json!(ValidationError { message: &self.message, errors: Some(errors), documentation_url, status }),
+            None => json!(BasicError { message: &self.message, url: self.url.as_deref(), documentation_url, status }),
         }
-        if let Some(Value::Object(extra)) = &self.extra {
-            for (k, v) in extra {
-                b[k] = v.clone();
-            }
-        }
-        b["documentation_url"] = Value::String(self.docs.or(op_docs).unwrap_or(GENERIC_DOCS).to_string());
-        b["status"] = Value::String(self.status.as_str().to_string());
-        b
     }
 
     pub fn render(&self, op_docs: Option<&'static str>) -> Response {
@@ -114,6 +111,47 @@ impl ApiError {
         }
         resp
     }
+}
+
+/// BasicError: the body of an error.
+#[derive(Serialize, JsonSchema)]
+pub struct BasicError<'a> {
+    pub message: &'a str,
+    /// Where a renamed resource moved (301).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<&'a str>,
+    pub documentation_url: &'a str,
+    /// The HTTP status code, as a string.
+    pub status: &'a str,
+}
+
+/// ValidationError: the body of a 400 or 422 that says what is wrong with the request.
+#[derive(Serialize, JsonSchema)]
+pub struct ValidationError<'a> {
+    pub message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "validation_errors_schema")]
+    pub errors: Option<&'a Value>,
+    pub documentation_url: &'a str,
+    /// The HTTP status code, as a string.
+    pub status: &'a str,
+}
+
+/// `errors`: objects naming the field and the problem, strings, or one string.
+fn validation_errors_schema(_: &mut SchemaGenerator) -> Schema {
+    let string = json!({"type": "string"});
+    json_schema!({ "anyOf": [
+        { "type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "code": string, "resource": string, "field": string, "message": string,
+                "index": {"type": "integer"}, "value": {}
+            },
+            "required": ["code"]
+        }},
+        { "type": "array", "items": string },
+        string
+    ]})
 }
 
 /// Marker left on error responses so the contract layer can re-render the body with the

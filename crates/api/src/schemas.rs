@@ -32,169 +32,6 @@ fn object(props: &[(&str, Value)], optional: &[(&str, Value)]) -> Value {
     json!({ "type": "object", "properties": p, "required": props.iter().map(|(k, _)| *k).collect::<Vec<_>>() })
 }
 
-fn authorization() -> Value {
-    object(
-        &[
-            ("id", json!({"type": "integer"})),
-            ("url", uri()),
-            ("scopes", json!({"type": "array", "items": {"type": "string"}})),
-            ("token", string()),
-            ("token_last_eight", string()),
-            ("hashed_token", string()),
-            ("app", object(&[("client_id", string()), ("name", string()), ("url", uri())], &[])),
-            ("note", nullable(string())),
-            ("note_url", nullable(string())),
-            ("updated_at", timestamp()),
-            ("created_at", timestamp()),
-            ("fingerprint", nullable(string())),
-            ("expires_at", nullable(timestamp())),
-            ("user", r("SimpleUser")),
-        ],
-        &[("installation", json!({"type": ["object", "null"]}))],
-    )
-}
-
-fn rate_limit_overview() -> Value {
-    let bucket = r("RateLimitBucket");
-    let mut resources = object(&[("core", bucket.clone()), ("search", bucket.clone())], &[]);
-    resources["additionalProperties"] = bucket.clone();
-    object(
-        &[("resources", resources)],
-        &[(
-            "rate",
-            json!({ "$ref": "#/components/schemas/RateLimitBucket", "description": "Only in API version 2022-11-28: a copy of resources.core." }),
-        )],
-    )
-}
-
-fn root() -> Value {
-    let required = [
-        "current_user_url",
-        "current_user_authorizations_html_url",
-        "current_user_repositories_url",
-        "code_search_url",
-        "commit_search_url",
-        "issue_search_url",
-        "label_search_url",
-        "repository_search_url",
-        "user_search_url",
-        "emails_url",
-        "followers_url",
-        "following_url",
-        "keys_url",
-        "starred_url",
-        "user_url",
-        "user_organizations_url",
-        "user_repositories_url",
-        "emojis_url",
-        "events_url",
-        "feeds_url",
-        "gists_url",
-        "public_gists_url",
-        "starred_gists_url",
-        "issues_url",
-        "notifications_url",
-        "organization_url",
-        "organization_repositories_url",
-        "organization_teams_url",
-        "rate_limit_url",
-        "repository_url",
-    ];
-    let props: Vec<(&str, Value)> = required.iter().map(|k| (*k, string())).collect();
-    object(
-        &props,
-        &[
-            ("topic_search_url", string()),
-            ("authorizations_url", json!({"type": "string", "description": "Only in API version 2022-11-28."})),
-            ("hub_url", json!({"type": "string", "description": "Only in API version 2022-11-28 (deprecated)."})),
-        ],
-    )
-}
-
-fn basic_error() -> Value {
-    object(&[("message", string()), ("documentation_url", string())], &[("status", string()), ("url", string())])
-}
-
-fn validation_error() -> Value {
-    let item = object(
-        &[("code", string())],
-        &[("resource", string()), ("field", string()), ("message", string()), ("index", json!({"type": "integer"})), ("value", json!({}))],
-    );
-    object(
-        &[("message", string()), ("documentation_url", string())],
-        &[
-            ("status", string()),
-            (
-                "errors",
-                json!({ "anyOf": [
-                    { "type": "array", "items": item },
-                    { "type": "array", "items": { "type": "string" } },
-                    { "type": "string" }
-                ]}),
-            ),
-        ],
-    )
-}
-
-fn thread() -> Value {
-    let subject = object(&[("title", string()), ("url", string()), ("latest_comment_url", string()), ("type", string())], &[]);
-    object(
-        &[
-            ("id", string()),
-            ("repository", r("MinimalRepository")),
-            ("subject", subject),
-            ("reason", string()),
-            ("unread", json!({"type": "boolean"})),
-            ("updated_at", timestamp()),
-            ("last_read_at", nullable(timestamp())),
-            ("url", uri()),
-            ("subscription_url", uri()),
-        ],
-        &[],
-    )
-}
-
-fn thread_subscription() -> Value {
-    object(
-        &[
-            ("subscribed", json!({"type": "boolean"})),
-            ("ignored", json!({"type": "boolean"})),
-            ("reason", nullable(string())),
-            ("created_at", nullable(timestamp())),
-            ("url", uri()),
-        ],
-        &[("thread_url", uri()), ("repository_url", uri())],
-    )
-}
-
-/// Activity event of the feeds (api-facts §4.10) with the payloads platformd produces.
-fn event() -> Value {
-    let int = || json!({"type": "integer"});
-    let actor = object(
-        &[("id", int()), ("login", string()), ("gravatar_id", string()), ("url", uri()), ("avatar_url", uri())],
-        &[("display_login", string())],
-    );
-    let repo = object(&[("id", int()), ("name", string()), ("url", uri())], &[]);
-    let watch = object(&[("action", string())], &[]);
-    let push = object(&[("repository_id", int()), ("push_id", int()), ("ref", string()), ("head", string()), ("before", string())], &[]);
-    let create = object(
-        &[("ref", string()), ("ref_type", string()), ("full_ref", string()), ("master_branch", string()), ("pusher_type", string())],
-        &[("description", nullable(string()))],
-    );
-    object(
-        &[
-            ("id", string()),
-            ("type", string()),
-            ("actor", actor.clone()),
-            ("repo", repo),
-            ("payload", json!({ "description": "Shape by `type`: WatchEvent, PushEvent, CreateEvent.", "anyOf": [watch, push, create] })),
-            ("public", json!({"type": "boolean"})),
-            ("created_at", timestamp()),
-        ],
-        &[("org", actor)],
-    )
-}
-
 fn webhook_config() -> Value {
     let insecure = json!({"anyOf": [{"type": "string"}, {"type": "number"}]});
     object(&[], &[("url", uri()), ("content_type", string()), ("secret", string()), ("insecure_ssl", insecure)])
@@ -247,33 +84,6 @@ fn hook_delivery() -> Value {
     ));
     req.push(("response", object(&[("headers", nullable(json!({"type": "object"}))), ("payload", nullable(string()))], &[])));
     object(&req, &[("throttled_at", nullable(timestamp())), ("url", string())])
-}
-
-/// TeamSimple (api-facts §4.6).
-fn team_simple() -> Value {
-    let int = || json!({"type": "integer"});
-    object(
-        &[
-            ("id", int()),
-            ("node_id", string()),
-            ("url", uri()),
-            ("members_url", string()),
-            ("name", string()),
-            ("description", nullable(string())),
-            ("permission", string()),
-            ("html_url", uri()),
-            ("repositories_url", uri()),
-            ("slug", string()),
-            ("type", json!({"type": "string", "enum": ["enterprise", "organization"]})),
-        ],
-        &[
-            ("privacy", string()),
-            ("notification_setting", string()),
-            ("ldap_dn", string()),
-            ("organization_id", int()),
-            ("enterprise_id", int()),
-        ],
-    )
 }
 
 /// Dependency alert (api-facts §4.7); `cvss` only in version 2022-11-28. With `repository`
@@ -350,30 +160,6 @@ fn depbot_alert(with_repository: bool) -> Value {
         req.push(("repository", r("MinimalRepository")));
     }
     object(&req, &[("auto_dismissed_at", nullable(timestamp())), ("assignees", json!({"type": "array", "items": r("SimpleUser")}))])
-}
-
-fn enterprise_team() -> Value {
-    let s = |n: &'static str| (n, string());
-    object(
-        &[
-            ("id", json!({"type": "integer"})),
-            s("name"),
-            s("slug"),
-            ("url", uri()),
-            ("html_url", uri()),
-            s("members_url"),
-            ("group_id", nullable(string())),
-            ("created_at", timestamp()),
-            ("updated_at", timestamp()),
-        ],
-        &[
-            s("description"),
-            s("sync_to_organizations"),
-            s("organization_selection_type"),
-            ("group_name", nullable(string())),
-            ("notification_setting", json!({"type": "string", "enum": ["notifications_enabled", "notifications_disabled"]})),
-        ],
-    )
 }
 
 fn devenv_secret() -> Value {
@@ -486,32 +272,16 @@ fn ruleset_version_with_state() -> Value {
 pub fn components(g: &mut schemars::SchemaGenerator) -> Value {
     crate::shape::schema_of::<crate::shapes::SimpleUser>(g);
     crate::shape::schema_of::<crate::shapes::MinimalRepository>(g);
-    let bucket = object(
-        &[
-            ("limit", json!({"type": "integer"})),
-            ("remaining", json!({"type": "integer"})),
-            ("reset", json!({"type": "integer"})),
-            ("used", json!({"type": "integer"})),
-        ],
-        &[],
-    );
+    // Named by the error responses and by operations of other features.
+    crate::shape::schema_of::<crate::error::BasicError>(g);
+    crate::shape::schema_of::<crate::error::ValidationError>(g);
+    crate::shape::schema_of::<crate::shapes::Empty>(g);
     // Pairs, not one `json!` map: that many entries exceed the macro's recursion limit.
     let schemas: Vec<(&str, Value)> = vec![
-        ("Authorization", authorization()),
-        ("RateLimitBucket", bucket),
-        ("RateLimitOverview", rate_limit_overview()),
-        ("Root", root()),
-        ("Thread", thread()),
-        ("ThreadSubscription", thread_subscription()),
-        ("NotificationsMarkAccepted", object(&[("message", string())], &[])),
-        ("Event", event()),
-        ("BasicError", basic_error()),
-        ("ValidationError", validation_error()),
         ("OrgHook", org_hook()),
         ("WebhookConfig", webhook_config()),
         ("HookDeliveryItem", hook_delivery_item()),
         ("HookDelivery", hook_delivery()),
-        ("TeamSimple", team_simple()),
         ("DepbotAlert", depbot_alert(false)),
         ("DepbotAlertWithRepository", depbot_alert(true)),
         ("RulesetSummary", object(&ruleset_summary_fields(), &[])),
@@ -519,15 +289,11 @@ pub fn components(g: &mut schemars::SchemaGenerator) -> Value {
         ("BranchRule", branch_rule()),
         ("RulesetVersion", object(&ruleset_version_fields(), &[])),
         ("RulesetVersionWithState", ruleset_version_with_state()),
-        ("Empty", json!({"type": "object"})),
-        ("EnterpriseTeam", enterprise_team()),
         ("PublicKey", object(&[("key_id", string()), ("key", string())], &[])),
         ("DevenvSecret", devenv_secret()),
         ("DevenvSecretList", wrapped("secrets", "DevenvSecret")),
         ("RegistryConfig", registry_config()),
         ("RegistryConfigList", wrapped("configurations", "RegistryConfig")),
-        ("ContentExclusionRules", json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}})),
-        ("ContentExclusionSet", object(&[("message", string())], &[])),
     ];
     Value::Object(schemas.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }

@@ -1,4 +1,4 @@
-//! Response shapes of the spec (SimpleUser, MinimalRepository, statuses, authorizations), built
+//! Response shapes of the spec (SimpleUser, MinimalRepository, TeamSimple, Empty), built
 //! from the configured public URLs so every self-link points where clients connected.
 use platform_core::ids::node_id;
 use platform_core::ApiVersion;
@@ -6,7 +6,6 @@ use platform_store::domain::accounts::Account;
 use platform_store::domain::repos::Repo;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use crate::shape::{Timestamp, Uri};
 
@@ -272,23 +271,57 @@ pub fn minimal_repository(u: &Urls, v: ApiVersion, r: &Repo) -> MinimalRepositor
     }
 }
 
-/// TeamSimple (api-facts §4.6) of an organization team.
-pub fn team_simple(u: &Urls, org: &Account, t: &platform_store::domain::accounts::Team) -> Value {
+/// TeamSimple (api-facts §4.6): a team as other resources name it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TeamSimple {
+    pub id: i64,
+    pub node_id: String,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub name: String,
+    pub slug: String,
+    pub description: Option<String>,
+    pub privacy: String,
+    pub notification_setting: String,
+    pub permission: String,
+    pub members_url: String,
+    pub repositories_url: Uri,
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["enterprise", "organization"]))]
+    pub kind: String,
+    pub organization_id: i64,
+}
+
+/// An organization team.
+pub fn team_simple(u: &Urls, org: &Account, t: &platform_store::domain::accounts::Team) -> TeamSimple {
     let api = format!("{}/organizations/{}/team/{}", u.api, org.id, t.id);
-    json!({
-        "id": t.id,
-        "node_id": node_id("Team", t.id),
-        "url": api,
-        "html_url": format!("{}/orgs/{}/teams/{}", u.web, org.login, t.slug),
-        "name": t.name,
-        "slug": t.slug,
-        "description": t.description,
-        "privacy": t.privacy,
-        "notification_setting": "notifications_enabled",
-        "permission": "pull",
-        "members_url": format!("{api}/members{{/member}}"),
-        "repositories_url": format!("{api}/repos"),
-        "type": "organization",
-        "organization_id": org.id,
-    })
+    TeamSimple {
+        id: t.id,
+        node_id: node_id("Team", t.id),
+        html_url: Uri(format!("{}/orgs/{}/teams/{}", u.web, org.login, t.slug)),
+        name: t.name.clone(),
+        slug: t.slug.clone(),
+        description: t.description.clone(),
+        privacy: t.privacy.clone(),
+        notification_setting: "notifications_enabled".into(),
+        permission: "pull".into(),
+        members_url: format!("{api}/members{{/member}}"),
+        repositories_url: Uri(format!("{api}/repos")),
+        kind: "organization".into(),
+        organization_id: org.id,
+        url: Uri(api),
+    }
+}
+
+/// The body of a 201 or 202 that carries nothing: `{}`.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Empty {}
+
+impl JsonSchema for Empty {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Empty".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object" })
+    }
 }

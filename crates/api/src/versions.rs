@@ -8,18 +8,13 @@ pub fn has_downloads(v: ApiVersion) -> Option<bool> {
 }
 
 /// `rate` (a copy of `resources.core`) exists only before 2026-03-10.
-pub fn rate_limit_fields(v: ApiVersion, overview: &mut Map<String, Value>, core: Value) {
-    if v < ApiVersion::V2026_03_10 {
-        overview.insert("rate".into(), core);
-    }
+pub fn rate_limit_rate<T>(v: ApiVersion, core: T) -> Option<T> {
+    (v < ApiVersion::V2026_03_10).then_some(core)
 }
 
 /// `authorizations_url` and `hub_url` on the API root exist only before 2026-03-10.
-pub fn root_fields(v: ApiVersion, root: &mut Map<String, Value>, api: &str) {
-    if v < ApiVersion::V2026_03_10 {
-        root.insert("authorizations_url".into(), Value::String(format!("{api}/authorizations")));
-        root.insert("hub_url".into(), Value::String(format!("{api}/hub")));
-    }
+pub fn root_legacy_urls(v: ApiVersion, api: &str) -> Option<(String, String)> {
+    (v < ApiVersion::V2026_03_10).then(|| (format!("{api}/authorizations"), format!("{api}/hub")))
 }
 
 /// `cvss` of a dependency alert's `security_advisory` exists only before 2026-03-10 (read

@@ -2,13 +2,14 @@
 //! user tokens with the application's basic credentials.
 use axum::http::{Method, StatusCode};
 use platform_core::ids::sha256_hex;
-use platform_core::time::format_ts;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::Account;
 use platform_store::domain::apps::App;
 use platform_store::domain::tokens::{self, Token};
 use platform_store::DbError;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
@@ -16,7 +17,8 @@ use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
-use crate::shapes;
+use crate::shape::{Timestamp, Uri};
+use crate::shapes::{self, SimpleUser};
 use crate::validate::{Field, Schema, Ty};
 
 pub static DELETE_GRANT: Operation = Operation {
@@ -41,7 +43,7 @@ pub static CHECK_TOKEN: Operation = Operation {
     access: Access::app_basic(),
     query: &[],
     body: Some(&BODY),
-    responses: &[Resp::json(200, "The token is valid.", "Authorization")],
+    responses: &[Resp::typed::<Authorization>(200, "The token is valid.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -54,7 +56,7 @@ pub static RESET_TOKEN: Operation = Operation {
     access: Access::app_basic(),
     query: &[],
     body: Some(&BODY),
-    responses: &[Resp::json(200, "The token was replaced; `token` holds the new one.", "Authorization")],
+    responses: &[Resp::typed::<Authorization>(200, "The token was replaced; `token` holds the new one.")],
     traits: Traits { limits: Limits::IssuesTokens, ..Traits::NONE },
     derived: Derived::new(),
 };
@@ -107,25 +109,59 @@ async fn app_token(ctx: &Ctx, body: &Value) -> ApiResult<(App, Token, Account, S
     }
 }
 
-fn authorization(ctx: &Ctx, app: &App, t: &Token, user: &Account, text: &str) -> Value {
+/// Authorization: a user's token of an OAuth application, as its owner sees it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Authorization {
+    pub id: i64,
+    pub url: Uri,
+    pub scopes: Vec<String>,
+    pub token: String,
+    pub token_last_eight: String,
+    pub hashed_token: String,
+    pub app: AuthorizationApp,
+    pub note: Option<String>,
+    pub note_url: Option<String>,
+    pub updated_at: Timestamp,
+    pub created_at: Timestamp,
+    pub fingerprint: Option<String>,
+    pub expires_at: Option<Timestamp>,
+    pub user: SimpleUser,
+    /// Always null: installations hold no OAuth authorizations.
+    pub installation: Option<Map<String, Value>>,
+}
+
+/// The application an authorization belongs to.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct AuthorizationApp {
+    pub url: Uri,
+    pub name: String,
+    pub client_id: String,
+}
+
+fn authorization(ctx: &Ctx, app: &App, t: &Token, user: &Account, text: &str) -> Authorization {
     let u = &ctx.app.urls;
-    json!({
-        "id": t.id,
-        "url": format!("{}/authorizations/{}", u.api, t.id),
-        "scopes": t.scopes,
-        "token": text,
-        "token_last_eight": t.last_eight,
-        "hashed_token": t.token_hash,
-        "app": {"url": format!("{}/apps/{}", u.web, app.slug), "name": app.name, "client_id": app.client_id},
-        "note": t.note,
-        "note_url": t.note_url,
-        "updated_at": format_ts(t.updated_at),
-        "created_at": format_ts(t.created_at),
-        "fingerprint": Value::Null,
-        "expires_at": t.expires_at.map(format_ts),
-        "user": shapes::simple_user(u, user),
-        "installation": Value::Null,
-    })
+    Authorization {
+        id: t.id,
+        url: Uri(format!("{}/authorizations/{}", u.api, t.id)),
+        scopes: t.scopes.clone(),
+        token: text.to_string(),
+        token_last_eight: t.last_eight.clone(),
+        hashed_token: t.token_hash.clone(),
+        app: AuthorizationApp {
+            url: Uri(format!("{}/apps/{}", u.web, app.slug)),
+            name: app.name.clone(),
+            client_id: app.client_id.clone(),
+        },
+        note: t.note.clone(),
+        note_url: t.note_url.clone(),
+        updated_at: Timestamp(t.updated_at),
+        created_at: Timestamp(t.created_at),
+        fingerprint: None,
+        expires_at: t.expires_at.map(Timestamp),
+        user: shapes::simple_user(u, user),
+        installation: None,
+    }
 }
 
 async fn check_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {

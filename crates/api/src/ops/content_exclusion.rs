@@ -8,8 +8,9 @@ use std::fmt;
 use axum::body::Body;
 use axum::http::{Method, StatusCode};
 use platform_store::domain::content_exclusions as store;
+use schemars::JsonSchema;
 use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
@@ -39,7 +40,7 @@ pub static GET: Operation = Operation {
     },
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The rules: scope keys to arrays of path strings (`{}` when none are set).", "ContentExclusionRules")],
+    responses: &[Resp::typed::<ContentExclusionRules>(200, "The rules: scope keys to arrays of path strings (`{}` when none are set).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -62,7 +63,10 @@ pub static SET: Operation = Operation {
     },
     query: &[],
     body: Some(&RULES),
-    responses: &[Resp::json(200, "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.", "ContentExclusionSet")],
+    responses: &[Resp::typed::<ContentExclusionSet>(
+        200,
+        "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.",
+    )],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -71,11 +75,22 @@ pub fn routes(api: Api) -> Api {
     api.op(&GET, get).op(&SET, set)
 }
 
+/// ContentExclusionRules: scope keys to arrays of path strings, in the order they were set.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct ContentExclusionRules(#[schemars(with = "std::collections::BTreeMap<String, Vec<String>>")] pub Map<String, Value>);
+
+/// ContentExclusionSet: the answer to setting the rules.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ContentExclusionSet {
+    pub message: String,
+}
+
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let org_id = caller.org.id;
     let stored = ctx.app.store.read(move |c| store::get(c, org_id)).await?;
-    let rules = stored.and_then(|s| serde_json::from_str::<Value>(&s).ok()).unwrap_or_else(|| Value::Object(Map::new()));
+    // Stored as validated by `set`.
+    let rules = stored.and_then(|s| serde_json::from_str(&s).ok()).map(ContentExclusionRules).unwrap_or_default();
     Ok(Reply::ok(rules))
 }
 
@@ -88,7 +103,7 @@ async fn set(ctx: Ctx, body: Body) -> ApiResult<Reply> {
     let (org_id, now) = (caller.org.id, ctx.app.clock.now());
     let text = Value::Object(rules).to_string();
     ctx.app.store.write(move |c| store::set(c, org_id, &text, now)).await?;
-    Ok(Reply::ok(json!({"message": "Content exclusion rules updated."})))
+    Ok(Reply::ok(ContentExclusionSet { message: "Content exclusion rules updated.".into() }))
 }
 
 /// Parses and validates a rules body: JSON with comments, an object whose values are arrays of

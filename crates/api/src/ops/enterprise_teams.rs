@@ -5,11 +5,12 @@
 //! enterprise (else 404); changes need an enterprise owner (403); the teams of a user need an
 //! owner or a fine-grained token with `enterprise_teams: read`.
 use axum::http::{Method, StatusCode};
-use platform_core::time::format_ts;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account, Enterprise};
-use platform_store::domain::enterprise_teams::{self as teams, EnterpriseTeam};
+use platform_store::domain::enterprise_teams::{self as teams, EnterpriseTeam as TeamRow};
 use platform_store::{Conn, DbError};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::authorize::{has_permission, has_scope, not_accessible};
@@ -19,6 +20,7 @@ use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
+use crate::shape::{Timestamp, Uri};
 use crate::shapes::{simple_user, Urls};
 use crate::validate::{Field, Schema, Ty};
 
@@ -48,7 +50,7 @@ pub static LIST_FOR_USER: Operation = Operation {
     access: READ,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "The enterprise teams the user belongs to.", "EnterpriseTeam[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise teams the user belongs to.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -150,25 +152,44 @@ pub fn routes(api: Api) -> Api {
 }
 
 /// EnterpriseTeam (api-facts §4.16).
-pub fn team_json(u: &Urls, ent: &Enterprise, t: &EnterpriseTeam) -> Value {
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EnterpriseTeam {
+    pub id: i64,
+    pub name: String,
+    /// A string in the spec: a team created without one has an empty description.
+    pub description: String,
+    pub slug: String,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub members_url: String,
+    pub sync_to_organizations: String,
+    pub organization_selection_type: String,
+    pub group_id: Option<String>,
+    pub group_name: Option<String>,
+    #[schemars(extend("enum" = ["notifications_enabled", "notifications_disabled"]))]
+    pub notification_setting: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+pub fn team_json(u: &Urls, ent: &Enterprise, t: &TeamRow) -> EnterpriseTeam {
     let url = format!("{}/enterprises/{}/teams/{}", u.api, ent.slug, t.slug);
-    json!({
-        "id": t.id,
-        "name": t.name,
-        // A string in the spec: a team created without one has an empty description.
-        "description": t.description.as_deref().unwrap_or(""),
-        "slug": t.slug,
-        "url": url,
-        "html_url": format!("{}/enterprises/{}/teams/{}", u.web, ent.slug, t.slug),
-        "members_url": format!("{url}/memberships{{/member}}"),
-        "sync_to_organizations": "disabled",
-        "organization_selection_type": "disabled",
-        "group_id": t.group_id,
-        "group_name": Value::Null,
-        "notification_setting": "notifications_enabled",
-        "created_at": format_ts(t.created_at),
-        "updated_at": format_ts(t.updated_at),
-    })
+    EnterpriseTeam {
+        id: t.id,
+        name: t.name.clone(),
+        description: t.description.clone().unwrap_or_default(),
+        slug: t.slug.clone(),
+        html_url: Uri(format!("{}/enterprises/{}/teams/{}", u.web, ent.slug, t.slug)),
+        members_url: format!("{url}/memberships{{/member}}"),
+        sync_to_organizations: "disabled".into(),
+        organization_selection_type: "disabled".into(),
+        group_id: t.group_id.clone(),
+        group_name: None,
+        notification_setting: "notifications_enabled".into(),
+        created_at: Timestamp(t.created_at),
+        updated_at: Timestamp(t.updated_at),
+        url: Uri(url),
+    }
 }
 
 /// The authorized caller of an enterprise operation.
@@ -229,7 +250,7 @@ fn require_owner(c: &Caller) -> ApiResult<()> {
     }
 }
 
-async fn team(ctx: &Ctx, caller: &Caller) -> ApiResult<EnterpriseTeam> {
+async fn team(ctx: &Ctx, caller: &Caller) -> ApiResult<TeamRow> {
     let (ent_id, key) = (caller.ent.id, ctx.param("enterprise-team").to_string());
     ctx.app.store.read(move |c| teams::find(c, ent_id, &key)).await?.ok_or_else(ApiError::not_found)
 }
@@ -259,8 +280,8 @@ async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
         })
         .await?
         .ok_or_else(ApiError::not_found)?;
-    let body: Vec<Value> = rows.iter().map(|t| team_json(&ctx.app.urls, &caller.ent, t)).collect();
-    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+    let body: Vec<EnterpriseTeam> = rows.iter().map(|t| team_json(&ctx.app.urls, &caller.ent, t)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
 async fn list(ctx: Ctx) -> ApiResult<Reply> {
@@ -393,7 +414,7 @@ pub struct EnterpriseTeamIn {
 }
 
 /// Creates an enterprise team with its members (they must belong to the enterprise).
-pub fn create_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now: i64) -> ApiResult<(Enterprise, EnterpriseTeam)> {
+pub fn create_team(c: &mut dyn Conn, enterprise: &str, t: &EnterpriseTeamIn, now: i64) -> ApiResult<(Enterprise, TeamRow)> {
     let ent = accounts::enterprise_by_slug(c, enterprise)?.ok_or_else(|| {
         ApiError::invalid_field("Enterprise", "enterprise", "missing", Some(format!("Enterprise '{enterprise}' does not exist")))
     })?;

@@ -7,12 +7,13 @@
 //! 304 neither queries the database nor hashes a body.
 
 use axum::http::Method;
-use platform_core::time::format_ts;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::feeds::{self, FeedEvent, Scope};
 use platform_store::DbError;
-use serde_json::{json, Map, Value};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::authorize::{has_permission, not_accessible};
 use crate::error::{ApiError, ApiResult};
@@ -21,6 +22,7 @@ use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, Sharing};
 use crate::routes::Api;
+use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
 
 /// Events older than this leave every timeline.
@@ -49,7 +51,7 @@ pub static LIST_PUBLIC: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[
-        Resp::json(200, "Public events of public repositories, newest first (`per_page` default 15).", "Event[]").with_headers(HEADERS)
+        Resp::typed::<Vec<Event>>(200, "Public events of public repositories, newest first (`per_page` default 15).").with_headers(HEADERS)
     ],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
@@ -64,7 +66,7 @@ pub static LIST_FOR_NETWORK: Operation = Operation {
     access: REPO,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Events of the repository's network, newest first.", "Event[]").with_headers(HEADERS)],
+    responses: &[Resp::typed::<Vec<Event>>(200, "Events of the repository's network, newest first.").with_headers(HEADERS)],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
 };
@@ -78,7 +80,7 @@ pub static LIST_FOR_ORG: Operation = Operation {
     access: PUBLIC,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Public events of the organization's repositories, newest first; elements carry `org`.", "Event[]")
+    responses: &[Resp::typed::<Vec<Event>>(200, "Public events of the organization's repositories, newest first; elements carry `org`.")
         .with_headers(HEADERS)],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
@@ -93,7 +95,7 @@ pub static LIST_FOR_REPO: Operation = Operation {
     access: REPO,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Events of the repository, newest first.", "Event[]").with_headers(HEADERS)],
+    responses: &[Resp::typed::<Vec<Event>>(200, "Events of the repository, newest first.").with_headers(HEADERS)],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
 };
@@ -107,7 +109,7 @@ pub static LIST_FOR_USER: Operation = Operation {
     access: USER,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Events the user performed, newest first; private ones only for the user themself.", "Event[]")
+    responses: &[Resp::typed::<Vec<Event>>(200, "Events the user performed, newest first; private ones only for the user themself.")
         .with_headers(HEADERS)],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
@@ -122,7 +124,7 @@ pub static LIST_PUBLIC_FOR_USER: Operation = Operation {
     access: PUBLIC,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Public events the user performed, newest first.", "Event[]").with_headers(HEADERS)],
+    responses: &[Resp::typed::<Vec<Event>>(200, "Public events the user performed, newest first.").with_headers(HEADERS)],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
 };
@@ -136,11 +138,7 @@ pub static LIST_ORG_FOR_USER: Operation = Operation {
     access: ORG_FOR_USER,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(
-        200,
-        "The user's organization dashboard: events of the organization's repositories (private ones for members), newest first; elements carry `org`.",
-        "Event[]",
-    )
+    responses: &[Resp::typed::<Vec<Event>>(200, "The user's organization dashboard: events of the organization's repositories (private ones for members), newest first; elements carry `org`.")
     .with_headers(HEADERS)],
     traits: Traits::polled(Poll::Feed),
     derived: Derived::new(),
@@ -249,47 +247,100 @@ async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -
             let total = rows.len() as i64;
             let start = page.offset().min(total) as usize;
             let end = page.offset().saturating_add(page.per_page).min(total) as usize;
-            let body: Vec<Value> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
-            Ok((Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)), until))
+            let body: Vec<Event> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
+            Ok((Reply::ok(body).opt_header("link", ctx.link(page, total)), until))
         })
         .await?;
     Ok(reply)
 }
 
-/// `actor` and `org` objects of an event.
-fn account_ref(u: &Urls, a: &Account, display: bool) -> Value {
-    let mut m = Map::new();
-    m.insert("id".into(), json!(a.id));
-    m.insert("login".into(), json!(a.login));
-    if display {
-        m.insert("display_login".into(), json!(a.login));
-    }
-    m.insert("gravatar_id".into(), json!(""));
-    let path = if a.is_org() && !display { "orgs" } else { "users" };
-    m.insert("url".into(), json!(format!("{}/{path}/{}", u.api, a.login)));
-    m.insert("avatar_url".into(), json!(format!("{}/avatars/u/{}?v=4", u.web, a.id)));
-    Value::Object(m)
+/// Event (api-facts §4.10): an activity event of the feeds.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Event {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub actor: EventAccount,
+    pub repo: EventRepo,
+    /// Shape by `type`: WatchEvent, PushEvent, CreateEvent.
+    #[schemars(schema_with = "payload_schema")]
+    pub payload: Value,
+    pub public: bool,
+    pub created_at: Timestamp,
+    /// Present whenever the repository belongs to an organization.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub org: Option<EventAccount>,
 }
 
-/// An Activity event (api-facts §4.10). An event without a recorded actor (a push to an
-/// organization's repository with no pusher) shows the organization as its actor. `org` is
-/// present whenever the repository belongs to an organization.
-pub fn event(u: &Urls, e: &FeedEvent) -> Value {
+/// `actor` and `org` of an event; `display_login` only on the actor.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct EventAccount {
+    pub id: i64,
+    pub login: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_login: Option<String>,
+    pub gravatar_id: String,
+    pub url: Uri,
+    pub avatar_url: Uri,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct EventRepo {
+    pub id: i64,
+    pub name: String,
+    pub url: Uri,
+}
+
+/// The payloads platformd produces, kept as the outbox stored them.
+fn payload_schema(_: &mut SchemaGenerator) -> Schema {
+    let (int, string) = (json!({"type": "integer"}), json!({"type": "string"}));
+    json_schema!({ "anyOf": [
+        { "type": "object", "properties": { "action": string }, "required": ["action"] },
+        {
+            "type": "object",
+            "properties": { "repository_id": int, "push_id": int, "ref": string, "head": string, "before": string },
+            "required": ["repository_id", "push_id", "ref", "head", "before"]
+        },
+        {
+            "type": "object",
+            "properties": {
+                "ref": string, "ref_type": string, "full_ref": string, "master_branch": string, "pusher_type": string,
+                "description": { "anyOf": [string, { "type": "null" }] }
+            },
+            "required": ["ref", "ref_type", "full_ref", "master_branch", "pusher_type"]
+        }
+    ]})
+}
+
+fn account_ref(u: &Urls, a: &Account, display: bool) -> EventAccount {
+    let path = if a.is_org() && !display { "orgs" } else { "users" };
+    EventAccount {
+        id: a.id,
+        login: a.login.clone(),
+        display_login: display.then(|| a.login.clone()),
+        gravatar_id: String::new(),
+        url: Uri(format!("{}/{path}/{}", u.api, a.login)),
+        avatar_url: Uri(format!("{}/avatars/u/{}?v=4", u.web, a.id)),
+    }
+}
+
+/// An event without a recorded actor (a push to an organization's repository with no pusher)
+/// shows the organization as its actor.
+pub fn event(u: &Urls, e: &FeedEvent) -> Event {
     let a = &e.activity;
     // An object in the spec: an event whose actor is gone shows the ghost account.
     let actor = account_ref(u, e.actor.as_ref().or(e.org.as_ref()).unwrap_or_else(|| crate::shapes::ghost()), true);
     let (repo_id, name) = e.repo.clone().unwrap_or((0, String::new()));
-    let mut v = json!({
-        "id": a.id.to_string(),
-        "type": a.kind,
-        "actor": actor,
-        "repo": {"id": repo_id, "name": name, "url": format!("{}/repos/{name}", u.api)},
-        "payload": a.payload,
-        "public": a.public,
-        "created_at": format_ts(a.created_at),
-    });
-    if let Some(org) = &e.org {
-        v["org"] = account_ref(u, org, false);
+    Event {
+        id: a.id.to_string(),
+        kind: a.kind.clone(),
+        actor,
+        repo: EventRepo { id: repo_id, url: Uri(format!("{}/repos/{name}", u.api)), name },
+        payload: a.payload.clone(),
+        public: a.public,
+        created_at: Timestamp(a.created_at),
+        org: e.org.as_ref().map(|org| account_ref(u, org, false)),
     }
-    v
 }

@@ -1,6 +1,7 @@
 //! `GET /` and `GET /rate_limit`.
 use axum::http::{Method, StatusCode};
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
@@ -18,7 +19,7 @@ pub static ROOT: Operation = Operation {
     access: Access::any(),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "URL templates of the API.", "Root")],
+    responses: &[Resp::typed::<Root>(200, "URL templates of the API.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -32,7 +33,7 @@ pub static RATE_LIMIT: Operation = Operation {
     access: Access::any(),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The caller's rate-limit buckets; never charged.", "RateLimitOverview")],
+    responses: &[Resp::typed::<RateLimitOverview>(200, "The caller's rate-limit buckets; never charged.")],
     traits: Traits { limits: Limits::Report, ..Traits::NONE },
     derived: Derived::new(),
 };
@@ -41,47 +42,123 @@ pub fn routes(api: Api) -> Api {
     api.op(&ROOT, root).op(&RATE_LIMIT, rate_limit)
 }
 
+/// Root: URL templates of the API.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Root {
+    pub current_user_url: String,
+    pub current_user_authorizations_html_url: String,
+    pub code_search_url: String,
+    pub commit_search_url: String,
+    pub emails_url: String,
+    pub emojis_url: String,
+    pub events_url: String,
+    pub feeds_url: String,
+    pub followers_url: String,
+    pub following_url: String,
+    pub gists_url: String,
+    pub issue_search_url: String,
+    pub issues_url: String,
+    pub keys_url: String,
+    pub label_search_url: String,
+    pub notifications_url: String,
+    pub organization_url: String,
+    pub organization_repositories_url: String,
+    pub organization_teams_url: String,
+    pub public_gists_url: String,
+    pub rate_limit_url: String,
+    pub repository_url: String,
+    pub repository_search_url: String,
+    pub current_user_repositories_url: String,
+    pub starred_url: String,
+    pub starred_gists_url: String,
+    pub topic_search_url: String,
+    pub user_url: String,
+    pub user_organizations_url: String,
+    pub user_repositories_url: String,
+    pub user_search_url: String,
+    /// Only in API version 2022-11-28.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorizations_url: Option<String>,
+    /// Only in API version 2022-11-28 (deprecated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hub_url: Option<String>,
+}
+
 async fn root(ctx: Ctx) -> ApiResult<Reply> {
     let a = &ctx.app.urls.api;
     let w = &ctx.app.urls.web;
-    let mut m = Map::new();
-    for (k, v) in [
-        ("current_user_url", format!("{a}/user")),
-        ("current_user_authorizations_html_url", format!("{w}/settings/connections/applications{{/client_id}}")),
-        ("code_search_url", format!("{a}/search/code?q={{query}}{{&page,per_page,sort,order}}")),
-        ("commit_search_url", format!("{a}/search/commits?q={{query}}{{&page,per_page,sort,order}}")),
-        ("emails_url", format!("{a}/user/emails")),
-        ("emojis_url", format!("{a}/emojis")),
-        ("events_url", format!("{a}/events")),
-        ("feeds_url", format!("{a}/feeds")),
-        ("followers_url", format!("{a}/user/followers")),
-        ("following_url", format!("{a}/user/following{{/target}}")),
-        ("gists_url", format!("{a}/gists{{/gist_id}}")),
-        ("issue_search_url", format!("{a}/search/issues?q={{query}}{{&page,per_page,sort,order}}")),
-        ("issues_url", format!("{a}/issues")),
-        ("keys_url", format!("{a}/user/keys")),
-        ("label_search_url", format!("{a}/search/labels?q={{query}}&repository_id={{repository_id}}{{&page,per_page}}")),
-        ("notifications_url", format!("{a}/notifications")),
-        ("organization_url", format!("{a}/orgs/{{org}}")),
-        ("organization_repositories_url", format!("{a}/orgs/{{org}}/repos{{?type,page,per_page,sort}}")),
-        ("organization_teams_url", format!("{a}/orgs/{{org}}/teams")),
-        ("public_gists_url", format!("{a}/gists/public")),
-        ("rate_limit_url", format!("{a}/rate_limit")),
-        ("repository_url", format!("{a}/repos/{{owner}}/{{repo}}")),
-        ("repository_search_url", format!("{a}/search/repositories?q={{query}}{{&page,per_page,sort,order}}")),
-        ("current_user_repositories_url", format!("{a}/user/repos{{?type,page,per_page,sort}}")),
-        ("starred_url", format!("{a}/user/starred{{/owner}}{{/repo}}")),
-        ("starred_gists_url", format!("{a}/gists/starred")),
-        ("topic_search_url", format!("{a}/search/topics?q={{query}}{{&page,per_page}}")),
-        ("user_url", format!("{a}/users/{{user}}")),
-        ("user_organizations_url", format!("{a}/user/orgs")),
-        ("user_repositories_url", format!("{a}/users/{{user}}/repos{{?type,page,per_page,sort}}")),
-        ("user_search_url", format!("{a}/search/users?q={{query}}{{&page,per_page,sort,order}}")),
-    ] {
-        m.insert(k.into(), Value::String(v));
-    }
-    versions::root_fields(ctx.version, &mut m, a);
-    Ok(Reply::ok(Value::Object(m)))
+    let (authorizations_url, hub_url) = versions::root_legacy_urls(ctx.version, a).unzip();
+    Ok(Reply::ok(Root {
+        current_user_url: format!("{a}/user"),
+        current_user_authorizations_html_url: format!("{w}/settings/connections/applications{{/client_id}}"),
+        code_search_url: format!("{a}/search/code?q={{query}}{{&page,per_page,sort,order}}"),
+        commit_search_url: format!("{a}/search/commits?q={{query}}{{&page,per_page,sort,order}}"),
+        emails_url: format!("{a}/user/emails"),
+        emojis_url: format!("{a}/emojis"),
+        events_url: format!("{a}/events"),
+        feeds_url: format!("{a}/feeds"),
+        followers_url: format!("{a}/user/followers"),
+        following_url: format!("{a}/user/following{{/target}}"),
+        gists_url: format!("{a}/gists{{/gist_id}}"),
+        issue_search_url: format!("{a}/search/issues?q={{query}}{{&page,per_page,sort,order}}"),
+        issues_url: format!("{a}/issues"),
+        keys_url: format!("{a}/user/keys"),
+        label_search_url: format!("{a}/search/labels?q={{query}}&repository_id={{repository_id}}{{&page,per_page}}"),
+        notifications_url: format!("{a}/notifications"),
+        organization_url: format!("{a}/orgs/{{org}}"),
+        organization_repositories_url: format!("{a}/orgs/{{org}}/repos{{?type,page,per_page,sort}}"),
+        organization_teams_url: format!("{a}/orgs/{{org}}/teams"),
+        public_gists_url: format!("{a}/gists/public"),
+        rate_limit_url: format!("{a}/rate_limit"),
+        repository_url: format!("{a}/repos/{{owner}}/{{repo}}"),
+        repository_search_url: format!("{a}/search/repositories?q={{query}}{{&page,per_page,sort,order}}"),
+        current_user_repositories_url: format!("{a}/user/repos{{?type,page,per_page,sort}}"),
+        starred_url: format!("{a}/user/starred{{/owner}}{{/repo}}"),
+        starred_gists_url: format!("{a}/gists/starred"),
+        topic_search_url: format!("{a}/search/topics?q={{query}}{{&page,per_page}}"),
+        user_url: format!("{a}/users/{{user}}"),
+        user_organizations_url: format!("{a}/user/orgs"),
+        user_repositories_url: format!("{a}/users/{{user}}/repos{{?type,page,per_page,sort}}"),
+        user_search_url: format!("{a}/search/users?q={{query}}{{&page,per_page,sort,order}}"),
+        authorizations_url,
+        hub_url,
+    }))
+}
+
+/// One rate-limit bucket: `reset` in epoch seconds.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct RateLimitBucket {
+    pub limit: i64,
+    pub used: i64,
+    pub remaining: i64,
+    pub reset: i64,
+}
+
+/// RateLimitOverview: the caller's buckets.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RateLimitOverview {
+    pub resources: RateLimitResources,
+    /// Only in API version 2022-11-28: a copy of resources.core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateLimitBucket>,
+}
+
+/// The buckets by resource; only `core` counts requests, the others show their fixed limits.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct RateLimitResources {
+    pub core: RateLimitBucket,
+    pub search: RateLimitBucket,
+    pub graphql: RateLimitBucket,
+    pub integration_manifest: RateLimitBucket,
+    pub source_import: RateLimitBucket,
+    pub code_scanning_upload: RateLimitBucket,
+    pub actions_runner_registration: RateLimitBucket,
+    pub scim: RateLimitBucket,
+    pub dependency_snapshots: RateLimitBucket,
+    pub dependency_sbom: RateLimitBucket,
+    pub code_search: RateLimitBucket,
+    pub code_scanning_autofix: RateLimitBucket,
 }
 
 /// Never charged; `resources.core` (and `rate` before 2026-03-10) agree with the headers.
@@ -91,24 +168,22 @@ async fn rate_limit(ctx: Ctx) -> ApiResult<Reply> {
     }
     let now = ctx.app.clock.now();
     let q = ctx.app.limiter.peek(&ctx.principal.rate_class(ctx.ip), now).await;
-    let core = json!({"limit": q.limit, "used": q.used, "remaining": q.remaining, "reset": q.reset});
+    let core = RateLimitBucket { limit: q.limit, used: q.used, remaining: q.remaining, reset: q.reset };
     let anonymous = matches!(ctx.principal, crate::principal::Principal::Anonymous);
-    let fixed = |limit: i64, window: i64| json!({"limit": limit, "used": 0, "remaining": limit, "reset": now + window});
-    let mut resources = Map::new();
-    resources.insert("core".into(), core.clone());
-    resources.insert("search".into(), fixed(if anonymous { 10 } else { 30 }, 60));
-    resources.insert("graphql".into(), fixed(if anonymous { 0 } else { 5_000 }, 3600));
-    resources.insert("integration_manifest".into(), fixed(5_000, 3600));
-    resources.insert("source_import".into(), fixed(100, 60));
-    resources.insert("code_scanning_upload".into(), fixed(500, 3600));
-    resources.insert("actions_runner_registration".into(), fixed(10_000, 3600));
-    resources.insert("scim".into(), fixed(15_000, 3600));
-    resources.insert("dependency_snapshots".into(), fixed(100, 60));
-    resources.insert("dependency_sbom".into(), fixed(100, 60));
-    resources.insert("code_search".into(), fixed(10, 60));
-    resources.insert("code_scanning_autofix".into(), fixed(10, 60));
-    let mut m = Map::new();
-    m.insert("resources".into(), Value::Object(resources));
-    versions::rate_limit_fields(ctx.version, &mut m, core);
-    Ok(Reply::ok(Value::Object(m)))
+    let fixed = |limit: i64, window: i64| RateLimitBucket { limit, used: 0, remaining: limit, reset: now + window };
+    let resources = RateLimitResources {
+        core,
+        search: fixed(if anonymous { 10 } else { 30 }, 60),
+        graphql: fixed(if anonymous { 0 } else { 5_000 }, 3600),
+        integration_manifest: fixed(5_000, 3600),
+        source_import: fixed(100, 60),
+        code_scanning_upload: fixed(500, 3600),
+        actions_runner_registration: fixed(10_000, 3600),
+        scim: fixed(15_000, 3600),
+        dependency_snapshots: fixed(100, 60),
+        dependency_sbom: fixed(100, 60),
+        code_search: fixed(10, 60),
+        code_scanning_autofix: fixed(10, 60),
+    };
+    Ok(Reply::ok(RateLimitOverview { rate: versions::rate_limit_rate(ctx.version, core), resources }))
 }

@@ -4,14 +4,13 @@
 //! and `Sunset` (see [`crate::operation::ClosingDown`]).
 use axum::http::{Method, StatusCode};
 use platform_store::domain::security_managers;
-use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, SECURITY_MANAGERS_SUNSET};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::routes::Api;
-use crate::shapes;
+use crate::shapes::{self, TeamSimple};
 
 const PERMISSION: &str = "organization_administration";
 
@@ -28,7 +27,7 @@ pub static LIST: Operation = Operation {
     access: access(&["read:org"], Level::Read),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The organization's security manager teams (closing down).", "TeamSimple[]")],
+    responses: &[Resp::typed::<Vec<TeamSimple>>(200, "The organization's security manager teams (closing down).")],
     traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
     derived: Derived::new(),
 };
@@ -69,8 +68,8 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner_or_security_manager().await?;
     let org_id = caller.org.id;
     let teams = ctx.app.store.read(move |c| security_managers::list(c, org_id)).await?;
-    let body: Vec<Value> = teams.iter().map(|t| shapes::team_simple(&ctx.app.urls, &caller.org, t)).collect();
-    Ok(Reply::ok(Value::Array(body)))
+    let body: Vec<TeamSimple> = teams.iter().map(|t| shapes::team_simple(&ctx.app.urls, &caller.org, t)).collect();
+    Ok(Reply::ok(body))
 }
 
 /// Grants (`true`) or revokes the role of the path's team; an unknown team is 404.

@@ -2,6 +2,7 @@
 //! all with application basic credentials.
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 use crate::statuses::{assert_simple_user, SHA};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -54,24 +55,7 @@ async fn world(s: &Server) -> (App, String) {
 }
 
 fn assert_authorization(s: &Server, b: &Value, a: &App, token: &str, scopes: &[&str], login: &str) {
-    for k in [
-        "id",
-        "url",
-        "scopes",
-        "token",
-        "token_last_eight",
-        "hashed_token",
-        "app",
-        "note",
-        "note_url",
-        "created_at",
-        "updated_at",
-        "fingerprint",
-        "expires_at",
-        "user",
-    ] {
-        assert!(b.get(k).is_some(), "missing {k}: {b}");
-    }
+    assert_conforms_to_snapshot("Authorization", b);
     let id = b["id"].as_i64().unwrap();
     assert_eq!(b["url"], format!("{}/authorizations/{id}", s.base));
     assert_eq!(b["scopes"], json!(scopes));

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 
 const PATH: &str = "/orgs/acme/assistant/content_exclusion";
 
@@ -32,7 +33,7 @@ both!(set_replaces_and_get_returns_the_rules, |s| {
     assert_eq!(get(&s, &t).await, (200, json!({})));
     let (st, _, b) = put_raw(&s, &t, r#"{"widgets": ["/src/secret/**", "*.pem"], "*": ["/.env"]}"#).await;
     assert_eq!(st, 200, "{b}");
-    assert!(b["message"].is_string());
+    assert_conforms_to_snapshot("ContentExclusionSet", &b);
     let (st, rules) = get(&s, &t).await;
     assert_eq!((st, rules.to_string()), (200, r#"{"widgets":["/src/secret/**","*.pem"],"*":["/.env"]}"#.to_string()));
     // A set replaces everything.

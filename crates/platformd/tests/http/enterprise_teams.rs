@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 
 /// dave owns enterprise acme-corp, alice and bob are members, carol is outside; team
 /// `Platform` (`ent:platform`) has alice. Returns dave's `admin:enterprise` token.
@@ -28,6 +29,7 @@ fn logins(v: &Value) -> Vec<&str> {
 both!(control_plane_team_shape, |s| {
     world(&s).await;
     let t = s.admin_post("/enterprises/acme-corp/teams", json!({"name": "Release Crew!"})).await;
+    assert_conforms_to_snapshot("EnterpriseTeam", &t);
     assert_eq!(t["slug"], "ent:release-crew");
     assert_eq!(t["name"], "Release Crew!");
     assert!(t["id"].as_i64().unwrap() > 0);

@@ -2,6 +2,7 @@
 //! X-Poll-Interval, pagination, the 300-event cap and the 30-day window.
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -45,19 +46,13 @@ fn keys(v: &Value) -> Vec<&str> {
     k
 }
 
-/// The Event shape of api-facts §4.10.
+/// An Event, with `org` exactly when the repository belongs to one.
 fn assert_event(s: &Server, e: &Value, repo: &str, actor: &str, org: Option<&str>) {
-    let mut want = vec!["actor", "created_at", "id", "payload", "public", "repo", "type"];
-    if org.is_some() {
-        want.push("org");
-    }
-    want.sort();
-    assert_eq!(keys(e), want, "{e}");
+    assert_conforms_to_snapshot("Event", e);
+    assert_eq!(e.get("org").is_some(), org.is_some(), "{e}");
     assert!(e["id"].as_str().is_some_and(|i| i.parse::<i64>().is_ok()), "{e}");
     assert!(is_ts(&e["created_at"]), "{e}");
-    assert!(e["public"].is_boolean());
     let a = &e["actor"];
-    assert_eq!(keys(a), ["avatar_url", "display_login", "gravatar_id", "id", "login", "url"], "{a}");
     assert_eq!(a["login"], actor);
     assert_eq!(a["display_login"], actor);
     assert_eq!(a["url"], format!("{}/users/{actor}", s.base));
@@ -67,7 +62,7 @@ fn assert_event(s: &Server, e: &Value, repo: &str, actor: &str, org: Option<&str
     assert_eq!(e["repo"]["url"], format!("{}/repos/{repo}", s.base));
     assert!(e["repo"]["id"].as_i64().unwrap() > 0);
     if let Some(o) = org {
-        assert_eq!(keys(&e["org"]), ["avatar_url", "gravatar_id", "id", "login", "url"], "{e}");
+        assert!(e["org"].get("display_login").is_none(), "{e}");
         assert_eq!(e["org"]["login"], o);
         assert_eq!(e["org"]["url"], format!("{}/orgs/{o}", s.base));
     }

@@ -3,6 +3,7 @@
 //! subscriptions, token kinds and visibility.
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 use crate::statuses::{assert_minimal_repository, SHA, SHA2};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -51,6 +52,7 @@ both!(thread_shape_and_operations, |s| {
     assert!(!header(&h, "last-modified").is_empty());
     assert_eq!(header(&h, "x-accepted-oauth-scopes"), "notifications, repo");
     let t = &body[0];
+    assert_conforms_to_snapshot("Thread", t);
     assert_eq!(t["id"], id.as_str());
     assert_minimal_repository(&s, &t["repository"], "alice", "proj", false);
     assert_eq!(t["subject"]["title"], "Fix the build");
@@ -74,6 +76,7 @@ both!(thread_shape_and_operations, |s| {
     let sub = format!("{path}/subscription");
     let (st, _, b) = send(&s, Method::GET, &sub, &bob, None).await;
     assert_eq!(st, 200);
+    assert_conforms_to_snapshot("ThreadSubscription", &b);
     assert_eq!(b["subscribed"], true);
     assert_eq!(b["ignored"], false);
     assert_eq!(b["reason"], "mention");

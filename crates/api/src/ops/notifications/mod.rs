@@ -5,13 +5,15 @@
 pub mod produce;
 
 use axum::http::{Method, StatusCode};
-use platform_core::time::{format_ts, http_date, parse_ts};
+use platform_core::time::{http_date, parse_ts};
 use platform_core::TokenKind;
 use platform_store::domain::accounts::Account;
-use platform_store::domain::notifications::{self as notif, Filter, Thread};
+use platform_store::domain::notifications::{self as notif, Filter, Thread as ThreadRow};
 use platform_store::domain::repos;
 use platform_store::DbError;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
@@ -20,7 +22,8 @@ use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
-use crate::shapes::{self, Urls};
+use crate::shape::{Timestamp, Uri};
+use crate::shapes::{self, MinimalRepository, Urls};
 use crate::validate::{Field, Schema, Ty};
 
 const SCOPES: &[&str] = &["notifications", "repo"];
@@ -51,7 +54,7 @@ pub static LIST: Operation = Operation {
     access: ACCESS,
     query: &LIST_QUERY,
     body: None,
-    responses: &[Resp::json(200, "The caller's threads, newest update first.", "Thread[]").with_headers(&["Link", "Last-Modified"])],
+    responses: &[Resp::typed::<Vec<Thread>>(200, "The caller's threads, newest update first.").with_headers(&["Link", "Last-Modified"])],
     traits: Traits::polled(Poll::Notifications),
     derived: Derived::new(),
 };
@@ -66,7 +69,10 @@ pub static MARK_READ: Operation = Operation {
     query: &[],
     body: Some(&MARK_READ_BODY),
     responses: &[
-        Resp::json(202, "Too many threads to change in one request: they are being marked in the background.", "NotificationsMarkAccepted"),
+        Resp::typed::<NotificationsMarkAccepted>(
+            202,
+            "Too many threads to change in one request: they are being marked in the background.",
+        ),
         Resp::empty(205, "The threads updated at or before `last_read_at` were marked read."),
     ],
     traits: Traits::NONE,
@@ -82,7 +88,7 @@ pub static GET_THREAD: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The thread.", "Thread").with_headers(&["Last-Modified"])],
+    responses: &[Resp::typed::<Thread>(200, "The thread.").with_headers(&["Last-Modified"])],
     traits: Traits::polled(Poll::Notifications),
     derived: Derived::new(),
 };
@@ -124,7 +130,7 @@ pub static GET_SUBSCRIPTION: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The caller's subscription to the thread.", "ThreadSubscription")],
+    responses: &[Resp::typed::<ThreadSubscription>(200, "The caller's subscription to the thread.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -138,7 +144,7 @@ pub static SET_SUBSCRIPTION: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: Some(&SET_SUBSCRIPTION_BODY),
-    responses: &[Resp::json(200, "The subscription: `ignored` true mutes the thread.", "ThreadSubscription")],
+    responses: &[Resp::typed::<ThreadSubscription>(200, "The subscription: `ignored` true mutes the thread.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -192,13 +198,24 @@ fn thread_url(u: &Urls, id: i64) -> String {
     format!("{}/notifications/threads/{id}", u.api)
 }
 
-fn thread_json(ctx: &Ctx, t: &Thread, repo: &repos::Repo) -> Value {
+fn thread_json(ctx: &Ctx, t: &ThreadRow, repo: &repos::Repo) -> Thread {
     thread_value(&ctx.app.urls, ctx.version, t, repo)
 }
 
-/// ThreadSubscription: by default the caller is subscribed for the thread's reason; explicit
-/// subscriptions have no reason; a deleted one is neither subscribed nor ignored.
-fn subscription_json(u: &Urls, t: &Thread) -> Value {
+/// ThreadSubscription: the caller's subscription to a thread.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ThreadSubscription {
+    pub subscribed: bool,
+    pub ignored: bool,
+    pub reason: Option<String>,
+    pub created_at: Option<Timestamp>,
+    pub url: Uri,
+    pub thread_url: Uri,
+}
+
+/// By default the caller is subscribed for the thread's reason; explicit subscriptions have no
+/// reason; a deleted one is neither subscribed nor ignored.
+fn subscription(u: &Urls, t: &ThreadRow) -> ThreadSubscription {
     let url = thread_url(u, t.id);
     let (subscribed, ignored, reason, created) = match t.sub_state.as_str() {
         "subscribed" => (true, false, None, t.sub_created_at),
@@ -206,14 +223,14 @@ fn subscription_json(u: &Urls, t: &Thread) -> Value {
         "unsubscribed" => (false, false, None, None),
         _ => (true, false, Some(t.reason.clone()), Some(t.created_at)),
     };
-    json!({
-        "subscribed": subscribed,
-        "ignored": ignored,
-        "reason": reason,
-        "created_at": created.map(format_ts),
-        "url": format!("{url}/subscription"),
-        "thread_url": url,
-    })
+    ThreadSubscription {
+        subscribed,
+        ignored,
+        reason,
+        created_at: created.map(Timestamp),
+        url: Uri(format!("{url}/subscription")),
+        thread_url: Uri(url),
+    }
 }
 
 fn bool_param(ctx: &Ctx, name: &str) -> ApiResult<bool> {
@@ -260,9 +277,9 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
             Ok((threads, repos, total, notif::modified_at(c, uid)?))
         })
         .await?;
-    let body: Vec<Value> =
+    let body: Vec<Thread> =
         threads.iter().filter_map(|t| repos.iter().find(|r| r.id == t.repo_id).map(|r| thread_json(&ctx, t, r))).collect();
-    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)).opt_header("last-modified", modified.map(http_date)))
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)).opt_header("last-modified", modified.map(http_date)))
 }
 
 #[derive(serde::Deserialize)]
@@ -302,11 +319,11 @@ async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         return Ok(Reply::empty(StatusCode::RESET_CONTENT));
     }
     produce::spawn_mark_all(ctx.app.clone(), uid, until, limit);
-    Ok(Reply::json(StatusCode::ACCEPTED, json!({ "message": MARK_READ_ACCEPTED })))
+    Ok(Reply::json(StatusCode::ACCEPTED, NotificationsMarkAccepted { message: MARK_READ_ACCEPTED.into() }))
 }
 
 /// The caller's thread of the path (with its repository), 404 otherwise.
-async fn thread(ctx: &Ctx) -> ApiResult<(Account, Thread, repos::Repo)> {
+async fn thread(ctx: &Ctx) -> ApiResult<(Account, ThreadRow, repos::Repo)> {
     let user = caller(ctx)?;
     let id: i64 = ctx.param("thread_id").parse().map_err(|_| ApiError::not_found())?;
     let uid = user.id;
@@ -345,7 +362,7 @@ async fn mark_thread_done(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn get_subscription(ctx: Ctx) -> ApiResult<Reply> {
     let (_, t, _) = thread(&ctx).await?;
-    Ok(Reply::ok(subscription_json(&ctx.app.urls, &t)))
+    Ok(Reply::ok(subscription(&ctx.app.urls, &t)))
 }
 
 async fn set_subscription(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
@@ -365,7 +382,7 @@ async fn set_subscription(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply
         })
         .await?
         .ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(subscription_json(&ctx.app.urls, &t)))
+    Ok(Reply::ok(subscription(&ctx.app.urls, &t)))
 }
 
 async fn delete_subscription(ctx: Ctx) -> ApiResult<Reply> {
@@ -375,24 +392,54 @@ async fn delete_subscription(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
-/// The Thread shape (api-facts §4.11).
-pub fn thread_value(u: &Urls, version: platform_core::ApiVersion, t: &Thread, repo: &repos::Repo) -> Value {
+/// The 202 body of mark-read: the threads are being marked in the background.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NotificationsMarkAccepted {
+    pub message: String,
+}
+
+/// Thread (api-facts §4.11): a notification thread of the caller.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Thread {
+    pub id: String,
+    pub repository: MinimalRepository,
+    pub subject: ThreadSubject,
+    pub reason: String,
+    pub unread: bool,
+    pub updated_at: Timestamp,
+    pub last_read_at: Option<Timestamp>,
+    pub subscription_url: Uri,
+    pub url: Uri,
+}
+
+/// What a thread is about; strings in the spec even when the platform has no URL for it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct ThreadSubject {
+    pub title: String,
+    pub url: String,
+    pub latest_comment_url: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+pub fn thread_value(u: &Urls, version: platform_core::ApiVersion, t: &ThreadRow, repo: &repos::Repo) -> Thread {
     let url = thread_url(u, t.id);
-    // Strings in the spec: a subject delivered without a URL points at its repository, and
-    // without a latest comment at the subject itself.
+    // A subject delivered without a URL points at its repository, and without a latest comment
+    // at the subject itself.
     let subject_url = t.subject_url.clone().unwrap_or_else(|| shapes::repo_api_url(u, repo));
     let latest_comment_url = t.latest_comment_url.clone().unwrap_or_else(|| subject_url.clone());
-    json!({
-        "id": t.id.to_string(),
-        "repository": shapes::minimal_repository(u, version, repo),
-        "subject": {"title": t.subject_title, "url": subject_url, "latest_comment_url": latest_comment_url, "type": t.subject_type},
-        "reason": t.reason,
-        "unread": t.unread,
-        "updated_at": format_ts(t.updated_at),
-        "last_read_at": t.last_read_at.map(format_ts),
-        "subscription_url": format!("{url}/subscription"),
-        "url": url,
-    })
+    Thread {
+        id: t.id.to_string(),
+        repository: shapes::minimal_repository(u, version, repo),
+        subject: ThreadSubject { title: t.subject_title.clone(), url: subject_url, latest_comment_url, kind: t.subject_type.clone() },
+        reason: t.reason.clone(),
+        unread: t.unread,
+        updated_at: Timestamp(t.updated_at),
+        last_read_at: t.last_read_at.map(Timestamp),
+        subscription_url: Uri(format!("{url}/subscription")),
+        url: Uri(url),
+    }
 }
 
 /// The control plane's part: `POST /_admin/notifications`, `{login, repo, subject: {title,
