@@ -10,7 +10,7 @@
 //! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shape`, `shapes`, `validate`, `versions`
 //! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `state`, `worker`, `contract`
 //! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `ops`
-//! - **assembly** (everything served, in one place): `router`, `schemas`, `openapi`, `background`, `admin`, `seed`
+//! - **assembly** (everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
 pub mod access_log;
@@ -40,7 +40,6 @@ pub mod reply;
 pub mod request;
 pub mod router;
 pub mod routes;
-pub mod schemas;
 pub mod secondary;
 pub mod secrets;
 pub mod seed;

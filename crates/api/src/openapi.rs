@@ -1,13 +1,17 @@
 //! The OpenAPI 3.1 document, generated from the operation registry that also wires the routes
 //! (so it cannot drift): paths, parameters, request bodies (the schemas handlers validate with),
-//! every response with its schema and headers, and the security each operation accepts.
+//! every response with its schema (derived from the body's Rust type, `shape.rs`) and headers,
+//! and the security each operation accepts.
 use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
 use schemars::SchemaGenerator;
 
-use crate::operation::{AuthKind, BodySchema, Level, Limits, Operation};
+use crate::error::{BasicError, ValidationError};
+use crate::shape::schema_of;
+
+use crate::operation::{AuthKind, Level, Limits, Operation};
 use crate::validate::{Field, Schema, Ty};
 
 fn ty_schema(ty: Ty) -> Value {
@@ -42,13 +46,6 @@ pub fn body_schema(schema: &Schema) -> Value {
     json!({"type": "object", "properties": props, "required": required})
 }
 
-fn schema_ref(name: &str) -> Value {
-    match name.strip_suffix("[]") {
-        Some(item) => json!({"type": "array", "items": {"$ref": format!("#/components/schemas/{item}")}}),
-        None => json!({"$ref": format!("#/components/schemas/{name}")}),
-    }
-}
-
 const COMMON_HEADERS: [&str; 7] = [
     "x-ratelimit-limit",
     "x-ratelimit-remaining",
@@ -75,8 +72,9 @@ fn response(description: &str, schema: Option<Value>, extra_headers: &[&str]) ->
     r
 }
 
-fn error(description: &str, validation: bool) -> Value {
-    response(description, Some(schema_ref(if validation { "ValidationError" } else { "BasicError" })), &[])
+fn error(g: &mut SchemaGenerator, description: &str, validation: bool) -> Value {
+    let body = if validation { schema_of::<ValidationError>(g) } else { schema_of::<BasicError>(g) };
+    response(description, Some(body.to_value()), &[])
 }
 
 /// Path parameters in the order the path names them.
@@ -105,10 +103,7 @@ fn operation(op: &Operation, g: &mut SchemaGenerator) -> Value {
             .chain(closing_down.iter().copied())
             .chain((op.method == "GET").then_some("ETag"))
             .collect();
-        let schema = r.schema.map(|s| match s {
-            BodySchema::Typed(of) => of(g).to_value(),
-            BodySchema::Named(name) => schema_ref(name),
-        });
+        let schema = r.schema.map(|of| of(g).to_value());
         responses.insert(r.status.to_string(), response(r.description, schema, &extra));
     }
     let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
@@ -123,28 +118,29 @@ fn operation(op: &Operation, g: &mut SchemaGenerator) -> Value {
     if repo_scoped {
         responses.insert(
             "301".into(),
-            response("Moved permanently: the repository was renamed.", Some(schema_ref("BasicError")), &["Location"]),
+            response("Moved permanently: the repository was renamed.", Some(schema_of::<BasicError>(g).to_value()), &["Location"]),
         );
     }
-    responses.insert("400".into(), error("Bad request: unsupported API version, or a body that is not a JSON object.", true));
+    responses.insert("400".into(), error(g, "Bad request: unsupported API version, or a body that is not a JSON object.", true));
     if op.access.auth != AuthKind::Any {
-        responses.insert("401".into(), error("Requires authentication, or bad credentials.", false));
+        responses.insert("401".into(), error(g, "Requires authentication, or bad credentials.", false));
     }
     responses.insert(
         "403".into(),
         error(
+            g,
             "Forbidden: the credentials may not act on the resource, a rate limit is exhausted, or the User-Agent header is missing.",
             false,
         ),
     );
     if op.access.auth != AuthKind::Any || op.traits.limits == Limits::Report {
-        responses.insert("404".into(), error("Not found, or a private resource the caller may not see.", false));
+        responses.insert("404".into(), error(g, "Not found, or a private resource the caller may not see.", false));
     }
     if op.body.is_some() {
-        responses.insert("413".into(), error("The request body is too large.", false));
+        responses.insert("413".into(), error(g, "The request body is too large.", false));
     }
     if op.body.is_some() || !op.query.is_empty() {
-        responses.insert("422".into(), error("Validation failed: missing, mistyped or invalid fields or parameters.", true));
+        responses.insert("422".into(), error(g, "Validation failed: missing, mistyped or invalid fields or parameters.", true));
     }
 
     let security = match op.access.auth {
@@ -209,13 +205,8 @@ pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
         let item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
         item[op.method.as_str().to_lowercase()] = operation(op, &mut g);
     }
-    // The hand-written components and every typed shape the operations reach, by name: a shape
-    // moving from one kind to the other keeps its place in the document.
-    let mut schemas: std::collections::BTreeMap<String, Value> = match crate::schemas::components(&mut g) {
-        Value::Object(m) => m.into_iter().collect(),
-        _ => Default::default(),
-    };
-    schemas.extend(g.take_definitions(true));
+    // Every shape the operations reach, as a component named by its type, in name order.
+    let schemas: std::collections::BTreeMap<String, Value> = g.take_definitions(true).into_iter().collect();
     let tags: BTreeSet<&str> = ops.iter().map(|o| o.id.split('/').next().unwrap_or("meta")).collect();
     json!({
         "openapi": "3.1.0",

@@ -77,33 +77,20 @@ pub const PAGINATION: [Param; 2] = [
     Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch.", required: false },
 ];
 
-/// A success response: status, description, body schema (none for an empty body) and the
-/// headers it carries besides the common ones.
+/// A success response: status, description, the schema of its body's type (none for an empty
+/// body) and the headers it carries besides the common ones.
 #[derive(Clone, Copy, Debug)]
 pub struct Resp {
     pub status: u16,
     pub description: &'static str,
-    pub schema: Option<BodySchema>,
+    pub schema: Option<fn(&mut schemars::SchemaGenerator) -> schemars::Schema>,
     pub headers: &'static [&'static str],
-}
-
-/// The schema of a response body.
-#[derive(Clone, Copy, Debug)]
-pub enum BodySchema {
-    /// A typed shape (`crate::shape`): the schema derived from the type.
-    Typed(fn(&mut schemars::SchemaGenerator) -> schemars::Schema),
-    /// A hand-written component of `schemas.rs` by name (`Name[]` for an array of it), for the
-    /// shapes not typed yet.
-    Named(&'static str),
 }
 
 impl Resp {
     /// A body of the typed shape `T` (`Vec<T>` for a list).
     pub const fn typed<T: schemars::JsonSchema>(status: u16, description: &'static str) -> Resp {
-        Resp { status, description, schema: Some(BodySchema::Typed(crate::shape::schema_of::<T>)), headers: &[] }
-    }
-    pub const fn json(status: u16, description: &'static str, schema: &'static str) -> Resp {
-        Resp { status, description, schema: Some(BodySchema::Named(schema)), headers: &[] }
+        Resp { status, description, schema: Some(crate::shape::schema_of::<T>), headers: &[] }
     }
     pub const fn empty(status: u16, description: &'static str) -> Resp {
         Resp { status, description, schema: None, headers: &[] }

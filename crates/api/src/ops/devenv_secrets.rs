@@ -4,9 +4,10 @@
 //! encrypted under the server key; they are never returned or logged. `repo` scope or the Devenv
 //! secrets permission (write for every operation); push access to read, admin to change.
 use axum::http::{Method, StatusCode};
-use platform_core::time::format_ts;
 use platform_store::domain::devenv_secrets::{self as store, Secret};
 use platform_store::DbError;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::authorize::not_accessible;
@@ -18,6 +19,7 @@ use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
+use crate::shape::Timestamp;
 use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
 
 const ACCESS: Access = Access {
@@ -38,7 +40,7 @@ pub static LIST: Operation = Operation {
     access: ACCESS,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "The repository's secrets (names and dates, never values).", "DevenvSecretList").with_headers(&["Link"])],
+    responses: &[Resp::typed::<DevenvSecretList>(200, "The repository's secrets (names and dates, never values).").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -52,7 +54,7 @@ pub static GET_PUBLIC_KEY: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The repository's X25519 public key: seal values for it.", "PublicKey")],
+    responses: &[Resp::typed::<PublicKey>(200, "The repository's X25519 public key: seal values for it.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -66,7 +68,7 @@ pub static GET: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The secret's metadata (never its value).", "DevenvSecret")],
+    responses: &[Resp::typed::<DevenvSecret>(200, "The secret's metadata (never its value).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -85,7 +87,7 @@ pub static PUT: Operation = Operation {
     access: ACCESS,
     query: &[],
     body: Some(&PUT_BODY),
-    responses: &[Resp::json(201, "The secret was created.", "Empty"), Resp::empty(204, "The secret's value was replaced.")],
+    responses: &[Resp::typed::<crate::shapes::Empty>(201, "The secret was created."), Resp::empty(204, "The secret's value was replaced.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -118,8 +120,40 @@ pub fn secret_name(raw: &str) -> Option<String> {
     ok.then(|| raw.to_ascii_uppercase())
 }
 
-fn secret_json(s: &Secret) -> Value {
-    json!({"name": s.name, "created_at": format_ts(s.created_at), "updated_at": format_ts(s.updated_at), "visibility": "all"})
+/// A public key to seal secret values for (repository or organization scope).
+#[derive(Serialize, JsonSchema)]
+pub struct PublicKey {
+    /// The key's id, sent back as `key_id` with a sealed value.
+    pub key_id: String,
+    /// The X25519 key, base64.
+    pub key: String,
+}
+
+impl PublicKey {
+    pub fn new((key_id, key): (String, String)) -> PublicKey {
+        PublicKey { key_id, key }
+    }
+}
+
+/// A secret's metadata (never its value).
+#[derive(Serialize, JsonSchema)]
+pub struct DevenvSecret {
+    pub name: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Always `all` for repository secrets.
+    pub visibility: &'static str,
+}
+
+/// A page of secrets and how many there are in all.
+#[derive(Serialize, JsonSchema)]
+pub struct DevenvSecretList {
+    pub total_count: i64,
+    pub secrets: Vec<DevenvSecret>,
+}
+
+fn devenv_secret(s: &Secret) -> DevenvSecret {
+    DevenvSecret { name: s.name.clone(), created_at: Timestamp(s.created_at), updated_at: Timestamp(s.updated_at), visibility: "all" }
 }
 
 /// Changing secrets needs a repository admin.
@@ -135,7 +169,7 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     let page = ctx.page(30, 100)?;
     let (rows, total) = ctx.app.store.read(move |c| store::list(c, repo.id, page.offset(), page.per_page)).await?;
-    let body = json!({"total_count": total, "secrets": rows.iter().map(secret_json).collect::<Vec<_>>()});
+    let body = DevenvSecretList { total_count: total, secrets: rows.iter().map(devenv_secret).collect() };
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
@@ -149,15 +183,15 @@ async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
     }
     let repo = ctx.repo().await?;
     let now = ctx.app.clock.now();
-    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Repo(repo.id), now)).await?;
-    Ok(Reply::ok(json!({"key_id": key_id, "key": key})))
+    let key = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Repo(repo.id), now)).await?;
+    Ok(Reply::ok(PublicKey::new(key)))
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(ApiError::not_found)?;
     let s = ctx.app.store.read(move |c| store::get(c, repo.id, &name)).await?.ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(secret_json(&s)))
+    Ok(Reply::ok(devenv_secret(&s)))
 }
 
 async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {

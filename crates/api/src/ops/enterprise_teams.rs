@@ -64,7 +64,7 @@ pub static LIST: Operation = Operation {
     access: READ,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "The team's members, by login.", "SimpleUser[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The team's members, by login.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -80,7 +80,7 @@ pub static BULK_ADD: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&USERNAMES),
-    responses: &[Resp::json(200, "The users named, now members (all or none are added).", "SimpleUser[]")],
+    responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named, now members (all or none are added).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -94,7 +94,7 @@ pub static BULK_REMOVE: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&USERNAMES),
-    responses: &[Resp::json(200, "The users named that were members and are removed.", "SimpleUser[]")],
+    responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named that were members and are removed.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -108,7 +108,7 @@ pub static GET: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The user, a member of the team (404 otherwise).", "SimpleUser")],
+    responses: &[Resp::typed::<crate::shapes::SimpleUser>(200, "The user, a member of the team (404 otherwise).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -122,7 +122,7 @@ pub static ADD: Operation = Operation {
     access: WRITE,
     query: &[],
     body: None,
-    responses: &[Resp::json(201, "The user, now a member.", "SimpleUser")],
+    responses: &[Resp::typed::<crate::shapes::SimpleUser>(201, "The user, now a member.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };

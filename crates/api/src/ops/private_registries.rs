@@ -5,18 +5,21 @@
 //! for the OIDC kinds, `selected_repository_ids` only with visibility `selected` (and naming the
 //! organization's repositories), and an `auth_type` that never changes.
 use axum::http::{Method, StatusCode};
-use platform_core::time::format_ts;
 use platform_store::domain::private_registries::{self as store, Registry};
 use platform_store::domain::repos;
 use platform_store::{Conn, DbError};
-use serde_json::{json, Value};
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::{Serialize, Serializer};
+use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
+use crate::ops::devenv_secrets::PublicKey;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
+use crate::shape::{Timestamp, Uri};
 use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
 
 const fn access(level: Level) -> Access {
@@ -125,7 +128,7 @@ pub static LIST: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[
-        Resp::json(200, "The organization's configurations (never their secret values).", "RegistryConfigList").with_headers(&["Link"])
+        Resp::typed::<RegistryConfigList>(200, "The organization's configurations (never their secret values).").with_headers(&["Link"])
     ],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -140,7 +143,7 @@ pub static CREATE: Operation = Operation {
     access: access(Level::Write),
     query: &[],
     body: Some(&CREATE_BODY),
-    responses: &[Resp::json(201, "The configuration, with `selected_repository_ids`.", "RegistryConfig")],
+    responses: &[Resp::typed::<RegistryConfig>(201, "The configuration, with `selected_repository_ids`.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -154,7 +157,7 @@ pub static GET_PUBLIC_KEY: Operation = Operation {
     access: access(Level::Read),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The organization's X25519 public key: seal `encrypted_value` for it.", "PublicKey")],
+    responses: &[Resp::typed::<PublicKey>(200, "The organization's X25519 public key: seal `encrypted_value` for it.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -168,7 +171,7 @@ pub static GET: Operation = Operation {
     access: access(Level::Read),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The configuration.", "RegistryConfig")],
+    responses: &[Resp::typed::<RegistryConfig>(200, "The configuration.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -205,30 +208,74 @@ pub fn routes(api: Api) -> Api {
     api.op(&LIST, list).op(&CREATE, create).op(&GET_PUBLIC_KEY, public_key).op(&GET, get).op(&UPDATE, update).op(&DELETE, delete)
 }
 
-/// RegistryConfig (api-facts §4.16). The create response always carries
-/// `selected_repository_ids` and leaves out an absent `username` (not nullable there).
-fn registry_json(r: &Registry, created: bool) -> Value {
-    let mut v = json!({
-        "name": r.name,
-        "registry_type": r.registry_type,
-        "auth_type": r.auth_type,
-        "url": r.url,
-        "username": r.username,
-        "replaces_base": r.replaces_base,
-        "visibility": r.visibility,
-    });
-    if created && r.username.is_none() {
-        v.as_object_mut().map(|o| o.remove("username"));
+/// RegistryConfig (api-facts §4.16): a configuration, never its secret value.
+#[derive(Serialize, JsonSchema)]
+pub struct RegistryConfig {
+    pub name: String,
+    pub registry_type: String,
+    pub auth_type: String,
+    pub url: Uri,
+    /// Left out of the create response when there is none (not nullable there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub username: Option<Option<String>>,
+    pub replaces_base: bool,
+    #[schemars(extend("enum" = ["all", "private", "selected"]))]
+    pub visibility: String,
+    /// With visibility `selected`, and always in the create response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<i64>")]
+    pub selected_repository_ids: Option<Vec<i64>>,
+    #[serde(flatten)]
+    pub oidc: OidcFields,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The OIDC fields of the auth type, in the order they were set; each one of [`OIDC_FIELDS`].
+pub struct OidcFields(Map<String, Value>);
+
+impl Serialize for OidcFields {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
-    if created || r.visibility == "selected" {
-        v["selected_repository_ids"] = json!(r.selected_repository_ids);
+}
+
+impl JsonSchema for OidcFields {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OidcFields".into()
     }
-    for (k, val) in &r.oidc {
-        v[k] = val.clone();
+    fn inline_schema() -> bool {
+        true
     }
-    v["created_at"] = json!(format_ts(r.created_at));
-    v["updated_at"] = json!(format_ts(r.updated_at));
-    v
+    fn json_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+        let props: Map<String, Value> = OIDC_FIELDS.iter().map(|f| (f.to_string(), json!({"type": "string"}))).collect();
+        schemars::json_schema!({ "type": "object", "properties": props })
+    }
+}
+
+/// The organization's configurations, a page of them.
+#[derive(Serialize, JsonSchema)]
+pub struct RegistryConfigList {
+    pub total_count: i64,
+    pub configurations: Vec<RegistryConfig>,
+}
+
+/// The create response always carries `selected_repository_ids` and leaves out an absent
+/// `username`.
+fn registry_config(r: &Registry, created: bool) -> RegistryConfig {
+    RegistryConfig {
+        name: r.name.clone(),
+        registry_type: r.registry_type.clone(),
+        auth_type: r.auth_type.clone(),
+        url: Uri(r.url.clone()),
+        username: (!created || r.username.is_some()).then(|| r.username.clone()),
+        replaces_base: r.replaces_base,
+        visibility: r.visibility.clone(),
+        selected_repository_ids: (created || r.visibility == "selected").then(|| r.selected_repository_ids.clone()),
+        oidc: OidcFields(r.oidc.clone()),
+        created_at: Timestamp(r.created_at),
+        updated_at: Timestamp(r.updated_at),
+    }
 }
 
 fn invalid(field: &str, code: &str, message: impl Into<String>) -> ApiError {
@@ -404,7 +451,7 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let page = ctx.page(30, 100).map_err(|e| ApiError::bad_request(e.message))?;
     let org_id = caller.org.id;
     let (rows, total) = ctx.app.store.read(move |c| store::list(c, org_id, page.offset(), page.per_page)).await?;
-    let body = json!({"total_count": total, "configurations": rows.iter().map(|r| registry_json(r, false)).collect::<Vec<_>>()});
+    let body = RegistryConfigList { total_count: total, configurations: rows.iter().map(|r| registry_config(r, false)).collect() };
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
@@ -416,21 +463,21 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (r, sealed) = merge(&body, None, now)?;
     let org_id = caller.org.id;
     let r = ctx.app.store.write(move |c| save(c, &sk, org_id, r, sealed, true, now)).await?;
-    Ok(Reply::created(registry_json(&r, true)))
+    Ok(Reply::created(registry_config(&r, true)))
 }
 
 async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
     let (org_id, now) = (caller.org.id, ctx.app.clock.now());
-    let (key_id, key) = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Org(org_id), now)).await?;
-    Ok(Reply::ok(json!({"key_id": key_id, "key": key})))
+    let key = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Org(org_id), now)).await?;
+    Ok(Reply::ok(PublicKey::new(key)))
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let r = load(&ctx, caller.org.id).await?;
-    Ok(Reply::ok(registry_json(&r, false)))
+    Ok(Reply::ok(registry_config(&r, false)))
 }
 
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 
 type Parts = (u16, reqwest::header::HeaderMap, Value);
 
@@ -81,6 +82,7 @@ both!(shape_get_and_versions, |s| {
     let alice = s.classic("alice", &["repo"]).await;
     let (st, h, a) = get(&s, "/repos/acme/widgets/depbot/alerts/1", Some(&alice)).await;
     assert_eq!(st, 200, "{a}");
+    assert_conforms_to_snapshot("DepbotAlert", &a);
     assert_eq!(header(&h, "x-accepted-oauth-scopes"), "repo, security_events");
     assert_eq!(header(&h, "x-accepted-service-permissions"), "vulnerability_alerts=read");
     assert_eq!(a["number"], 1);
@@ -124,6 +126,7 @@ both!(shape_get_and_versions, |s| {
         .await
         .unwrap();
     let (_, _, new) = parts(r).await;
+    assert_conforms_to_snapshot("DepbotAlert", &new);
     assert!(new["security_advisory"].get("cvss").is_none(), "{new}");
     assert_eq!(new["security_advisory"]["cvss_severities"]["cvss_v3"]["score"], 7.5);
     // Unknown numbers, non-numbers and unknown repositories: 404.
@@ -490,6 +493,7 @@ both!(organization_list, |s| {
     let (st, h, b) = get(&s, "/orgs/acme/depbot/alerts", Some(&alice)).await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(header(&h, "x-accepted-service-permissions"), "vulnerability_alerts=read");
+    b.as_array().unwrap().iter().for_each(|a| assert_conforms_to_snapshot("DepbotAlertWithRepository", a));
     let names: Vec<&str> = b.as_array().unwrap().iter().map(|a| a["repository"]["full_name"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["acme/secret", "acme/widgets"]);
     assert_eq!(b[0]["repository"]["private"], true);

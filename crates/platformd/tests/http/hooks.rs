@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 use crate::statuses::{SHA, SHA2};
 
 // ---------------------------------------------------------------------------------------------
@@ -126,6 +127,7 @@ async fn world(s: &Server) -> String {
 async fn create_hook(s: &Server, t: &str, body: Value) -> Value {
     let (st, _, b) = call(s, Method::POST, "/orgs/acme/hooks", Some(t), Some(body)).await;
     assert_eq!(st, 201, "{b}");
+    assert_conforms_to_snapshot("OrgHook", &b);
     b
 }
 
@@ -136,6 +138,7 @@ async fn deliveries(s: &Server, t: &str, hook: i64, n: usize) -> Vec<Value> {
         let (st, _, b) = call(s, Method::GET, &format!("/orgs/acme/hooks/{hook}/deliveries?per_page=100"), Some(t), None).await;
         assert_eq!(st, 200, "{b}");
         let list = b.as_array().unwrap().clone();
+        list.iter().for_each(|d| assert_conforms_to_snapshot("HookDeliveryItem", d));
         if list.len() >= n && list.iter().all(|d| d["status"] != "pending") {
             return list;
         }
@@ -173,13 +176,14 @@ both!(crud_and_shapes, |s| {
     assert_eq!(hook["events"], json!(["push"]));
     assert_eq!(hook["active"], true);
     assert_eq!(hook["config"], json!({"content_type": "form", "insecure_ssl": "0", "secret": "********", "url": "http://127.0.0.1:9/a"}));
-    assert!(is_ts(&hook["created_at"]) && is_ts(&hook["updated_at"]));
+    assert_conforms_to_snapshot("OrgHook", &hook);
     assert!(!hook.to_string().contains("s3cret"));
 
     let (st, _, got) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}"), Some(&t), None).await;
     assert_eq!((st, &got), (200, &hook));
     let (st, _, cfg) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}/config"), Some(&t), None).await;
     assert_eq!(st, 200);
+    assert_conforms_to_snapshot("WebhookConfig", &cfg);
     assert_eq!(cfg, json!({"content_type": "form", "insecure_ssl": "0", "secret": "********", "url": "http://127.0.0.1:9/a"}));
 
     // Wildcard events, json, insecure_ssl as a number.
@@ -416,6 +420,7 @@ both!(signed_deliveries, |s| {
     let did = list[0]["id"].as_i64().unwrap();
     let (st, _, full) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{id}/deliveries/{did}"), Some(&t), None).await;
     assert_eq!(st, 200, "{full}");
+    assert_conforms_to_snapshot("HookDelivery", &full);
     assert_eq!(full["url"], url);
     assert_eq!(full["request"]["headers"]["X-Service-Delivery"], guid);
     assert_eq!(full["request"]["headers"]["X-Service-Signature-256"], d.h("x-service-signature-256"));

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 
 const BASE: &str = "/orgs/acme/private-registries";
 
@@ -29,6 +30,7 @@ async fn world(s: &Server) -> W {
     let t = s.classic("alice", &["admin:org"]).await;
     let (st, _, b) = call(s, Method::GET, &format!("{BASE}/public-key"), Some(&t), None).await;
     assert_eq!(st, 200, "{b}");
+    assert_conforms_to_snapshot("PublicKey", &b);
     W { t, key_id: b["key_id"].as_str().unwrap().into(), key: b["key"].as_str().unwrap().into(), widgets, foreign }
 }
 
@@ -85,6 +87,7 @@ async fn update_refused(s: &Server, w: &W, name: &str, body: Value, field: &str)
 async fn create(s: &Server, w: &W, body: Value) -> Value {
     let (st, _, b) = call(s, Method::POST, BASE, Some(&w.t), Some(body)).await;
     assert_eq!(st, 201, "{b}");
+    assert_conforms_to_snapshot("RegistryConfig", &b);
     b
 }
 
@@ -110,13 +113,14 @@ both!(create_get_list_update_delete, |s| {
     // Get and list: username null when none, no selected ids unless `selected`.
     let (st, _, g) = call(&s, Method::GET, &format!("{BASE}/maven_repository_secret"), Some(&w.t), None).await;
     assert_eq!(st, 200);
+    assert_conforms_to_snapshot("RegistryConfig", &g);
     assert_eq!(g["username"], Value::Null);
     assert!(g.get("selected_repository_ids").is_none());
     let (st, h, l) = call(&s, Method::GET, &format!("{BASE}?per_page=1"), Some(&w.t), None).await;
     assert_eq!(st, 200);
     assert_eq!(l["total_count"], 2);
     assert_eq!(l["configurations"][0]["name"], "MAVEN_REPOSITORY_SECRET");
-    assert_eq!(l.as_object().unwrap().keys().collect::<Vec<_>>(), ["total_count", "configurations"]);
+    assert_conforms_to_snapshot("RegistryConfigList", &l);
     assert!(header(&h, "link").contains("rel=\"next\""));
     // Update: 204, fields replaced, selected repositories managed here.
     s.advance(5).await;
@@ -127,6 +131,7 @@ both!(create_get_list_update_delete, |s| {
     assert_eq!(g2["url"], "https://mirror.example.com/");
     assert_eq!(g2["replaces_base"], true);
     assert_eq!(g2["selected_repository_ids"], json!([w.widgets]));
+    assert_conforms_to_snapshot("RegistryConfig", &g2);
     assert_eq!(g2["created_at"], g["created_at"]);
     assert_ne!(g2["updated_at"], g["updated_at"]);
     // Leaving `selected` clears the ids; a new sealed value is accepted.
@@ -178,6 +183,7 @@ both!(every_oidc_kind_is_created_without_a_secret, |s| {
         }
         let (_, _, g) = call(&s, Method::GET, &format!("{BASE}/{}", b["name"].as_str().unwrap()), Some(&w.t), None).await;
         assert_eq!(g["auth_type"], auth);
+        assert_conforms_to_snapshot("RegistryConfig", &g);
     }
     let (_, _, l) = call(&s, Method::GET, BASE, Some(&w.t), None).await;
     assert_eq!(l["total_count"], 5);

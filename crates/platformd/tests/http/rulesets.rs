@@ -3,6 +3,7 @@
 //! rulesets from the control plane, branch matching, and the permission matrix.
 use crate::both;
 use crate::harness::*;
+use crate::schema_check::assert_conforms_to_snapshot;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -50,13 +51,13 @@ async fn get(s: &Server, path: &str, token: Option<&str>) -> (u16, reqwest::head
 async fn rule_types(s: &Server, repo: &str, branch: &str, token: Option<&str>) -> Vec<String> {
     let (st, _, b) = get(s, &format!("/repos/{repo}/rules/branches/{branch}"), token).await;
     assert_eq!(st, 200, "{b}");
+    b.as_array().unwrap().iter().for_each(|r| assert_conforms_to_snapshot("BranchRule", r));
     b.as_array().unwrap().iter().map(|r| r["type"].as_str().unwrap().to_string()).collect()
 }
 
 fn assert_summary(s: &Server, v: &Value, repo: &str, kind: &str) {
-    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-    keys.sort();
-    assert_eq!(keys, ["_links", "created_at", "enforcement", "id", "name", "node_id", "source", "source_type", "updated_at"], "{v}");
+    assert_conforms_to_snapshot("RulesetSummary", v);
+    assert!(v.get("target").is_none() && v.get("rules").is_none(), "a summary: {v}");
     let id = v["id"].as_i64().unwrap();
     assert_eq!(v["source_type"], kind);
     if kind == "Repository" {
@@ -80,6 +81,7 @@ both!(create_returns_the_full_normalized_ruleset, |s| {
     body["rules"] = json!([{"type": "update", "parameters": {"update_allows_fetch_and_merge": true, "unknown": 1}}, {"type": "creation", "parameters": {}}]);
     let (st, h, b) = create(&s, "acme/widgets", Some(&t), body).await;
     assert_eq!(st, 201, "{b}");
+    assert_conforms_to_snapshot("Ruleset", &b);
     assert_eq!(header(&h, "content-type"), "application/json; charset=utf-8");
     assert_eq!(b["name"], "protect main");
     assert_eq!(b["target"], "branch", "target defaults to branch");
@@ -501,6 +503,7 @@ both!(get_update_delete_and_history, |s| {
     let hist = hist.as_array().unwrap().clone();
     assert_eq!(hist.len(), 3, "create and two updates: {hist:?}");
     for v in &hist {
+        assert_conforms_to_snapshot("RulesetVersion", v);
         assert_eq!(v["actor"]["type"], "User");
         assert!(v["actor"]["id"].as_i64().is_some());
         assert!(is_ts(&v["updated_at"]));
@@ -515,6 +518,7 @@ both!(get_update_delete_and_history, |s| {
     let first = hist[2]["version_id"].as_i64().unwrap();
     let (st, _, v) = get(&s, &format!("{path}/history/{first}"), Some(&t)).await;
     assert_eq!(st, 200, "{v}");
+    assert_conforms_to_snapshot("RulesetVersionWithState", &v);
     assert_eq!(v["version_id"], first);
     assert_eq!(v["state"]["enforcement"], "active");
     assert_eq!(v["state"]["rules"], b["rules"]);

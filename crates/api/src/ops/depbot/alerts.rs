@@ -9,14 +9,16 @@ use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::depbot::{self, Advisory, Alert, NewAlert};
 use platform_store::domain::repos::Repo;
 use platform_store::Conn;
-use serde::Deserialize;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::control;
 use crate::error::{ApiError, ApiResult};
 use crate::reply::Reply;
 use crate::request::JsonBody;
-use crate::shapes::{self, Urls};
+use crate::shape::{Timestamp, Uri};
+use crate::shapes::{self, MinimalRepository, SimpleUser, Urls};
 use crate::state::{AppState, Shared};
 use crate::versions;
 
@@ -28,42 +30,152 @@ pub const SCOPES: [&str; 2] = ["development", "runtime"];
 pub const RELATIONSHIPS: [&str; 4] = ["unknown", "direct", "transitive", "inconclusive"];
 pub const DISMISSED_REASONS: [&str; 5] = ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk"];
 
-/// The Alert of api-facts §4.7 (`repository` only in the organization and enterprise lists).
-pub fn alert_json(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_repository: bool) -> Value {
-    let url = format!("{}/depbot/alerts/{}", shapes::repo_api_url(u, repo), a.number);
+/// DepbotAlert: the Alert of api-facts §4.7. The advisory and vulnerability are kept as the
+/// JSON they were stored as; the advisory's version-dependent fields are those of `versions`.
+#[derive(Serialize, JsonSchema)]
+pub struct DepbotAlert {
+    pub number: i64,
+    #[schemars(extend("enum" = ["auto_dismissed", "dismissed", "fixed", "open"]))]
+    pub state: String,
+    pub dependency: Dependency,
+    #[schemars(schema_with = "advisory_schema")]
+    pub security_advisory: Value,
+    #[schemars(schema_with = "vulnerability_schema")]
+    pub security_vulnerability: Value,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub dismissed_at: Option<Timestamp>,
+    pub dismissed_by: Option<SimpleUser>,
+    #[schemars(extend("enum" = ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk", null]))]
+    pub dismissed_reason: Option<String>,
+    #[schemars(length(max = 280))]
+    pub dismissed_comment: Option<String>,
+    pub fixed_at: Option<Timestamp>,
+    pub auto_dismissed_at: Option<Timestamp>,
+    pub assignees: Vec<SimpleUser>,
+}
+
+/// DepbotAlertWithRepository: an alert of the organization and enterprise lists.
+#[derive(Serialize, JsonSchema)]
+pub struct DepbotAlertWithRepository {
+    #[serde(flatten)]
+    pub alert: DepbotAlert,
+    pub repository: MinimalRepository,
+}
+
+/// The vulnerable dependency.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Dependency {
+    pub package: Package,
+    pub manifest_path: String,
+    #[schemars(extend("enum" = ["development", "runtime", null]))]
+    pub scope: Option<String>,
+    #[schemars(extend("enum" = ["unknown", "direct", "transitive", "inconclusive", null]))]
+    pub relationship: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Package {
+    pub ecosystem: String,
+    pub name: String,
+}
+
+fn package_schema() -> Value {
+    json!({"type": "object", "properties": {"ecosystem": {"type": "string"}, "name": {"type": "string"}}, "required": ["ecosystem", "name"]})
+}
+
+fn vulnerability_json_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "package": package_schema(),
+        "severity": {"type": "string"},
+        "vulnerable_version_range": {"type": "string"},
+        "first_patched_version": {"anyOf": [{"type": "object", "properties": {"identifier": {"type": "string"}}, "required": ["identifier"]}, {"type": "null"}]},
+    }, "required": ["package", "severity", "vulnerable_version_range", "first_patched_version"]})
+}
+
+fn vulnerability_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    vulnerability_json_schema().try_into().expect("an object schema")
+}
+
+/// The advisory as stored; `cvss` only in version 2022-11-28.
+fn advisory_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    let nullable = |v: Value| json!({"anyOf": [v, {"type": "null"}]});
+    let string = || json!({"type": "string"});
+    let ts = json!({"type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$"});
+    let pair = |a: &str, b: &str| json!({"type": "object", "properties": {a: string(), b: string()}, "required": [a, b]});
+    let score = json!({"type": "object", "properties": {"vector_string": nullable(string()), "score": nullable(json!({"type": "number"}))},
+                       "required": ["vector_string", "score"]});
+    json!({"type": "object",
+        "properties": {
+            "advisory_id": string(),
+            "cve_id": nullable(string()),
+            "summary": {"type": "string", "maxLength": 1024},
+            "description": string(),
+            "vulnerabilities": {"type": "array", "items": vulnerability_json_schema()},
+            "severity": {"type": "string", "enum": SEVERITIES},
+            "cwes": {"type": "array", "items": pair("cwe_id", "name")},
+            "identifiers": {"type": "array", "items": pair("type", "value")},
+            "references": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}, "required": ["url"]}},
+            "published_at": ts,
+            "updated_at": ts,
+            "withdrawn_at": nullable(ts.clone()),
+            "classification": {"type": "string", "enum": ["general", "malware"]},
+            "cvss": {"description": "Only in API version 2022-11-28.", "type": "object", "required": ["vector_string", "score"],
+                     "properties": {"vector_string": nullable(string()), "score": {"type": "number"}}},
+            "cvss_severities": nullable(json!({"type": "object", "properties": {"cvss_v3": nullable(score.clone()), "cvss_v4": nullable(score)}, "required": []})),
+            "epss": nullable(json!({"type": "object", "properties": {"percentage": {"type": "number"}, "percentile": string()}, "required": []})),
+        },
+        "required": ["advisory_id", "cve_id", "summary", "description", "vulnerabilities", "severity", "cwes", "identifiers",
+                     "references", "published_at", "updated_at", "withdrawn_at"],
+    })
+    .try_into()
+    .expect("an object schema")
+}
+
+pub fn depbot_alert(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert) -> DepbotAlert {
     let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or(Value::Null);
     let mut advisory = parse(&a.advisory);
     if let Some(m) = advisory.as_object_mut() {
         versions::advisory_fields(v, m);
     }
-    let ts = |t: Option<i64>| t.map(format_ts);
-    let mut out = json!({
-        "number": a.number,
-        "state": a.state,
-        "dependency": {
-            "package": {"ecosystem": a.ecosystem, "name": a.package},
-            "manifest_path": a.manifest_path,
-            "scope": a.scope,
-            "relationship": a.relationship,
+    DepbotAlert {
+        number: a.number,
+        state: a.state.clone(),
+        dependency: Dependency {
+            package: Package { ecosystem: a.ecosystem.clone(), name: a.package.clone() },
+            manifest_path: a.manifest_path.clone(),
+            scope: a.scope.clone(),
+            relationship: a.relationship.clone(),
         },
-        "security_advisory": advisory,
-        "security_vulnerability": parse(&a.vulnerability),
-        "url": url,
-        "html_url": format!("{}/{}/security/depbot/{}", u.web, repo.full_name(), a.number),
-        "created_at": format_ts(a.created_at),
-        "updated_at": format_ts(a.updated_at),
-        "dismissed_at": ts(a.dismissed_at),
-        "dismissed_by": a.dismissed_by.as_ref().map(|d| shapes::simple_user(u, d)),
-        "dismissed_reason": a.dismissed_reason,
-        "dismissed_comment": a.dismissed_comment,
-        "fixed_at": ts(a.fixed_at),
-        "auto_dismissed_at": ts(a.auto_dismissed_at),
-        "assignees": a.assignees.iter().map(|x| shapes::simple_user(u, x)).collect::<Vec<_>>(),
-    });
-    if with_repository {
-        out["repository"] = json!(shapes::minimal_repository(u, v, repo));
+        security_advisory: advisory,
+        security_vulnerability: parse(&a.vulnerability),
+        url: Uri(format!("{}/depbot/alerts/{}", shapes::repo_api_url(u, repo), a.number)),
+        html_url: Uri(format!("{}/{}/security/depbot/{}", u.web, repo.full_name(), a.number)),
+        created_at: Timestamp(a.created_at),
+        updated_at: Timestamp(a.updated_at),
+        dismissed_at: a.dismissed_at.map(Timestamp),
+        dismissed_by: a.dismissed_by.as_ref().map(|d| shapes::simple_user(u, d)),
+        dismissed_reason: a.dismissed_reason.clone(),
+        dismissed_comment: a.dismissed_comment.clone(),
+        fixed_at: a.fixed_at.map(Timestamp),
+        auto_dismissed_at: a.auto_dismissed_at.map(Timestamp),
+        assignees: a.assignees.iter().map(|x| shapes::simple_user(u, x)).collect(),
     }
-    out
+}
+
+/// An alert as the lists render it: with its repository for the organization and enterprise.
+fn rendered(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert, with_repository: bool) -> Vec<u8> {
+    let alert = depbot_alert(u, v, repo, a);
+    let bytes = if with_repository {
+        serde_json::to_vec(&DepbotAlertWithRepository { alert, repository: shapes::minimal_repository(u, v, repo) })
+    } else {
+        serde_json::to_vec(&alert)
+    };
+    bytes.unwrap_or_default()
 }
 
 /// A JSON array of alerts (those whose repository `repo_of` finds). Each alert is rendered once
@@ -83,7 +195,7 @@ pub fn render_list<'a>(
         Some(match generation.and_then(|g| app.caches.alerts.get(&key, g)) {
             Some(b) => b,
             None => {
-                let b = Bytes::from(serde_json::to_vec(&alert_json(&app.urls, v, repo, a, with_repository)).unwrap_or_default());
+                let b = Bytes::from(rendered(&app.urls, v, repo, a, with_repository));
                 if let Some(g) = generation {
                     app.caches.alerts.put(key, g, b.clone());
                 }
@@ -317,7 +429,7 @@ pub async fn admin_create(
             Ok((repo, alert))
         })
         .await?;
-    Ok(Reply::created(alert_json(&app.urls, ApiVersion::DEFAULT, &repo, &alert, false)))
+    Ok(Reply::created(depbot_alert(&app.urls, ApiVersion::DEFAULT, &repo, &alert)))
 }
 
 /// A seed file's bulk section: `count` varied alerts spread over `repos`, drawn from

@@ -22,7 +22,10 @@ use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::routes::Api;
 use crate::validate::{Field, Schema, Ty};
-use alerts::{alert_json, render_list, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS, SCOPES as DEP_SCOPES, SEVERITIES, STATES};
+use alerts::{
+    depbot_alert, render_list, DepbotAlert, DepbotAlertWithRepository, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS,
+    SCOPES as DEP_SCOPES, SEVERITIES, STATES,
+};
 
 const SCOPES: &[&str] = &["repo", "security_events"];
 const PERMISSION: &str = "vulnerability_alerts";
@@ -84,10 +87,9 @@ pub static LIST_FOR_ENTERPRISE: Operation = Operation {
     access: ENTERPRISE_ACCESS,
     query: &ENTERPRISE_QUERY,
     body: None,
-    responses: &[Resp::json(
+    responses: &[Resp::typed::<Vec<DepbotAlertWithRepository>>(
         200,
         "Alerts of the organizations the caller owns or manages (cursor pagination).",
-        "DepbotAlertWithRepository[]",
     )
     .with_headers(&["Link"])],
     traits: Traits::NONE,
@@ -103,7 +105,9 @@ pub static LIST_FOR_ORG: Operation = Operation {
     access: ORG_ACCESS,
     query: &ORG_QUERY,
     body: None,
-    responses: &[Resp::json(200, "The organization's alerts (cursor pagination).", "DepbotAlertWithRepository[]").with_headers(&["Link"])],
+    responses: &[
+        Resp::typed::<Vec<DepbotAlertWithRepository>>(200, "The organization's alerts (cursor pagination).").with_headers(&["Link"])
+    ],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -117,7 +121,7 @@ pub static LIST_FOR_REPO: Operation = Operation {
     access: repo_access(Level::Read),
     query: &REPO_QUERY,
     body: None,
-    responses: &[Resp::json(200, "The repository's alerts (cursor pagination).", "DepbotAlert[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<DepbotAlert>>(200, "The repository's alerts (cursor pagination).").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -131,7 +135,7 @@ pub static GET: Operation = Operation {
     access: repo_access(Level::Read),
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The alert.", "DepbotAlert")],
+    responses: &[Resp::typed::<DepbotAlert>(200, "The alert.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -145,7 +149,7 @@ pub static UPDATE: Operation = Operation {
     access: repo_access(Level::Write),
     query: &[],
     body: Some(&UPDATE_BODY),
-    responses: &[Resp::json(200, "The updated alert.", "DepbotAlert")],
+    responses: &[Resp::typed::<DepbotAlert>(200, "The updated alert.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -505,7 +509,7 @@ async fn load(ctx: &Ctx) -> ApiResult<(Repo, Alert)> {
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
     let (repo, alert) = load(&ctx).await?;
-    Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &alert, false)))
+    Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, &repo, &alert)))
 }
 
 /// Validates an update body (api-facts §1.10): `state` or `assignees` required, no other keys
@@ -624,7 +628,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)
         })
         .await?;
-    Ok(Reply::ok(alert_json(&ctx.app.urls, ctx.version, &repo, &updated, false)))
+    Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, &repo, &updated)))
 }
 
 /// The control plane's part: alerts created one at a time (`alerts`).

@@ -14,12 +14,15 @@ use platform_store::domain::activity::Activity;
 use platform_store::domain::hooks::{self, Attempt, Delivery, Hook, NewDelivery};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::{Backend, Conn, DbError};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
 use crate::error::ApiError;
 use crate::outbox::Consumer;
 use crate::secrets;
+use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, Urls};
 use crate::state::Shared;
 use crate::worker::{Next, Work, Worker, Workers};
@@ -213,37 +216,67 @@ pub fn org_object(u: &Urls, org: &Account) -> Value {
     })
 }
 
-/// The hook's `config` as reads show it (secret masked).
-pub fn config_json(h: &Hook) -> Value {
-    let mut m = Map::new();
-    m.insert("content_type".into(), json!(h.content_type));
-    m.insert("insecure_ssl".into(), json!(h.insecure_ssl));
-    if h.secret_enc.is_some() {
-        m.insert("secret".into(), json!("********"));
-    }
-    m.insert("url".into(), json!(h.url));
-    Value::Object(m)
+/// WebhookConfig: the hook's `config` as reads show it (secret masked).
+#[derive(Serialize, JsonSchema)]
+pub struct WebhookConfig {
+    /// `json` or `form`.
+    pub content_type: String,
+    /// `0` or `1`.
+    pub insecure_ssl: String,
+    /// `********` when a secret is set; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub secret: Option<&'static str>,
+    pub url: Uri,
 }
 
-pub fn hook_json(u: &Urls, org: &Account, h: &Hook) -> Value {
+pub fn webhook_config(h: &Hook) -> WebhookConfig {
+    WebhookConfig {
+        content_type: h.content_type.clone(),
+        insecure_ssl: h.insecure_ssl.clone(),
+        secret: h.secret_enc.as_ref().map(|_| "********"),
+        url: Uri(h.url.clone()),
+    }
+}
+
+/// OrgHook: an organization webhook.
+#[derive(Serialize, JsonSchema)]
+pub struct OrgHook {
+    /// Always `Organization`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: i64,
+    /// Always `web`.
+    pub name: String,
+    pub active: bool,
+    pub events: Vec<String>,
+    pub config: WebhookConfig,
+    pub updated_at: Timestamp,
+    pub created_at: Timestamp,
+    pub url: Uri,
+    pub ping_url: Uri,
+    pub deliveries_url: Uri,
+}
+
+pub fn org_hook(u: &Urls, org: &Account, h: &Hook) -> OrgHook {
     let base = format!("{}/orgs/{}/hooks/{}", u.api, org.login, h.id);
-    json!({
-        "type": "Organization",
-        "id": h.id,
-        "name": h.name,
-        "active": h.active,
-        "events": h.events,
-        "config": config_json(h),
-        "updated_at": format_ts(h.updated_at),
-        "created_at": format_ts(h.created_at),
-        "url": base,
-        "ping_url": format!("{base}/pings"),
-        "deliveries_url": format!("{base}/deliveries"),
-    })
+    OrgHook {
+        kind: "Organization",
+        id: h.id,
+        name: h.name.clone(),
+        active: h.active,
+        events: h.events.clone(),
+        config: webhook_config(h),
+        updated_at: Timestamp(h.updated_at),
+        created_at: Timestamp(h.created_at),
+        ping_url: Uri(format!("{base}/pings")),
+        deliveries_url: Uri(format!("{base}/deliveries")),
+        url: Uri(base),
+    }
 }
 
 pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Value {
-    let mut hook = hook_json(u, org, h);
+    let mut hook = json!(org_hook(u, org, h));
     hook["last_response"] = json!({"code": h.last_code, "status": h.last_status.clone().unwrap_or_else(|| "unused".into()),
                                    "message": h.last_message});
     json!({

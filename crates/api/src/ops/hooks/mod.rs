@@ -8,7 +8,9 @@ use axum::http::{Method, StatusCode};
 use platform_store::domain::accounts::Account;
 use platform_store::domain::hooks::{self, Delivery, Hook, HookFields, NewDelivery};
 use platform_store::DbError;
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::authorize::OrgCaller;
 use crate::error::{ApiError, ApiResult};
@@ -17,8 +19,9 @@ use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets;
+use crate::shape::Timestamp;
 use crate::validate::{Field, Schema, Ty};
-use deliveries::{config_json, hook_json};
+use deliveries::{org_hook, webhook_config, OrgHook, WebhookConfig};
 
 const SCOPES: &[&str] = &["admin:org_hook"];
 const PERMISSION: &str = "organization_hooks";
@@ -38,7 +41,7 @@ pub static LIST: Operation = Operation {
     access: READ,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "The organization's webhooks.", "OrgHook[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<OrgHook>>(200, "The organization's webhooks.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -52,7 +55,7 @@ pub static CREATE: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&CREATE_BODY),
-    responses: &[Resp::json(201, "The webhook was created (and a `ping` delivery queued).", "OrgHook").with_headers(&["Location"])],
+    responses: &[Resp::typed::<OrgHook>(201, "The webhook was created (and a `ping` delivery queued).").with_headers(&["Location"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -66,7 +69,7 @@ pub static GET: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The webhook.", "OrgHook")],
+    responses: &[Resp::typed::<OrgHook>(200, "The webhook.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -80,7 +83,7 @@ pub static UPDATE: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&UPDATE_BODY),
-    responses: &[Resp::json(200, "The updated webhook. The secret is replaced: one not sent is removed.", "OrgHook")],
+    responses: &[Resp::typed::<OrgHook>(200, "The updated webhook. The secret is replaced: one not sent is removed.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -108,7 +111,7 @@ pub static GET_CONFIG: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The configuration (the secret masked).", "WebhookConfig")],
+    responses: &[Resp::typed::<WebhookConfig>(200, "The configuration (the secret masked).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -122,7 +125,7 @@ pub static UPDATE_CONFIG: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&CONFIG_BODY),
-    responses: &[Resp::json(200, "The updated configuration (the secret masked).", "WebhookConfig")],
+    responses: &[Resp::typed::<WebhookConfig>(200, "The updated configuration (the secret masked).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -147,7 +150,7 @@ pub static LIST_DELIVERIES: Operation = Operation {
     access: READ,
     query: &DELIVERY_QUERY,
     body: None,
-    responses: &[Resp::json(200, "Deliveries, newest first (cursor pagination).", "HookDeliveryItem[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<HookDeliveryItem>>(200, "Deliveries, newest first (cursor pagination).").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -161,7 +164,7 @@ pub static GET_DELIVERY: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The delivery with its request and response.", "HookDelivery")],
+    responses: &[Resp::typed::<HookDelivery>(200, "The delivery with its request and response.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -175,7 +178,7 @@ pub static REDELIVER: Operation = Operation {
     access: WRITE,
     query: &[],
     body: None,
-    responses: &[Resp::json(202, "A redelivery was queued.", "Empty")],
+    responses: &[Resp::typed::<crate::shapes::Empty>(202, "A redelivery was queued.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -376,8 +379,8 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     let page = ctx.page(30, 100)?;
     let (org_id, app) = (caller.org.id, caller.oauth_app);
     let (rows, total) = ctx.app.store.read(move |c| hooks::list(c, org_id, app, page.offset(), page.per_page)).await?;
-    let body: Vec<Value> = rows.iter().map(|h| hook_json(&ctx.app.urls, &caller.org, h)).collect();
-    Ok(Reply::ok(Value::Array(body)).opt_header("link", ctx.link(page, total)))
+    let body: Vec<OrgHook> = rows.iter().map(|h| org_hook(&ctx.app.urls, &caller.org, h)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
@@ -414,15 +417,15 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             Ok(hook)
         })
         .await?;
-    let body = hook_json(&ctx.app.urls, &caller.org, &hook);
-    let location = body["url"].as_str().unwrap_or_default().to_string();
+    let body = org_hook(&ctx.app.urls, &caller.org, &hook);
+    let location = body.url.0.clone();
     Ok(Reply::created(body).header("location", location))
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let hook = load(&ctx, &caller).await?;
-    Ok(Reply::ok(hook_json(&ctx.app.urls, &caller.org, &hook)))
+    Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &hook)))
 }
 
 async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, active: bool) -> ApiResult<Hook> {
@@ -464,7 +467,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let events = parse_events(body.get("events"))?;
     let active = body.get("active").and_then(Value::as_bool).unwrap_or(true);
     let updated = save(&ctx, &hook, config, events, active).await?;
-    Ok(Reply::ok(hook_json(&ctx.app.urls, &caller.org, &updated)))
+    Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &updated)))
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
@@ -478,7 +481,7 @@ async fn delete(ctx: Ctx) -> ApiResult<Reply> {
 async fn get_config(ctx: Ctx) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let hook = load(&ctx, &caller).await?;
-    Ok(Reply::ok(config_json(&hook)))
+    Ok(Reply::ok(webhook_config(&hook)))
 }
 
 async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
@@ -510,44 +513,93 @@ async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             })
             .await?
             .ok_or_else(ApiError::not_found)?;
-        return Ok(Reply::ok(config_json(&updated)));
+        return Ok(Reply::ok(webhook_config(&updated)));
     }
     config.secret = body.get("secret").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let updated = save(&ctx, &hook, config, events, active).await?;
-    Ok(Reply::ok(config_json(&updated)))
+    Ok(Reply::ok(webhook_config(&updated)))
 }
 
-fn ts(secs: Option<i64>) -> Value {
-    json!(platform_core::time::format_ts(secs.unwrap_or(0)))
+/// HookDeliveryItem: a delivery as the list shows it.
+#[derive(Serialize, JsonSchema)]
+pub struct HookDeliveryItem {
+    pub id: i64,
+    pub guid: String,
+    /// When it was delivered; when it was queued while pending.
+    pub delivered_at: Timestamp,
+    pub redelivery: bool,
+    /// Seconds.
+    pub duration: f64,
+    /// `pending` until attempted.
+    pub status: String,
+    pub status_code: i64,
+    pub event: String,
+    pub action: Option<String>,
+    pub installation_id: Option<i64>,
+    pub repository_id: Option<i64>,
+    /// Deliveries are never throttled: always null.
+    pub throttled_at: Option<Timestamp>,
 }
 
-fn delivery_item(d: &Delivery) -> Value {
-    json!({
-        "id": d.id,
-        "guid": d.guid,
-        "delivered_at": ts(d.delivered_at.or(Some(d.created_at))),
-        "redelivery": d.redelivery,
-        "duration": d.duration_ms as f64 / 1000.0,
-        "status": d.status.clone().unwrap_or_else(|| "pending".into()),
-        "status_code": d.status_code,
-        "event": d.event,
-        "action": d.action,
-        "installation_id": d.installation_id,
-        "repository_id": d.repository_id,
-        "throttled_at": Value::Null,
-    })
+/// HookDelivery: a delivery with the request sent and the response received.
+#[derive(Serialize, JsonSchema)]
+pub struct HookDelivery {
+    #[serde(flatten)]
+    pub item: HookDeliveryItem,
+    /// The URL it was (or will be) sent to.
+    pub url: String,
+    pub request: DeliveryRequest,
+    pub response: DeliveryResponse,
 }
 
+/// The request of a delivery: null parts are not recorded (yet).
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct DeliveryRequest {
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub headers: Value,
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub payload: Value,
+}
+
+/// The receiver's response, null parts when there was none.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct DeliveryResponse {
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub headers: Value,
+    pub payload: Option<String>,
+}
+
+fn delivery_item(d: &Delivery) -> HookDeliveryItem {
+    HookDeliveryItem {
+        id: d.id,
+        guid: d.guid.clone(),
+        delivered_at: Timestamp(d.delivered_at.unwrap_or(d.created_at)),
+        redelivery: d.redelivery,
+        duration: d.duration_ms as f64 / 1000.0,
+        status: d.status.clone().unwrap_or_else(|| "pending".into()),
+        status_code: d.status_code,
+        event: d.event.clone(),
+        action: d.action.clone(),
+        installation_id: d.installation_id,
+        repository_id: d.repository_id,
+        throttled_at: None,
+    }
+}
+
+/// A recorded JSON object, null when there is none.
 fn parse_obj(s: Option<&str>) -> Value {
     s.and_then(|t| serde_json::from_str::<Value>(t).ok()).unwrap_or(Value::Null)
 }
 
-fn delivery_full(d: &Delivery, hook: &Hook) -> Value {
-    let mut v = delivery_item(d);
-    v["url"] = json!(d.url.clone().unwrap_or_else(|| hook.url.clone()));
-    v["request"] = json!({"headers": parse_obj(d.request_headers.as_deref()), "payload": parse_obj(Some(&d.payload))});
-    v["response"] = json!({"headers": parse_obj(d.response_headers.as_deref()), "payload": d.response_body});
-    v
+fn delivery_full(d: &Delivery, hook: &Hook) -> HookDelivery {
+    HookDelivery {
+        item: delivery_item(d),
+        url: d.url.clone().unwrap_or_else(|| hook.url.clone()),
+        request: DeliveryRequest { headers: parse_obj(d.request_headers.as_deref()), payload: parse_obj(Some(&d.payload)) },
+        response: DeliveryResponse { headers: parse_obj(d.response_headers.as_deref()), payload: d.response_body.clone() },
+    }
 }
 
 const CURSOR_PREFIX: &str = "v1_";
@@ -584,7 +636,7 @@ async fn list_deliveries(ctx: Ctx) -> ApiResult<Reply> {
     let mut rows = ctx.app.store.read(move |c| hooks::deliveries(c, id, before, success, per_page + 1)).await?;
     let more = rows.len() as i64 > per_page;
     rows.truncate(per_page as usize);
-    let mut reply = Reply::ok(Value::Array(rows.iter().map(delivery_item).collect()));
+    let mut reply = Reply::ok(rows.iter().map(delivery_item).collect::<Vec<_>>());
     if more {
         if let Some(last) = rows.last() {
             let mut q: Vec<(String, String)> = ctx.query.pairs.iter().filter(|(k, _)| k != "cursor").cloned().collect();

@@ -15,7 +15,7 @@ use platform_store::Conn;
 use serde_json::Value;
 
 use super::body::{self, Source};
-use super::{definition_of, fields, full, origin, source_of};
+use super::{definition_of, fields, full, origin, source_of, FullRuleset};
 use crate::error::{ApiError, ApiResult};
 use crate::reply::Reply;
 use crate::request::JsonBody;
@@ -51,7 +51,7 @@ fn actor_of(owner: &Account) -> Actor<'_> {
     Actor { id: Some(owner.id), kind: Some(owner.kind.as_str()) }
 }
 
-fn shape(app: &Shared, (owner, repo_name, rs): &Made) -> Value {
+fn shape(app: &Shared, (owner, repo_name, rs): &Made) -> FullRuleset {
     full(&origin(&app.urls, rs, &owner.login, repo_name.as_deref()), rs, &definition_of(rs), None)
 }
 

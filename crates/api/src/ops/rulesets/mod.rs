@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 use platform_core::ids::node_id;
-use platform_core::time::format_ts;
 use platform_store::domain::repos::Repo;
 use platform_store::domain::rulesets::{self, Actor, Fields, Ruleset};
 use platform_store::DbError;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
@@ -24,6 +25,7 @@ use crate::principal::Role;
 use crate::reply::{json_array, Reply};
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
+use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
 use crate::validate::{Field, Schema, Ty};
 use body::Source;
@@ -61,10 +63,9 @@ pub static BRANCH_RULES: Operation = Operation {
     access: READ,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(
+    responses: &[Resp::typed::<Vec<BranchRule>>(
         200,
         "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).",
-        "BranchRule[]",
     )
     .with_headers(&["Link"])],
     traits: Traits::NONE,
@@ -81,7 +82,7 @@ pub static LIST: Operation = Operation {
     query: &LIST_QUERY,
     body: None,
     responses: &[
-        Resp::json(200, "The rulesets (summaries), repository first, then organization.", "RulesetSummary[]").with_headers(&["Link"])
+        Resp::typed::<Vec<RulesetSummary>>(200, "The rulesets (summaries), repository first, then organization.").with_headers(&["Link"])
     ],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -96,7 +97,7 @@ pub static CREATE: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&CREATE_BODY),
-    responses: &[Resp::json(201, "The ruleset was created.", "Ruleset")],
+    responses: &[Resp::typed::<FullRuleset>(201, "The ruleset was created.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -110,7 +111,7 @@ pub static GET: Operation = Operation {
     access: READ,
     query: &[INCLUDES_PARENTS],
     body: None,
-    responses: &[Resp::json(200, "The ruleset.", "Ruleset")],
+    responses: &[Resp::typed::<FullRuleset>(200, "The ruleset.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -124,7 +125,7 @@ pub static UPDATE: Operation = Operation {
     access: WRITE,
     query: &[],
     body: Some(&UPDATE_BODY),
-    responses: &[Resp::json(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.", "Ruleset")],
+    responses: &[Resp::typed::<FullRuleset>(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -152,7 +153,7 @@ pub static HISTORY: Operation = Operation {
     access: READ,
     query: &PAGINATION,
     body: None,
-    responses: &[Resp::json(200, "Versions of the ruleset, newest first.", "RulesetVersion[]").with_headers(&["Link"])],
+    responses: &[Resp::typed::<Vec<RulesetVersion>>(200, "Versions of the ruleset, newest first.").with_headers(&["Link"])],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -166,7 +167,7 @@ pub static VERSION: Operation = Operation {
     access: READ,
     query: &[],
     body: None,
-    responses: &[Resp::json(200, "The version with the ruleset as it was (`state`).", "RulesetVersionWithState")],
+    responses: &[Resp::typed::<RulesetVersionWithState>(200, "The version with the ruleset as it was (`state`).")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -244,19 +245,112 @@ fn repo_origin(u: &Urls, rs: &Ruleset, repo: &Repo) -> Origin {
     origin(u, rs, &repo.owner.login, Some(&repo.name))
 }
 
-/// The list element: api-facts §4.14's summary fields.
-fn summary(o: &Origin, rs: &Ruleset) -> Value {
-    json!({
-        "id": rs.id,
-        "name": rs.name,
-        "source_type": o.kind,
-        "source": o.source,
-        "enforcement": rs.enforcement,
-        "node_id": node_id("RepositoryRuleset", rs.id),
-        "_links": {"self": {"href": o.self_url}, "html": {"href": o.html_url}},
-        "created_at": format_ts(rs.created_at),
-        "updated_at": format_ts(rs.updated_at),
-    })
+/// RulesetSummary: the list element, api-facts §4.14's summary fields.
+#[derive(Serialize, JsonSchema)]
+pub struct RulesetSummary {
+    pub id: i64,
+    pub name: String,
+    #[schemars(extend("enum" = ["Repository", "Organization"]))]
+    pub source_type: &'static str,
+    /// `owner/repo` or the organization's login.
+    pub source: String,
+    #[schemars(extend("enum" = ["disabled", "active", "evaluate"]))]
+    pub enforcement: String,
+    pub node_id: String,
+    #[serde(rename = "_links")]
+    pub links: RulesetLinks,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The ruleset's API and web addresses.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct RulesetLinks {
+    #[serde(rename = "self")]
+    pub self_link: Link,
+    pub html: Link,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Link {
+    pub href: Uri,
+}
+
+/// Ruleset: the full ruleset (api-facts §4.14); rules, conditions and bypass actors as
+/// `body` declares them, stored as sent.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Ruleset")]
+pub struct FullRuleset {
+    #[serde(flatten)]
+    pub summary: RulesetSummary,
+    #[schemars(with = "String", extend("enum" = ["branch", "tag", "push", "repository"]))]
+    pub target: Value,
+    /// Shown to repository admins only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "bypass_actors_schema")]
+    pub bypass_actors: Option<Value>,
+    /// For the caller, at repository level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", extend("enum" = ["always", "pull_requests_only", "never", "exempt"]))]
+    pub current_user_can_bypass: Option<&'static str>,
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub conditions: Value,
+    #[schemars(schema_with = "rules_schema")]
+    pub rules: Value,
+}
+
+fn bypass_actors_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    body::bypass_actors_schema().try_into().expect("an object schema")
+}
+
+fn rules_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    body::rules_schema().try_into().expect("an object schema")
+}
+
+/// BranchRule: a rule that applies to a branch, with the ruleset it comes from.
+#[derive(Serialize)]
+pub struct BranchRule<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'a Value,
+    pub ruleset_source_type: &'static str,
+    pub ruleset_source: &'a str,
+    pub ruleset_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<&'a Value>,
+}
+
+/// One of the rules of [`body`] (`type` and its `parameters`), and where it comes from.
+impl JsonSchema for BranchRule<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BranchRule".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+        let mut rule = body::rule_schema();
+        rule["type"] = json!("object");
+        rule["properties"] = json!({
+            "ruleset_source_type": {"type": "string", "enum": ["Repository", "Organization"]},
+            "ruleset_source": {"type": "string"},
+            "ruleset_id": {"type": "integer"},
+        });
+        rule["required"] = json!(["type", "ruleset_source_type", "ruleset_source", "ruleset_id"]);
+        rule.try_into().expect("an object schema")
+    }
+}
+
+fn summary(o: &Origin, rs: &Ruleset) -> RulesetSummary {
+    RulesetSummary {
+        id: rs.id,
+        name: rs.name.clone(),
+        source_type: o.kind,
+        source: o.source.clone(),
+        enforcement: rs.enforcement.clone(),
+        node_id: node_id("RepositoryRuleset", rs.id),
+        links: RulesetLinks { self_link: Link { href: Uri(o.self_url.clone()) }, html: Link { href: Uri(o.html_url.clone()) } },
+        created_at: Timestamp(rs.created_at),
+        updated_at: Timestamp(rs.updated_at),
+    }
 }
 
 fn definition_of(rs: &Ruleset) -> Value {
@@ -265,20 +359,16 @@ fn definition_of(rs: &Ruleset) -> Value {
 
 /// The full ruleset object. `viewer`: the caller at repository level (bypass actors are shown
 /// to repository admins only; `current_user_can_bypass` is for the caller).
-fn full(o: &Origin, rs: &Ruleset, def: &Value, viewer: Option<&Viewer>) -> Value {
-    let mut v = summary(o, rs);
-    let m = v.as_object_mut().expect("summary is an object");
-    m.insert("target".into(), def["target"].clone());
+fn full(o: &Origin, rs: &Ruleset, def: &Value, viewer: Option<&Viewer>) -> FullRuleset {
     let shows_bypass = viewer.is_none_or(|w| w.role == Role::Admin);
-    if shows_bypass {
-        m.insert("bypass_actors".into(), def["bypass_actors"].clone());
+    FullRuleset {
+        summary: summary(o, rs),
+        target: def["target"].clone(),
+        bypass_actors: shows_bypass.then(|| def["bypass_actors"].clone()),
+        current_user_can_bypass: viewer.map(|w| w.can_bypass(&def["bypass_actors"])),
+        conditions: def["conditions"].clone(),
+        rules: def["rules"].clone(),
     }
-    if let Some(w) = viewer {
-        m.insert("current_user_can_bypass".into(), json!(w.can_bypass(&def["bypass_actors"])));
-    }
-    m.insert("conditions".into(), def["conditions"].clone());
-    m.insert("rules".into(), def["rules"].clone());
-    v
 }
 
 /// Who is asking, for bypass decisions.
@@ -399,15 +489,14 @@ impl BranchRulesets {
                     .into_iter()
                     .flatten()
                     .map(|r| {
-                        let mut m = Map::new();
-                        m.insert("type".into(), r["type"].clone());
-                        m.insert("ruleset_source_type".into(), json!(o.kind));
-                        m.insert("ruleset_source".into(), json!(o.source));
-                        m.insert("ruleset_id".into(), json!(rs.id));
-                        if let Some(p) = r.get("parameters") {
-                            m.insert("parameters".into(), p.clone());
-                        }
-                        serde_json::to_vec(&Value::Object(m)).unwrap_or_default().into_boxed_slice()
+                        let rule = BranchRule {
+                            kind: &r["type"],
+                            ruleset_source_type: o.kind,
+                            ruleset_source: &o.source,
+                            ruleset_id: rs.id,
+                            parameters: r.get("parameters"),
+                        };
+                        serde_json::to_vec(&rule).unwrap_or_default().into_boxed_slice()
                     })
                     .collect();
                 (Condition::compile(&def["conditions"]["ref_name"]), rules)
@@ -521,13 +610,13 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
             .filter(|rs| targets.as_ref().is_none_or(|t| t.contains(&rs.target.as_str())))
             .collect();
         let total = all.len() as i64;
-        let items: Vec<Value> = all
+        let items: Vec<RulesetSummary> = all
             .iter()
             .skip(page.offset() as usize)
             .take(page.per_page as usize)
             .map(|rs| summary(&repo_origin(&ctx.app.urls, rs, &repo), rs))
             .collect();
-        Ok(Reply::ok(Value::Array(items)).opt_header("link", ctx.link(page, total)))
+        Ok(Reply::ok(items).opt_header("link", ctx.link(page, total)))
     })
     .await
 }
@@ -639,12 +728,38 @@ async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
-fn version_json(v: &rulesets::Version) -> Value {
-    json!({
-        "version_id": v.id,
-        "actor": {"id": v.actor_id, "type": v.actor_type},
-        "updated_at": format_ts(v.created_at),
-    })
+/// RulesetVersion: an entry of a ruleset's history.
+#[derive(Serialize, JsonSchema)]
+pub struct RulesetVersion {
+    pub version_id: i64,
+    pub actor: VersionActor,
+    pub updated_at: Timestamp,
+}
+
+/// Who made the change: null when no user or application did (the control plane).
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub struct VersionActor {
+    pub id: Option<i64>,
+    /// `User`, `Integration`, or the owner's kind for control-plane changes.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// RulesetVersionWithState: a version and the ruleset as it left it.
+#[derive(Serialize, JsonSchema)]
+pub struct RulesetVersionWithState {
+    #[serde(flatten)]
+    pub version: RulesetVersion,
+    pub state: FullRuleset,
+}
+
+fn ruleset_version(v: &rulesets::Version) -> RulesetVersion {
+    RulesetVersion {
+        version_id: v.id,
+        actor: VersionActor { id: v.actor_id, kind: v.actor_type.clone() },
+        updated_at: Timestamp(v.created_at),
+    }
 }
 
 async fn history(ctx: Ctx) -> ApiResult<Reply> {
@@ -653,8 +768,8 @@ async fn history(ctx: Ctx) -> ApiResult<Reply> {
         let page = ctx.page(30, 100)?;
         let rs = load(&ctx, &repo, false).await?;
         let (versions, total) = ctx.app.store.read(move |c| rulesets::history(c, rs.id, page.offset(), page.per_page)).await?;
-        let items: Vec<Value> = versions.iter().map(version_json).collect();
-        Ok(Reply::ok(Value::Array(items)).opt_header("link", ctx.link(page, total)))
+        let items: Vec<RulesetVersion> = versions.iter().map(ruleset_version).collect();
+        Ok(Reply::ok(items).opt_header("link", ctx.link(page, total)))
     })
     .await
 }
@@ -676,9 +791,8 @@ async fn version(ctx: Ctx) -> ApiResult<Reply> {
             ..rs.clone()
         };
         let viewer = Viewer::of(&ctx, &repo, role, &[&state_def]).await?;
-        let mut out = version_json(&v);
-        out["state"] = full(&repo_origin(&ctx.app.urls, &then, &repo), &then, &state_def, Some(&viewer));
-        Ok(Reply::ok(out))
+        let state = full(&repo_origin(&ctx.app.urls, &then, &repo), &then, &state_def, Some(&viewer));
+        Ok(Reply::ok(RulesetVersionWithState { version: ruleset_version(&v), state }))
     })
     .await
 }

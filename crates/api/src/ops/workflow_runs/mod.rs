@@ -176,7 +176,10 @@ op!(
     WRITE,
     &[],
     None,
-    &[Resp::json(202, "The run is cancelled.", "Empty"), Resp::json(409, "The run has completed.", "BasicError")]
+    &[
+        Resp::typed::<crate::shapes::Empty>(202, "The run is cancelled."),
+        Resp::typed::<crate::error::BasicError>(409, "The run has completed.")
+    ]
 );
 op!(
     FORCE_CANCEL,
@@ -189,8 +192,8 @@ op!(
     &[],
     None,
     &[
-        Resp::json(202, "The run is cancelled, bypassing conditions that would keep jobs running.", "Empty"),
-        Resp::json(409, "The run has completed.", "BasicError")
+        Resp::typed::<crate::shapes::Empty>(202, "The run is cancelled, bypassing conditions that would keep jobs running."),
+        Resp::typed::<crate::error::BasicError>(409, "The run has completed.")
     ]
 );
 op!(
@@ -252,7 +255,7 @@ op!(
     WRITE,
     &[],
     Some(&RERUN_BODY),
-    &[Resp::json(201, "A new attempt is queued.", "Empty")]
+    &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt is queued.")]
 );
 op!(
     RERUN_FAILED,
@@ -264,7 +267,7 @@ op!(
     WRITE,
     &[],
     Some(&RERUN_BODY),
-    &[Resp::json(201, "A new attempt re-runs the failed jobs and the jobs that need them.", "Empty")]
+    &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the failed jobs and the jobs that need them.")]
 );
 op!(
     GET_USAGE,
@@ -289,7 +292,7 @@ op!(
     WRITE,
     &[],
     Some(&RERUN_JOB_BODY),
-    &[Resp::json(201, "A new attempt re-runs the job and the jobs that need it.", "Empty")]
+    &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the job and the jobs that need it.")]
 );
 op!(
     GET_ATTEMPT,
@@ -337,7 +340,7 @@ op!(
     WRITE,
     &[],
     None,
-    &[Resp::json(201, "The run is queued.", "Empty")]
+    &[Resp::typed::<crate::shapes::Empty>(201, "The run is queued.")]
 );
 op!(
     LIST_REVIEWS,
