@@ -9,7 +9,7 @@ use crate::worker::Workers;
 /// Starts every background worker of the server; requests' jobs on `state` run with them.
 pub fn spawn_workers(state: &Shared) -> Workers {
     let mut workers = Workers::new(state.store.subscribe_writes());
-    workers.adopt_jobs_of(state);
+    workers.adopt(&state.jobs);
     let consumers: [Arc<dyn Consumer>; 2] = [
         Arc::new(crate::ops::notifications::produce::Notifications { urls: state.urls.clone() }),
         Arc::new(crate::ops::hooks::deliveries::WebhookConsumer { urls: state.urls.clone() }),

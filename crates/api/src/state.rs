@@ -188,6 +188,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Requests recorded for API usage insights, waiting for the next flush.
     pub insights: crate::insights::Recorder,
+    /// Background jobs of requests (a large mark-all-read), run with the server's workers.
+    pub jobs: crate::worker::Jobs,
 }
 
 pub type Shared = Arc<AppState>;
@@ -275,6 +277,7 @@ impl AppState {
             faults: Faults::default(),
             metrics: Metrics::default(),
             insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
+            jobs: crate::worker::Jobs::default(),
             caches: Caches::default(),
             store,
             clock,

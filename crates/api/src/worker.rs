@@ -15,7 +15,6 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::error::ApiError;
-use crate::state::{AppState, Shared};
 
 /// A busy worker's passes are at least this far apart, so one pass serves the writes made
 /// meanwhile: under a thousand writes a second, a pass per write would cost each worker's
@@ -209,11 +208,9 @@ impl Workers {
         self.crew.start(worker, work);
     }
 
-    /// The jobs of requests on `state` (see [`job`]) run and stop with these workers.
-    pub fn adopt_jobs_of(&self, state: &Shared) {
-        let mut crews = CREWS.lock().unwrap_or_else(|e| e.into_inner());
-        crews.retain(|(s, c)| s.strong_count() > 0 && c.strong_count() > 0);
-        crews.push((Arc::downgrade(state), Arc::downgrade(&self.crew)));
+    /// The jobs started through `jobs` (see [`job`]) run and stop with these workers.
+    pub fn adopt(&self, jobs: &Jobs) {
+        *jobs.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::downgrade(&self.crew));
     }
 
     /// Cancels every worker and waits for each, within [`STOP_WITHIN`].
@@ -246,18 +243,16 @@ impl Workers {
     }
 }
 
-/// The crews of running servers, by their state: what a request reaches to start a [`job`].
-static CREWS: Mutex<Vec<(Weak<AppState>, Weak<Crew>)>> = Mutex::new(Vec::new());
+/// Where a server's requests start their jobs (one per server state): the workers that
+/// adopted it, if any ran.
+#[derive(Default)]
+pub struct Jobs(Mutex<Option<Weak<Crew>>>);
 
-/// Starts a job of a request on `state` (a worker that ends once [`Next::Done`]): it runs with
-/// the server's workers and stops with them. Where no workers ever ran for `state` (tools, some
+/// Starts a job of a request (a worker that ends once [`Next::Done`]): it runs with the
+/// server's workers and stops with them. Where no workers ever adopted `jobs` (tools, some
 /// tests) it runs uncancelled; once they were shut down, it is abandoned (as by a restart).
-pub fn job(state: &Shared, worker: Worker, work: impl Work) {
-    // A `Weak` keeps its allocation: no other state can be at a registered address.
-    let crew = {
-        let crews = CREWS.lock().unwrap_or_else(|e| e.into_inner());
-        crews.iter().find(|(s, _)| std::ptr::eq(s.as_ptr(), Arc::as_ptr(state))).map(|(_, c)| c.upgrade())
-    };
+pub fn job(jobs: &Jobs, worker: Worker, work: impl Work) {
+    let crew = jobs.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Weak::upgrade);
     match crew {
         Some(Some(crew)) => crew.start(worker, work),
         Some(None) => tracing::warn!(worker = %worker.name, "background workers stopped: job abandoned"),
@@ -371,7 +366,7 @@ mod tests {
         // Jobs without workers for their state still run to completion.
         let db = platform_store::testing::test_database(platform_store::Backend::Sqlite).unwrap();
         let store = platform_store::Store::open(platform_store::StoreOptions::new(&db.url)).await.unwrap();
-        let state = AppState::new(store.clone(), Arc::new(platform_core::Clock::manual()), crate::ApiConfig::for_tests());
+        let jobs = Jobs::default();
         let (n, work) = counting(0, Next::Again);
         struct UpTo(Counting, usize);
         impl Work for UpTo {
@@ -380,20 +375,20 @@ mod tests {
                 Ok(if self.0.passes.load(Ordering::SeqCst) >= self.1 { Next::Done } else { Next::Again })
             }
         }
-        job(&state, worker("job", Duration::from_secs(1)), UpTo(work, 3));
+        job(&jobs, worker("job", Duration::from_secs(1)), UpTo(work, 3));
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(n.load(Ordering::SeqCst), 3);
         // With workers, a job is one of them: shutdown waits for it.
         let workers = Workers::new(store.subscribe_writes());
-        workers.adopt_jobs_of(&state);
+        workers.adopt(&jobs);
         let (_, work) = counting(0, Next::After(Duration::from_secs(3600)));
-        job(&state, worker("job", Duration::from_secs(1)), work);
+        job(&jobs, worker("job", Duration::from_secs(1)), work);
         let stopped = workers.shutdown().await;
         assert_eq!(stopped.finished, ["job"]);
         store.close().await;
         // Once they are shut down, a job is abandoned.
         let (n, work) = counting(0, Next::Done);
-        job(&state, worker("job", Duration::from_secs(1)), work);
+        job(&jobs, worker("job", Duration::from_secs(1)), work);
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(n.load(Ordering::SeqCst), 0);
     }

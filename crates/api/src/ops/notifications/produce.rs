@@ -191,7 +191,7 @@ impl Consumer for Notifications {
 pub fn spawn_mark_all(state: Shared, user_id: i64, until: i64, chunk: i64) {
     let worker = Worker { name: "mark-all-read".into(), poll: Duration::from_secs(1), on_writes: false };
     let work = MarkAll { state: state.clone(), user_id, until, chunk: chunk.max(1) };
-    crate::worker::job(&state, worker, work);
+    crate::worker::job(&state.jobs, worker, work);
 }
 
 struct MarkAll {
