@@ -133,6 +133,8 @@ pub fn create_enterprise(c: &mut dyn Conn, e: &EnterpriseIn, now: i64) -> R<acco
 pub struct TeamIn {
     pub name: String,
     pub description: Option<String>,
+    /// `closed` (the default) or `secret`.
+    pub privacy: Option<String>,
     #[serde(default)]
     pub members: Vec<String>,
 }
@@ -142,7 +144,11 @@ pub fn create_team(c: &mut dyn Conn, org_login: &str, t: &TeamIn, now: i64) -> R
     if accounts::slugify(&t.name).is_empty() {
         return Err(ApiError::invalid_field("Team", "name", "invalid", None));
     }
-    let team = unique(accounts::create_team(c, o.id, &t.name, t.description.as_deref(), now), "Team", "name")?;
+    let privacy = t.privacy.as_deref().unwrap_or("closed");
+    if !["closed", "secret"].contains(&privacy) {
+        return Err(ApiError::invalid_field("Team", "privacy", "invalid", None));
+    }
+    let team = unique(accounts::create_team(c, o.id, &t.name, t.description.as_deref(), privacy, now), "Team", "name")?;
     for l in &t.members {
         let u = user(c, l)?;
         accounts::add_team_member(c, team.id, u.id)?;

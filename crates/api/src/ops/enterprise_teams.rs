@@ -1,5 +1,5 @@
-//! Enterprise team memberships (document 2): list, bulk add and remove, get, add and remove one
-//! member, and the teams of an enterprise member. Classic and OAuth tokens need
+//! Enterprise teams and their memberships (document 2): list and get teams, list memberships,
+//! bulk add and remove, get, add and remove one member, and the teams of an enterprise member. Classic and OAuth tokens need
 //! `read:enterprise` for GETs and `admin:enterprise` otherwise; fine-grained tokens the
 //! Enterprise teams permission; app tokens are refused. The caller must belong to the
 //! enterprise (else 404); changes need an enterprise owner (403); the teams of a user need an
@@ -51,6 +51,35 @@ pub static LIST_FOR_USER: Operation = Operation {
     query: &PAGINATION,
     body: None,
     responses: &[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise teams the user belongs to.").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
+};
+
+pub static LIST_TEAMS: Operation = Operation {
+    id: "enterprise-teams/list",
+    method: Method::GET,
+    path: "/enterprises/{enterprise}/teams",
+    summary: "List enterprise teams",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams",
+    access: READ,
+    query: &PAGINATION,
+    body: None,
+    responses: &[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise's teams, by slug.").with_headers(&["Link"])],
+    traits: Traits::NONE,
+    derived: Derived::new(),
+};
+
+/// The team of the path is found by slug (with or without `ent:`) or by id, as for memberships.
+pub static GET_TEAM: Operation = Operation {
+    id: "enterprise-teams/get",
+    method: Method::GET,
+    path: "/enterprises/{enterprise}/teams/{enterprise-team}",
+    summary: "Get an enterprise team",
+    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-teams#get-an-enterprise-team",
+    access: READ,
+    query: &[],
+    body: None,
+    responses: &[Resp::typed::<EnterpriseTeam>(200, "The team.")],
     traits: Traits::NONE,
     derived: Derived::new(),
 };
@@ -143,6 +172,8 @@ pub static REMOVE: Operation = Operation {
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_FOR_USER, list_for_user)
+        .op(&LIST_TEAMS, list_teams)
+        .op(&GET_TEAM, get_team)
         .op(&LIST, list)
         .op(&BULK_ADD, bulk_add)
         .op(&BULK_REMOVE, bulk_remove)
@@ -282,6 +313,27 @@ async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
         .ok_or_else(ApiError::not_found)?;
     let body: Vec<EnterpriseTeam> = rows.iter().map(|t| team_json(&ctx.app.urls, &caller.ent, t)).collect();
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
+}
+
+async fn list_teams(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    let page = ctx.page(30, 100)?;
+    ctx.cached(async {
+        let ent_id = caller.ent.id;
+        let (rows, total) = ctx.app.store.read(move |c| teams::list(c, ent_id, page.offset(), page.per_page)).await?;
+        let body: Vec<EnterpriseTeam> = rows.iter().map(|t| team_json(&ctx.app.urls, &caller.ent, t)).collect();
+        Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
+    })
+    .await
+}
+
+async fn get_team(ctx: Ctx) -> ApiResult<Reply> {
+    let caller = caller(&ctx).await?;
+    ctx.cached(async {
+        let t = team(&ctx, &caller).await?;
+        Ok(Reply::ok(team_json(&ctx.app.urls, &caller.ent, &t)))
+    })
+    .await
 }
 
 async fn list(ctx: Ctx) -> ApiResult<Reply> {

@@ -1,4 +1,4 @@
-//! `GET /` and `GET /rate_limit`.
+//! `GET /`, `GET /meta` and `GET /rate_limit`.
 use axum::http::{Method, StatusCode};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -38,8 +38,87 @@ pub static RATE_LIMIT: Operation = Operation {
     derived: Derived::new(),
 };
 
+pub static META: Operation = Operation {
+    id: "meta/get",
+    method: Method::GET,
+    path: "/meta",
+    summary: "Get service meta information",
+    docs: "https://docs.service.example/rest/meta/meta#get-service-meta-information",
+    access: Access::any(),
+    query: &[],
+    body: None,
+    responses: &[Resp::typed::<ApiOverview>(200, "What the service is: its domains and the addresses it serves and calls from.")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
+};
+
 pub fn routes(api: Api) -> Api {
-    api.op(&ROOT, root).op(&RATE_LIMIT, rate_limit)
+    api.op(&ROOT, root).op(&META, meta).op(&RATE_LIMIT, rate_limit)
+}
+
+/// api-overview: the service's addresses by what uses them, and its domains. A local server
+/// serves and delivers webhooks from loopback; no other ranges are claimed.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ApiOverview {
+    /// Password authentication over git and the API is never accepted.
+    pub verifiable_password_authentication: bool,
+    pub hooks: Vec<String>,
+    pub web: Vec<String>,
+    pub api: Vec<String>,
+    pub git: Vec<String>,
+    pub enterprise_importer: Vec<String>,
+    pub packages: Vec<String>,
+    pub pages: Vec<String>,
+    pub importer: Vec<String>,
+    pub actions: Vec<String>,
+    pub actions_macos: Vec<String>,
+    pub devenvs: Vec<String>,
+    pub depbot: Vec<String>,
+    pub assistant: Vec<String>,
+    pub domains: MetaDomains,
+}
+
+/// The domains clients and firewalls allow, by use.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MetaDomains {
+    pub website: Vec<String>,
+    pub devenvs: Vec<String>,
+    pub assistant: Vec<String>,
+    pub packages: Vec<String>,
+    pub actions: Vec<String>,
+}
+
+async fn meta(ctx: Ctx) -> ApiResult<Reply> {
+    ctx.cached(async {
+        let loopback = || vec!["127.0.0.1/32".to_string(), "::1/128".to_string()];
+        // The host clients reach, without its port.
+        let h = ctx.app.urls.host.as_str();
+        let host = h.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(h, |(h, _)| h).to_string();
+        Ok(Reply::ok(ApiOverview {
+            verifiable_password_authentication: false,
+            hooks: loopback(),
+            web: loopback(),
+            api: loopback(),
+            git: loopback(),
+            enterprise_importer: Vec::new(),
+            packages: Vec::new(),
+            pages: Vec::new(),
+            importer: Vec::new(),
+            actions: loopback(),
+            actions_macos: Vec::new(),
+            devenvs: Vec::new(),
+            depbot: Vec::new(),
+            assistant: Vec::new(),
+            domains: MetaDomains {
+                website: vec![host.clone()],
+                devenvs: Vec::new(),
+                assistant: Vec::new(),
+                packages: Vec::new(),
+                actions: vec![host],
+            },
+        }))
+    })
+    .await
 }
 
 /// Root: URL templates of the API.

@@ -1,4 +1,5 @@
 //! One module per spec area; each declares its operations and registers them.
+pub mod accounts;
 pub mod authorizations;
 pub mod content_exclusion;
 pub mod depbot;
@@ -23,6 +24,7 @@ use crate::state::Shared;
 
 pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
+    let api = accounts::routes(api);
     let api = statuses::routes(api);
     let api = notifications::routes(api);
     let api = events::routes(api);

@@ -236,3 +236,45 @@ both!(list_teams_for_user, |s| {
     assert_error(st, &h, &b, 404, "Not Found");
     assert_eq!(call(&s, Method::GET, "/enterprises/acme-corp/members/ghost/teams", Some(&dave), None).await.0, 404);
 });
+
+both!(list_and_get_enterprise_teams, |s| {
+    let dave = world(&s).await;
+    s.admin_post("/enterprises/acme-corp/teams", json!({"name": "Infra"})).await;
+    // Members of the enterprise read its teams, by slug order, with pages and 304s.
+    let alice = s.classic("alice", &["read:enterprise"]).await;
+    let (st, h, b) = call(&s, Method::GET, "/enterprises/acme-corp/teams", Some(&alice), None).await;
+    assert_eq!(st, 200, "{b}");
+    let slugs: Vec<&str> = b.as_array().unwrap().iter().map(|t| t["slug"].as_str().unwrap()).collect();
+    assert_eq!(slugs, ["ent:infra", "ent:platform"]);
+    for t in b.as_array().unwrap() {
+        assert_conforms_to_snapshot("EnterpriseTeam", t);
+    }
+    assert_eq!(header(&h, "link"), "");
+    let (_, h, b) = call(&s, Method::GET, "/enterprises/acme-corp/teams?per_page=1", Some(&dave), None).await;
+    assert_eq!(b.as_array().unwrap().len(), 1);
+    assert!(header(&h, "link").contains(&format!("<{}/enterprises/acme-corp/teams?per_page=1&page=2>; rel=\"next\"", s.base)));
+    let etag = header(&call(&s, Method::GET, "/enterprises/acme-corp/teams", Some(&alice), None).await.1, "etag").to_string();
+    let r = s.req(Method::GET, "/enterprises/acme-corp/teams", Some(&alice)).header("if-none-match", etag).send().await.unwrap();
+    assert_eq!(r.status(), 304);
+    // One team by slug (with or without `ent:`) or by id; its `url` answers.
+    let (st, _, t) = call(&s, Method::GET, "/enterprises/acme-corp/teams/ent:platform", Some(&alice), None).await;
+    assert_eq!(st, 200, "{t}");
+    assert_conforms_to_snapshot("EnterpriseTeam", &t);
+    assert_eq!(t["description"], "The platform team");
+    let id = t["id"].as_i64().unwrap();
+    for key in ["platform".to_string(), id.to_string()] {
+        let (st, _, b) = call(&s, Method::GET, &format!("/enterprises/acme-corp/teams/{key}"), Some(&alice), None).await;
+        assert_eq!((st, b["id"].as_i64()), (200, Some(id)));
+    }
+    assert_eq!(call(&s, Method::GET, t["url"].as_str().unwrap(), Some(&alice), None).await.0, 200);
+    let (st, h, b) = call(&s, Method::GET, "/enterprises/acme-corp/teams/ent:nope", Some(&alice), None).await;
+    assert_error(st, &h, &b, 404, "Not Found");
+    // Outside the enterprise: 404; without the scope: 403; anonymous: 401.
+    let carol = s.classic("carol", &["read:enterprise"]).await;
+    assert_eq!(call(&s, Method::GET, "/enterprises/acme-corp/teams", Some(&carol), None).await.0, 404);
+    let repo_only = s.classic("alice", &["repo"]).await;
+    let (st, h, b) = call(&s, Method::GET, "/enterprises/acme-corp/teams", Some(&repo_only), None).await;
+    assert_error(st, &h, &b, 403, "Resource not accessible by personal access token");
+    let (st, h, b) = call(&s, Method::GET, "/enterprises/acme-corp/teams/ent:platform", None, None).await;
+    assert_error(st, &h, &b, 401, "Requires authentication");
+});

@@ -2,6 +2,7 @@
 mod harness;
 
 mod access;
+mod accounts;
 mod admin;
 mod authorizations;
 mod cluster;

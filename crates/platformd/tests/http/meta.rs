@@ -44,6 +44,29 @@ both!(api_root, |s| {
     // The root URLs point at working operations.
     let (st, _, _) = parts(s.get(b["rate_limit_url"].as_str().unwrap(), None).await).await;
     assert_eq!(st, 200);
+    s.user("alice").await;
+    s.admin_post("/orgs", serde_json::json!({"login": "acme", "owners": ["alice"]})).await;
+    let t = s.classic("alice", &["read:org", "user"]).await;
+    let expand = |k: &str| b[k].as_str().unwrap().replace("{user}", "alice").replace("{org}", "acme");
+    for k in ["current_user_url", "user_url", "organization_url", "user_organizations_url", "organization_teams_url"] {
+        let (st, _, body) = parts(s.get(&expand(k), Some(&t)).await).await;
+        assert_eq!(st, 200, "{k}: {body}");
+    }
+});
+
+both!(meta_overview, |s| {
+    for version in [None, Some("2026-03-10")] {
+        let (st, h, b) = get_version(&s, "/meta", version, None).await;
+        assert_eq!(st, 200);
+        assert_conforms_to_snapshot("ApiOverview", &b);
+        assert_eq!(b["verifiable_password_authentication"], false);
+        assert!(b["hooks"].as_array().unwrap().iter().any(|r| r == "127.0.0.1/32"), "{b}");
+        let host = s.base.trim_start_matches("http://").split([':', '/']).next().unwrap().to_string();
+        assert_eq!(b["domains"]["website"], serde_json::json!([host]));
+        let etag = header(&h, "etag").to_string();
+        let r = s.req(Method::GET, "/meta", None).header("if-none-match", etag).send().await.unwrap();
+        assert_eq!(r.status(), 304);
+    }
 });
 
 fn assert_bucket(name: &str, v: &Value) {

@@ -151,14 +151,16 @@ pub struct Team {
     pub privacy: String,
 }
 
-pub fn create_team(c: &mut dyn Conn, org_id: i64, name: &str, description: Option<&str>, now: i64) -> Result<Team, DbError> {
+/// Creates a team; `privacy` is `closed` (visible to the organization) or `secret` (to its
+/// members and the owners).
+pub fn create_team(c: &mut dyn Conn, org_id: i64, name: &str, description: Option<&str>, privacy: &str, now: i64) -> Result<Team, DbError> {
     let slug = slugify(name);
     let id = c.query_i64(
         "INSERT INTO teams (org_id, name, slug, description, privacy, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, 'closed', ?, ?) RETURNING id",
-        params![org_id, name, &slug, description, now, now],
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        params![org_id, name, &slug, description, privacy, now, now],
     )?;
-    Ok(Team { id, org_id, name: name.into(), slug, description: description.map(Into::into), privacy: "closed".into() })
+    Ok(Team { id, org_id, name: name.into(), slug, description: description.map(Into::into), privacy: privacy.into() })
 }
 
 pub fn add_team_member(c: &mut dyn Conn, team_id: i64, user_id: i64) -> Result<(), DbError> {
@@ -180,4 +182,97 @@ pub fn slugify(name: &str) -> String {
         }
     }
     out.trim_matches('-').to_string()
+}
+
+/// Organizations the user belongs to (any role), by login, one page, with the total; `only`
+/// narrows them to one organization (a token limited to it).
+pub fn orgs_of(c: &mut dyn Conn, user_id: i64, only: Option<i64>, offset: i64, limit: i64) -> Result<(Vec<Account>, i64), DbError> {
+    let mut p = vec![crate::Value::from(user_id)];
+    let filter = match only {
+        Some(o) => {
+            p.push(crate::Value::from(o));
+            " AND a.id = ?"
+        }
+        None => "",
+    };
+    let from = format!("FROM org_members m JOIN accounts a ON a.id = m.org_id WHERE m.user_id = ?{filter}");
+    let total = c.query_i64(&format!("SELECT COUNT(*) {from}"), &p)?;
+    p.extend([crate::Value::from(limit), crate::Value::from(offset)]);
+    let rows = c.query(&format!("SELECT {COLS} {from} ORDER BY a.login_lower LIMIT ? OFFSET ?"), &p)?;
+    Ok((rows.iter().map(|r| from_row(r, 0)).collect(), total))
+}
+
+/// How many public and private repositories an account owns.
+pub fn repo_counts(c: &mut dyn Conn, owner_id: i64) -> Result<(i64, i64), DbError> {
+    let count = |c: &mut dyn Conn, private: bool| {
+        c.query_i64("SELECT COUNT(*) FROM repos WHERE owner_id = ? AND private = ?", params![owner_id, private])
+    };
+    Ok((count(c, false)?, count(c, true)?))
+}
+
+const TEAM_COLS: &str = "t.id, t.org_id, t.name, t.slug, t.description, t.privacy";
+
+fn team_from_row(r: &Row) -> Team {
+    Team { id: r.i64(0), org_id: r.i64(1), name: r.string(2), slug: r.string(3), description: r.opt_string(4), privacy: r.string(5) }
+}
+
+/// Whose teams a list or a lookup may show: all of them (owners, the organization's apps) or
+/// those a member may see (every team but the secret ones they are not on).
+#[derive(Clone, Copy, Debug)]
+pub enum TeamView {
+    All,
+    Member(i64),
+}
+
+impl TeamView {
+    fn filter(self) -> (&'static str, i64) {
+        match self {
+            TeamView::All => ("", 0),
+            TeamView::Member(u) => {
+                (" AND (t.privacy <> 'secret' OR EXISTS (SELECT 1 FROM team_members tm WHERE tm.team_id = t.id AND tm.user_id = ?))", u)
+            }
+        }
+    }
+}
+
+/// The teams of an organization the view shows, by name, one page, with the total.
+pub fn teams_of_org(c: &mut dyn Conn, org_id: i64, view: TeamView, offset: i64, limit: i64) -> Result<(Vec<Team>, i64), DbError> {
+    let (filter, user) = view.filter();
+    let from = format!("FROM teams t WHERE t.org_id = ?{filter}");
+    let mut p = vec![crate::Value::from(org_id)];
+    if matches!(view, TeamView::Member(_)) {
+        p.push(crate::Value::from(user));
+    }
+    let total = c.query_i64(&format!("SELECT COUNT(*) {from}"), &p)?;
+    p.extend([crate::Value::from(limit), crate::Value::from(offset)]);
+    let rows = c.query(&format!("SELECT {TEAM_COLS} {from} ORDER BY t.slug LIMIT ? OFFSET ?"), &p)?;
+    Ok((rows.iter().map(team_from_row).collect(), total))
+}
+
+/// A team with what its full shape counts.
+#[derive(Clone, Debug)]
+pub struct TeamDetail {
+    pub team: Team,
+    pub members_count: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A team of the organization by slug (case-insensitive), if the view shows it.
+pub fn team_by_slug(c: &mut dyn Conn, org_id: i64, slug: &str, view: TeamView) -> Result<Option<TeamDetail>, DbError> {
+    let (filter, user) = view.filter();
+    let mut p = vec![crate::Value::from(org_id), crate::Value::from(slug.to_lowercase())];
+    if matches!(view, TeamView::Member(_)) {
+        p.push(crate::Value::from(user));
+    }
+    let sql = format!(
+        "SELECT {TEAM_COLS}, t.created_at, t.updated_at, (SELECT COUNT(*) FROM team_members m WHERE m.team_id = t.id) \
+         FROM teams t WHERE t.org_id = ? AND t.slug = ?{filter}"
+    );
+    Ok(c.query_opt(&sql, &p)?.map(|r| TeamDetail {
+        team: team_from_row(&r),
+        created_at: r.i64(6),
+        updated_at: r.i64(7),
+        members_count: r.i64(8),
+    }))
 }

@@ -137,3 +137,13 @@ pub fn teams_of(
         c.query(&format!("SELECT {COLS} {from} ORDER BY t.slug LIMIT ? OFFSET ?"), params![enterprise_id, user_id, limit, offset])?;
     Ok((rows.iter().map(from_row).collect(), total))
 }
+
+/// The teams of an enterprise, by slug, one page, with the total.
+pub fn list(c: &mut dyn Conn, enterprise_id: i64, offset: i64, limit: i64) -> Result<(Vec<EnterpriseTeam>, i64), DbError> {
+    let total = c.query_i64("SELECT COUNT(*) FROM enterprise_teams WHERE enterprise_id = ?", params![enterprise_id])?;
+    let rows = c.query(
+        &format!("SELECT {COLS} FROM enterprise_teams t WHERE t.enterprise_id = ? ORDER BY t.slug LIMIT ? OFFSET ?"),
+        params![enterprise_id, limit, offset],
+    )?;
+    Ok((rows.iter().map(from_row).collect(), total))
+}
