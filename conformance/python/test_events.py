@@ -83,10 +83,6 @@ NETWORK_NOTE = (
     "Repository.get_network_events needs owner.login, which a lazy Repository completes through "
     "GET /repos/{owner}/{repo} (not served); driven through PaginatedList(Event, gh.requester, ...)"
 )
-USER_NOTE = (
-    "NamedUser.get_events/get_public_events need the user's url, which a lazy NamedUser completes "
-    "through GET /users/{username} (not served); driven through PaginatedList(Event, gh.requester, ...)"
-)
 
 
 def feed(gh, path):
@@ -108,33 +104,27 @@ def test_org_events_carry_org(world):
     assert not pushes(got, world["private"][1])
 
 
-@pytest.mark.op("events/list-for-user", supported=False, note=USER_NOTE)
+@pytest.mark.op("events/list-for-user")
 def test_user_events_private_only_for_self(world):
-    mine = feed(client(world["token"]), f"/users/{world['login']}/events")
+    mine = list(client(world["token"]).get_user(world["login"]).get_events())
     assert len(pushes(mine, world["public"][1])) == 1
     assert len(pushes(mine, world["private"][1])) == 1
-    theirs = feed(client("stranger"), f"/users/{world['login']}/events")
+    theirs = list(client("stranger").get_user(world["login"]).get_events())
     assert len(pushes(theirs, world["public"][1])) == 1
     assert not pushes(theirs, world["private"][1])
 
 
-@pytest.mark.op("events/list-public-for-user", supported=False, note=USER_NOTE)
+@pytest.mark.op("events/list-public-for-user")
 def test_public_events_for_user(world):
-    got = feed(client(world["token"]), f"/users/{world['login']}/events/public")
+    got = list(client(world["token"]).get_user(world["login"]).get_public_events())
     assert sorted(e.type for e in got) == ["CreateEvent", "PushEvent"]
     assert all(e.public for e in got)
 
 
-ORG_EVENTS_NOTE = (
-    "AuthenticatedUser.get_organization_events needs the login from GET /user (not served); "
-    "driven through PaginatedList(Event, gh.requester, ...)"
-)
-
-
-@pytest.mark.op("events/list-org-for-user", supported=False, note=ORG_EVENTS_NOTE)
+@pytest.mark.op("events/list-org-for-user")
 def test_org_dashboard(world):
     gh = client("owner")
-    got = feed(gh, f"/users/octo/events/orgs/{ORG}")
+    got = list(gh.get_user().get_organization_events(gh.get_organization(ORG)))
     assert len(pushes(got, world["private"][1])) == 1
     assert all(e.org.login == ORG for e in got)
 

@@ -232,6 +232,15 @@ export const OPERATIONS = [
   "insights/get-time-stats-by-user",
   "insights/get-time-stats-by-actor",
   "insights/get-user-stats",
+  "users/get-authenticated",
+  "users/get-by-username",
+  "orgs/list-for-authenticated-user",
+  "orgs/get",
+  "teams/list",
+  "teams/get-by-name",
+  "enterprise-teams/list",
+  "enterprise-teams/get",
+  "meta/get",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}
