@@ -5,6 +5,8 @@ import secrets
 
 import pytest
 from github import GithubException, UnknownObjectException
+from github.PaginatedList import PaginatedList
+from github.Team import Team
 
 from conftest import admin, client
 
@@ -93,7 +95,7 @@ def test_teams_secret_for_members_only(world):
     assert core.organization.login == world["org"]
     assert boss.get_team_by_slug("hidden").privacy == "secret"
     with pytest.raises(UnknownObjectException):
-        member.get_team_by_slug("hidden")
+        member.get_team_by_slug("hidden").privacy  # lazy: the request is made on first read
     with pytest.raises(UnknownObjectException):
         list(client("owner").get_organization(world["org"]).get_teams())
 
@@ -103,3 +105,20 @@ def test_meta():
     headers, meta = client().requester.requestJsonAndCheck("GET", "/meta")
     assert meta["verifiable_password_authentication"] is False
     assert isinstance(meta["hooks"], list)
+
+
+ENT_NOTE = "no PyGithub method for enterprise teams; driven through PaginatedList(Team, gh.requester, ...) and Team objects: works"
+
+
+@pytest.mark.op("enterprise-teams/list", supported=False, note=ENT_NOTE)
+@pytest.mark.op("enterprise-teams/get", supported=False, note=ENT_NOTE)
+def test_enterprise_teams():
+    gh = client("owner", per_page=1)
+    teams = list(PaginatedList(Team, gh.requester, "/enterprises/conf-ent/teams", None))
+    assert "ent:conformance" in [t.slug for t in teams]
+    headers, data = gh.requester.requestJsonAndCheck("GET", "/enterprises/conf-ent/teams/ent:conformance")
+    team = Team(gh.requester, headers, data)
+    assert team.name == "Conformance"
+    assert team.organization_selection_type == "disabled"
+    with pytest.raises(UnknownObjectException):
+        client("stranger").requester.requestJsonAndCheck("GET", "/enterprises/conf-ent/teams")
