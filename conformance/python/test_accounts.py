@@ -100,6 +100,14 @@ def test_teams_secret_for_members_only(world):
         list(client("owner").get_organization(world["org"]).get_teams())
 
 
+@pytest.mark.op("teams/get-by-id", note="a Team from Organization.get_teams() completes through its url")
+def test_listed_team_completes_through_its_url(world):
+    member = client(world["member"][1]).get_organization(world["org"])
+    (core,) = list(member.get_teams())
+    assert core.members_count == 1  # not in the list shape: PyGithub reads the team's url
+    assert core.organization.login == world["org"]
+
+
 @pytest.mark.op("meta/get", supported=False, note=META_NOTE)
 def test_meta():
     headers, meta = client().requester.requestJsonAndCheck("GET", "/meta")

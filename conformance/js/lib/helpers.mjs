@@ -238,6 +238,7 @@ export const OPERATIONS = [
   "orgs/get",
   "teams/list",
   "teams/get-by-name",
+  "teams/get-by-id",
   "enterprise-teams/list",
   "enterprise-teams/get",
   "meta/get",

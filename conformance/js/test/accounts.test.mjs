@@ -1,7 +1,7 @@
 // Users, organizations and teams through octokit.rest.users.*, orgs.*, teams.*, enterpriseTeams.*
 // and meta.get: the reads every client makes around the spec's operations.
 import assert from "node:assert/strict";
-import { ORG, TOKENS, adminCall, check, client, freshUser, unique } from "../lib/helpers.mjs";
+import { ORG, TOKENS, adminCall, check, client, freshUser, note, unique } from "../lib/helpers.mjs";
 
 const owner = client({ token: TOKENS.owner });
 
@@ -61,6 +61,16 @@ check("teams.list and teams.getByName: secret teams for their members only", ["t
   await assert.rejects(owner.rest.teams.list({ org }), (e) => e.status === 404, "octo is not in the organization");
   const seeded = await owner.rest.teams.getByName({ org: ORG, team_slug: "security" });
   assert.equal(seeded.data.slug, "security");
+});
+
+note("teams/get-by-id", "no octokit method: a team's url followed through octokit.request");
+check("a team's url answers", ["teams/get-by-id"], async () => {
+  const { member, org } = await world();
+  const m = client({ token: member.token });
+  const [core] = (await m.rest.teams.list({ org })).data;
+  const full = await m.request(`GET ${core.url}`);
+  assert.equal(full.data.slug, "core");
+  assert.equal(full.data.members_count, 1);
 });
 
 check("enterpriseTeams.list and enterpriseTeams.get", ["enterprise-teams/list", "enterprise-teams/get"], async () => {

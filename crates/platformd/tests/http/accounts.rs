@@ -183,6 +183,17 @@ both!(teams_visible_to_members_only, |s| {
     let (st, _, b) = call(&s, Method::GET, "/orgs/acme/teams/red-team", Some(&alice), None).await;
     assert_eq!((st, b["privacy"].as_str()), (200, Some("secret")));
     assert_eq!(call(&s, Method::GET, "/orgs/acme/teams/nope", Some(&alice), None).await.0, 404);
+    // A team's `url` (by organization and team id) answers the same, for the same callers.
+    let listed = call(&s, Method::GET, "/orgs/acme/teams", Some(&alice), None).await.2;
+    let (core_url, secret_url) = (listed[0]["url"].as_str().unwrap().to_string(), listed[1]["url"].as_str().unwrap().to_string());
+    let (st, _, b) = call(&s, Method::GET, &core_url, Some(&bob), None).await;
+    assert_eq!((st, b["slug"].as_str()), (200, Some("core")), "{b}");
+    assert_conforms_to_snapshot("TeamFull", &b);
+    assert_eq!(call(&s, Method::GET, &secret_url, Some(&bob), None).await.0, 404);
+    assert_eq!(call(&s, Method::GET, &secret_url, Some(&alice), None).await.0, 200);
+    assert_eq!(call(&s, Method::GET, &core_url, Some(&carol), None).await.0, 404);
+    let org_id = b["organization"]["id"].as_i64().unwrap();
+    assert_eq!(call(&s, Method::GET, &format!("/organizations/{org_id}/team/x"), Some(&alice), None).await.0, 404);
     // Pages and 304s.
     let (_, h, b) = call(&s, Method::GET, "/orgs/acme/teams?per_page=1", Some(&alice), None).await;
     assert_eq!(logins(&b), ["core"]);

@@ -258,16 +258,27 @@ pub struct TeamDetail {
     pub updated_at: i64,
 }
 
-/// A team of the organization by slug (case-insensitive), if the view shows it.
-pub fn team_by_slug(c: &mut dyn Conn, org_id: i64, slug: &str, view: TeamView) -> Result<Option<TeamDetail>, DbError> {
+/// How a path names a team: by slug (case-insensitive) or by id.
+#[derive(Clone, Debug)]
+pub enum TeamKey {
+    Slug(String),
+    Id(i64),
+}
+
+/// A team of the organization, if the view shows it.
+pub fn find_team(c: &mut dyn Conn, org_id: i64, key: &TeamKey, view: TeamView) -> Result<Option<TeamDetail>, DbError> {
     let (filter, user) = view.filter();
-    let mut p = vec![crate::Value::from(org_id), crate::Value::from(slug.to_lowercase())];
+    let (column, value) = match key {
+        TeamKey::Slug(s) => ("t.slug", crate::Value::from(s.to_lowercase())),
+        TeamKey::Id(id) => ("t.id", crate::Value::from(*id)),
+    };
+    let mut p = vec![crate::Value::from(org_id), value];
     if matches!(view, TeamView::Member(_)) {
         p.push(crate::Value::from(user));
     }
     let sql = format!(
         "SELECT {TEAM_COLS}, t.created_at, t.updated_at, (SELECT COUNT(*) FROM team_members m WHERE m.team_id = t.id) \
-         FROM teams t WHERE t.org_id = ? AND t.slug = ?{filter}"
+         FROM teams t WHERE t.org_id = ? AND {column} = ?{filter}"
     );
     Ok(c.query_opt(&sql, &p)?.map(|r| TeamDetail {
         team: team_from_row(&r),

@@ -84,15 +84,25 @@ pub fn sees_owner_fields(p: &Principal, org_role: Option<&str>, org: &Account) -
     }
 }
 
-/// The organization of the path with what its full profile shows this caller.
-pub async fn org_with_facts(ctx: &Ctx) -> ApiResult<(Account, Option<String>, OrgFacts)> {
-    let login = ctx.param("org").to_string();
+/// How a path names an organization: `{org}` (login) or `{org_id}`.
+pub enum OrgKey {
+    Login(String),
+    Id(i64),
+}
+
+/// The organization of the path (404 unless it is one) with what its full profile shows this
+/// caller, and the caller's role in it.
+pub async fn org_with_facts(ctx: &Ctx, key: OrgKey) -> ApiResult<(Account, Option<String>, OrgFacts)> {
     let user_id = ctx.principal.user().map(|u| u.id);
     let (org, role, counts, seats) = ctx
         .app
         .store
         .read(move |c| -> Result<_, DbError> {
-            let Some(org) = accounts::by_login(c, &login)?.filter(Account::is_org) else { return Ok(None) };
+            let found = match &key {
+                OrgKey::Login(login) => accounts::by_login(c, login)?,
+                OrgKey::Id(id) => accounts::by_id(c, *id)?,
+            };
+            let Some(org) = found.filter(Account::is_org) else { return Ok(None) };
             let role = match user_id {
                 Some(u) => accounts::org_role(c, org.id, u)?,
                 None => None,
@@ -110,7 +120,7 @@ pub async fn org_with_facts(ctx: &Ctx) -> ApiResult<(Account, Option<String>, Or
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
     ctx.cached(async {
-        let (org, _, facts) = org_with_facts(&ctx).await?;
+        let (org, _, facts) = org_with_facts(&ctx, OrgKey::Login(ctx.param("org").to_string())).await?;
         Ok(Reply::ok(shapes::organization_full(&ctx.app.urls, &org, facts)))
     })
     .await

@@ -1,12 +1,13 @@
-//! `GET /orgs/{org}/teams` and `GET /orgs/{org}/teams/{team_slug}`: the teams of an
-//! organization its members may see. Owners and the organization's installations see every
+//! `GET /orgs/{org}/teams`, `GET /orgs/{org}/teams/{team_slug}` and the `url` every team
+//! carries, `GET /organizations/{org_id}/team/{team_id}`: the teams of an organization its
+//! members may see. Owners and the organization's installations see every
 //! team; other members every team but the secret ones they are not on; anyone else finds
 //! nothing (404). Scope tokens need `read:org`, others the Members permission (read).
 use axum::http::Method;
 use platform_core::TokenKind;
-use platform_store::domain::accounts::{self, Account, TeamView};
+use platform_store::domain::accounts::{self, Account, TeamKey, TeamView};
 
-use super::orgs::org_with_facts;
+use super::orgs::{org_with_facts, OrgKey};
 use super::shapes::{self, OrgFacts, Team, TeamFull};
 use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
@@ -47,18 +48,39 @@ pub static GET_BY_NAME: Operation = Operation {
     derived: Derived::new(),
 };
 
+/// The hosted platform answers a team's `url` (by organization and team id); clients follow it
+/// to complete a team read from a list.
+pub static GET_BY_ID: Operation = Operation {
+    id: "teams/get-by-id",
+    method: Method::GET,
+    path: "/organizations/{org_id}/team/{team_id}",
+    summary: "Get a team by id",
+    docs: "https://docs.service.example/rest/teams/teams#get-a-team-by-name",
+    access: ACCESS,
+    query: &[],
+    body: None,
+    responses: &[Resp::typed::<TeamFull>(200, "The team of a team's `url` (a secret team only for its members and the owners).")],
+    traits: Traits::NONE,
+    derived: Derived::new(),
+};
+
 pub fn routes(api: Api) -> Api {
-    api.op(&LIST, list).op(&GET_BY_NAME, get_by_name)
+    api.op(&LIST, list).op(&GET_BY_NAME, get_by_name).op(&GET_BY_ID, get_by_id)
+}
+
+/// A path segment that must be an id: anything else names nothing.
+fn id_param(ctx: &Ctx, name: &str) -> ApiResult<i64> {
+    ctx.param(name).parse().map_err(|_| ApiError::not_found())
 }
 
 /// The organization of the path and what of its teams the caller sees, authorized.
-async fn caller(ctx: &Ctx) -> ApiResult<(Account, TeamView, OrgFacts)> {
+async fn caller(ctx: &Ctx, org: OrgKey) -> ApiResult<(Account, TeamView, OrgFacts)> {
     let t = match &ctx.principal {
         Principal::Anonymous => return Err(ApiError::requires_authentication()),
         Principal::App(_) => return Err(ApiError::not_found()),
         Principal::Token(t) => t.clone(),
     };
-    let (org, role, facts) = org_with_facts(ctx).await?;
+    let (org, role, facts) = org_with_facts(ctx, org).await?;
     let kind = t.token.kind;
     let view = match (kind, &t.user) {
         (TokenKind::Installation, _) if t.installation.as_ref().is_some_and(|i| i.account_id == org.id) => TeamView::All,
@@ -85,8 +107,12 @@ async fn caller(ctx: &Ctx) -> ApiResult<(Account, TeamView, OrgFacts)> {
     Ok((org, view, facts))
 }
 
+fn org_login(ctx: &Ctx) -> OrgKey {
+    OrgKey::Login(ctx.param("org").to_string())
+}
+
 async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let (org, view, _) = caller(&ctx).await?;
+    let (org, view, _) = caller(&ctx, org_login(&ctx)).await?;
     let page = ctx.page(30, 100)?;
     ctx.cached(async {
         let org_id = org.id;
@@ -98,10 +124,21 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn get_by_name(ctx: Ctx) -> ApiResult<Reply> {
-    let (org, view, facts) = caller(&ctx).await?;
+    let (org, view, facts) = caller(&ctx, org_login(&ctx)).await?;
+    let key = TeamKey::Slug(ctx.param("team_slug").to_string());
+    one_team(&ctx, org, view, facts, key).await
+}
+
+async fn get_by_id(ctx: Ctx) -> ApiResult<Reply> {
+    let (org_id, team_id) = (id_param(&ctx, "org_id")?, id_param(&ctx, "team_id")?);
+    let (org, view, facts) = caller(&ctx, OrgKey::Id(org_id)).await?;
+    one_team(&ctx, org, view, facts, TeamKey::Id(team_id)).await
+}
+
+async fn one_team(ctx: &Ctx, org: Account, view: TeamView, facts: OrgFacts, key: TeamKey) -> ApiResult<Reply> {
     ctx.cached(async {
-        let (org_id, slug) = (org.id, ctx.param("team_slug").to_string());
-        let team = ctx.app.store.read(move |c| accounts::team_by_slug(c, org_id, &slug, view)).await?.ok_or_else(ApiError::not_found)?;
+        let org_id = org.id;
+        let team = ctx.app.store.read(move |c| accounts::find_team(c, org_id, &key, view)).await?.ok_or_else(ApiError::not_found)?;
         Ok(Reply::ok(shapes::team_full(&ctx.app.urls, &org, &team, facts)))
     })
     .await
