@@ -148,13 +148,13 @@ pub(crate) fn spawn_with_env(db: &str, extra: &[&str], env: &[(&str, &str)]) -> 
             panic!("platformd did not start: stdout {:?} stderr {:?}", stdout.join(), stderr.join());
         }
     };
-    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+    assert!(base.starts_with("http://127.0.0.1:") || base.starts_with("https://127.0.0.1:"), "{base}");
     Proc { child, base, stderr, stdout }
 }
 
 impl Proc {
     /// SIGTERM, then the exit status (must be graceful within 20 s), stdout and stderr.
-    fn terminate(mut self) -> (std::process::ExitStatus, String, String) {
+    pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, String, String) {
         let st = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
         assert!(st.success());
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -174,8 +174,8 @@ impl Proc {
 
 /// HTTP to a spawned binary: the control plane and API calls.
 pub(crate) struct Http {
-    base: String,
-    client: reqwest::Client,
+    pub(crate) base: String,
+    pub(crate) client: reqwest::Client,
 }
 
 impl Http {
@@ -204,7 +204,7 @@ impl Http {
 }
 
 /// Creates alice, a private repository and a status through the binary; returns the token.
-async fn populate(h: &Http) -> String {
+pub(crate) async fn populate(h: &Http) -> String {
     h.admin("/users", json!({"login": "alice"})).await;
     h.admin("/repos", json!({"owner": "alice", "name": "durable", "private": true})).await;
     h.admin("/repos/alice/durable/refs", json!({"ref": "refs/heads/main", "sha": SHA})).await;
@@ -222,7 +222,7 @@ async fn populate(h: &Http) -> String {
     t
 }
 
-async fn check_populated(h: &Http, t: &str) {
+pub(crate) async fn check_populated(h: &Http, t: &str) {
     let (st, b) = h.call(reqwest::Method::GET, "/repos/alice/durable/commits/main/status", Some(t), None).await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["state"], "success");
