@@ -84,13 +84,21 @@ both!(restart_keeps_everything, |s| {
 
 pub(crate) const ADMIN_TOKEN: &str = "svadmin_persistence_test_secret_0123456789";
 
-/// A running `platformd serve`; its stderr is collected on a thread.
-/// A `platformd serve` child process; its stdout and stderr are drained by threads.
+/// A `platformd serve` child process; its stdout and stderr are drained by threads. Dropped
+/// without `terminate` (a failed assertion), it is killed: no server outlives its test.
 pub(crate) struct Proc {
     pub(crate) child: Child,
     pub(crate) base: String,
-    stderr: std::thread::JoinHandle<String>,
-    stdout: std::thread::JoinHandle<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    stdout: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // A child already waited for is not signalled again.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn platformd() -> Command {
@@ -149,7 +157,7 @@ pub(crate) fn spawn_with_env(db: &str, extra: &[&str], env: &[(&str, &str)]) -> 
         }
     };
     assert!(base.starts_with("http://127.0.0.1:") || base.starts_with("https://127.0.0.1:"), "{base}");
-    Proc { child, base, stderr, stdout }
+    Proc { child, base, stderr: Some(stderr), stdout: Some(stdout) }
 }
 
 impl Proc {
@@ -168,7 +176,8 @@ impl Proc {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        (status, self.stdout.join().unwrap(), self.stderr.join().unwrap())
+        let (stdout, stderr) = (self.stdout.take().unwrap(), self.stderr.take().unwrap());
+        (status, stdout.join().unwrap(), stderr.join().unwrap())
     }
 }
 
