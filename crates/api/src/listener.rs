@@ -160,7 +160,8 @@ pub async fn serve(listener: TcpListener, app: Router, settings: ConnSettings, s
 }
 
 /// The TLS handshake, bounded like a request head (a client that never finishes it is closed by
-/// the header-read timeout or evicted at the cap), then HTTP over the encrypted stream.
+/// the header-read timeout, evicted at the cap, or closed at shutdown), then HTTP over the
+/// encrypted stream.
 async fn tls_connection(
     tls: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
@@ -178,6 +179,9 @@ async fn tls_connection(
             Ok(1) if first[0] == 0x16 => tls.accept(stream).await.ok(),
             Ok(1) => {
                 let mut stream = stream;
+                // Read what came (the request head, usually whole): closing with it unread
+                // would reset the connection before the client reads the answer.
+                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut [0u8; 8192]).await;
                 let reply = error_response(400, "Bad Request", "This port speaks HTTPS: use an https:// URL");
                 let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &reply).await;
                 let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
@@ -186,10 +190,13 @@ async fn tls_connection(
             _ => None,
         }
     };
+    let mut stopping = stop.clone();
     let stream = tokio::select! {
         s = handshake => s,
         _ = shared.expired(&conn) => None,
         _ = conn.close.notified() => None,
+        // Shutting down: a connection without a request yet is closed, as idle ones are.
+        _ = stopping.wait_for(|s| *s) => None,
     };
     match stream {
         Some(stream) => connection(shared, conn, stream, peer, app, stop).await,

@@ -1,7 +1,7 @@
 //! HTTPS through the real binary: a self-signed certificate generated at start and a configured
 //! certificate and key, reached by a client that trusts only that certificate; URLs in bodies and
 //! `Link` headers say https; plain HTTP to the TLS port is refused with a readable answer and the
-//! server keeps serving; unusable certificate settings stop the start with a clear error.
+//! server keeps serving; a stalled handshake is closed; unusable certificate settings stop the start with a clear error.
 use std::process::{Command, Stdio};
 
 use serde_json::json;
@@ -120,11 +120,20 @@ async fn configured_certificate_and_key() {
         ("PLATFORM_TLS_KEY", key_path.to_str().unwrap()),
         ("PLATFORM_LISTEN", &listen),
         ("PLATFORM_PUBLIC_URL", &base),
+        ("PLATFORM_HEADER_READ_TIMEOUT_SECONDS", "1"),
     ];
     let p = spawn_with_env(&db, &[], &env);
     let h = Http { base, client: trusting(cert.as_bytes()) };
     urls_say_https(&h).await;
     plain_http_is_refused(&p.base).await;
+    // A handshake never started, or never finished, is closed like a request head never sent.
+    for opening in [&b""[..], &[0x16, 0x03, 0x01][..]] {
+        let mut sock = tokio::net::TcpStream::connect(("127.0.0.1", free)).await.unwrap();
+        sock.write_all(opening).await.unwrap();
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(std::time::Duration::from_secs(10), sock.read_to_end(&mut rest)).await;
+        assert!(matches!(closed, Ok(Ok(0))), "{closed:?}");
+    }
     let stdout = stop(p);
     assert!(!stdout.contains("self-signed"), "{stdout}");
 }
