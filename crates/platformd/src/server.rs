@@ -149,6 +149,9 @@ pub async fn serve(c: Config, args: &Seeding) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let tls = crate::tls::configure(&c, addr)?;
     let public_url = c.public_url_for(addr);
+    if tls.is_some() && public_url.starts_with("http://") {
+        tracing::warn!(public_url, "serving TLS, but PLATFORM_PUBLIC_URL says http: the URLs in responses will too");
+    }
     let admin_token = match &c.admin_token {
         Some(t) => t.0.clone(),
         None => {
