@@ -2,7 +2,9 @@
 """Writes docs/compatibility.md: operation x client, from conformance/results/*.json.
 
 A results file: {"client": "<name>", "version": "<library version>",
-                 "results": {"<operation id>": {"status": "pass|fail|not-supported", "note": "..."}}}
+                 "results": {"<operation id>": {"status": "pass|fail|not-supported", "note": "..."}},
+                 "commands": {"<command line>": {"status": ..., "note": ...}}}   (optional: a CLI's
+commands, each driving several operations, listed in a table of their own)
 Operations come from the server's OpenAPI document (every routed operation), so an operation no
 suite exercised shows up as "not run". With --check the file is compared, not written.
 """
@@ -42,6 +44,24 @@ def render(ops, results):
             cells.append(MARK.get(r["status"], r["status"]) + (f" ({r['note']})" if r.get("note") else "") if r else "not run")
         lines.append(f"| `{op_id}` | `{method} {path}` | " + " | ".join(cells) + " |")
     failed = [(c["client"], o) for c in clients for o, r in c["results"].items() if r["status"] == "fail"]
+    with_commands = [c for c in clients if c.get("commands")]
+    if with_commands:
+        lines += [
+            "",
+            "## Commands",
+            "",
+            "A command-line client's commands, each making the requests its users rely on (several operations,",
+            "and reads the operations above do not list); the operations they drive are counted above too.",
+            "",
+            "| client | command | result |",
+            "|---|---|---|",
+        ]
+        for c in with_commands:
+            for cmd, r in c["commands"].items():
+                cell = MARK.get(r["status"], r["status"]) + (f" ({r['note']})" if r.get("note") else "")
+                lines.append(f"| {c['client']} {c['version']} | `{cmd}` | {cell} |")
+                if r["status"] == "fail":
+                    failed.append((c["client"], cmd))
     lines += ["", f"Failures: {len(failed)}."]
     return "\n".join(lines) + "\n", failed
 

@@ -15,6 +15,7 @@ PACKAGES=(
   git                          # source imports run the git binary (and their tests make repositories)
   redis-server                 # limits shared by many nodes (tests, scripts/cluster)
   haproxy                      # the load balancer of scripts/cluster
+  gh                           # the gh CLI client suite (conformance/gh)
 )
 
 missing=()

@@ -3,6 +3,8 @@
 //! timeout is the JSON body extractor's), a cap on open connections that evicts the longest
 //! waiting ones first so health checks stay answerable, and the platform's JSON error body on
 //! the protocol errors hyper answers itself (400, 431; request targets over 8 KiB are 414 here).
+//! With a TLS configuration every connection is TLS (HTTP/1.1; the handshake counts as reading
+//! the first head); a plain-HTTP request to it gets a 400 saying to use https.
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -37,6 +39,8 @@ pub struct ConnSettings {
     pub idle: Duration,
     /// Open connections at most; at the cap the longest-waiting one is closed for a new one.
     pub max_connections: usize,
+    /// Serve HTTPS with this configuration (`None`: plain HTTP).
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
 
 /// What the watchdog and the cap know of one connection (milliseconds since `epoch`).
@@ -125,6 +129,7 @@ impl Shared {
 
 /// Serves `app` until `shutdown` resolves, then lets open requests finish.
 pub async fn serve(listener: TcpListener, app: Router, settings: ConnSettings, shutdown: impl Future<Output = ()>) {
+    let tls = settings.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let shared = Arc::new(Shared { epoch: Instant::now(), settings, open: Mutex::new(Vec::new()), next_id: AtomicU64::new(1) });
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
@@ -144,16 +149,65 @@ pub async fn serve(listener: TcpListener, app: Router, settings: ConnSettings, s
         while tasks.try_join_next().is_some() {}
         let Some(conn) = shared.admit() else { continue };
         let _ = stream.set_nodelay(true);
-        tasks.spawn(connection(shared.clone(), conn, stream, peer, app.clone(), stop_rx.clone()));
+        let (shared, app, stop) = (shared.clone(), app.clone(), stop_rx.clone());
+        match &tls {
+            None => tasks.spawn(connection(shared, conn, stream, peer, app, stop)),
+            Some(tls) => tasks.spawn(tls_connection(tls.clone(), shared, conn, stream, peer, app, stop)),
+        };
     }
     let _ = stop_tx.send(true);
     while tasks.join_next().await.is_some() {}
 }
 
-async fn connection(
+/// The TLS handshake, bounded like a request head (a client that never finishes it is closed by
+/// the header-read timeout, evicted at the cap, or closed at shutdown), then HTTP over the
+/// encrypted stream.
+async fn tls_connection(
+    tls: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     stream: TcpStream,
+    peer: SocketAddr,
+    app: Router,
+    stop: watch::Receiver<bool>,
+) {
+    let handshake = async {
+        // A TLS connection opens with a handshake record (content type 22); anything else is most
+        // likely plain HTTP, answered in plain HTTP so the client sees why.
+        let mut first = [0u8; 1];
+        match stream.peek(&mut first).await {
+            Ok(1) if first[0] == 0x16 => tls.accept(stream).await.ok(),
+            Ok(1) => {
+                let mut stream = stream;
+                // Read what came (the request head, usually whole): closing with it unread
+                // would reset the connection before the client reads the answer.
+                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut [0u8; 8192]).await;
+                let reply = error_response(400, "Bad Request", "This port speaks HTTPS: use an https:// URL");
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &reply).await;
+                let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
+                None
+            }
+            _ => None,
+        }
+    };
+    let mut stopping = stop.clone();
+    let stream = tokio::select! {
+        s = handshake => s,
+        _ = shared.expired(&conn) => None,
+        _ = conn.close.notified() => None,
+        // Shutting down: a connection without a request yet is closed, as idle ones are.
+        _ = stopping.wait_for(|s| *s) => None,
+    };
+    match stream {
+        Some(stream) => connection(shared, conn, stream, peer, app, stop).await,
+        None => shared.leave(&conn),
+    }
+}
+
+async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
+    stream: S,
     peer: SocketAddr,
     app: Router,
     mut stop: watch::Receiver<bool>,
@@ -204,15 +258,15 @@ async fn connection(
 /// The TCP stream as hyper sees it: reads mark the start of a request head; an error response
 /// hyper writes itself (a 4xx with an empty body, written before any request reached the
 /// application) is replaced by the same status with the platform's JSON error body.
-struct Watched {
-    inner: TcpStream,
+struct Watched<S> {
+    inner: S,
     conn: Arc<Conn>,
     shared: Arc<Shared>,
     /// The replacement being written, and how much of it is out.
     replacing: Option<(Vec<u8>, usize)>,
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
@@ -225,7 +279,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         if this.replacing.is_none() {
@@ -273,14 +327,17 @@ fn protocol_error(buf: &[u8]) -> Option<Vec<u8>> {
         431 => "Request Header Fields Too Large",
         _ => return None,
     };
+    Some(error_response(code, message, message))
+}
+
+/// A whole `connection: close` response with the platform's JSON error body.
+fn error_response(code: u16, reason: &str, message: &str) -> Vec<u8> {
     let body = serde_json::json!({"message": message, "documentation_url": GENERIC_DOCS, "status": code.to_string()}).to_string();
-    Some(
-        format!(
-            "HTTP/1.1 {code} {message}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes(),
+    format!(
+        "HTTP/1.1 {code} {reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
     )
+    .into_bytes()
 }
 
 #[cfg(test)]

@@ -25,9 +25,18 @@ pub struct Config {
     /// SQLite file path (`sqlite://PATH` also works); `postgres://…` switches to PostgreSQL (several nodes may share one)
     #[arg(long, env = "PLATFORM_DATABASE_URL", default_value = "platform.db", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
     pub database_url: Url,
-    /// base of every self-link and `Link` header; its path (e.g. `/api/v3`) is also served [default: `http://<listen address>`]
+    /// base of every self-link and `Link` header; its path (e.g. `/api/v3`) is also served [default: `http://<listen address>` (`https://` when serving TLS)]
     #[arg(long, env = "PLATFORM_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
+    /// serve HTTPS with this certificate chain (PEM, leaf first), its key in `PLATFORM_TLS_KEY` [default: unset: plain HTTP]
+    #[arg(long, env = "PLATFORM_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<String>,
+    /// the private key of `PLATFORM_TLS_CERT` (PEM: PKCS#8, PKCS#1 or SEC1) [default: unset]
+    #[arg(long, env = "PLATFORM_TLS_KEY", value_name = "FILE")]
+    pub tls_key: Option<String>,
+    /// serve HTTPS with a certificate generated at start for `127.0.0.1`, `::1`, `localhost` (and the public URL's host), written (PEM) to this file for clients to trust (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE`); its key never leaves the process, so each start writes a new one [default: unset]
+    #[arg(long, env = "PLATFORM_TLS_SELF_SIGNED", value_name = "FILE")]
+    pub tls_self_signed: Option<String>,
     /// guards the control plane [default: generated and printed]
     #[arg(long, env = "PLATFORM_ADMIN_TOKEN", value_name = "TOKEN", hide_env_values = true, value_parser = setting(|v| Ok(Secret(v.into()))))]
     pub admin_token: Option<Secret>,
@@ -271,13 +280,26 @@ impl Config {
         }
     }
 
-    /// The listener's timeouts and cap (before the cap is fitted to the open-file limit).
+    /// The listener's timeouts and cap (before the cap is fitted to the open-file limit); plain
+    /// HTTP (the server adds its TLS configuration).
     pub fn conn_settings(&self) -> platform_api::listener::ConnSettings {
         platform_api::listener::ConnSettings {
             header_read: std::time::Duration::from_secs(self.header_read_timeout_seconds),
             idle: std::time::Duration::from_secs(self.idle_timeout_seconds),
             max_connections: self.max_connections,
+            tls: None,
         }
+    }
+
+    /// Whether `serve` speaks HTTPS.
+    pub fn tls(&self) -> bool {
+        self.tls_cert.is_some() || self.tls_self_signed.is_some()
+    }
+
+    /// The public URL: configured, else the scheme served and `addr`.
+    pub fn public_url_for(&self, addr: impl fmt::Display) -> String {
+        let scheme = if self.tls() { "https" } else { "http" };
+        self.public_url.clone().unwrap_or_else(|| format!("{scheme}://{addr}"))
     }
 
     /// `PLATFORM_DATA_DIR`, else next to the SQLite file, else (PostgreSQL) the temporary directory.
@@ -343,6 +365,12 @@ impl Config {
         }
         if self.webhook_concurrency == 0 {
             return Err("webhook_concurrency must be positive".into());
+        }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err("tls_cert and tls_key go together: set both (or tls_self_signed instead)".into());
+        }
+        if self.tls_self_signed.is_some() && self.tls_cert.is_some() {
+            return Err("tls_self_signed and tls_cert exclude each other: set one".into());
         }
         if let Some(u) = &self.public_url {
             if !(u.starts_with("http://") || u.starts_with("https://")) {

@@ -3,3 +3,4 @@
 pub mod cli;
 pub mod config;
 pub mod server;
+pub mod tls;

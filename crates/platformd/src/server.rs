@@ -99,6 +99,13 @@ fn print_report(r: &SeedReport, api: &str) {
     }
 }
 
+/// Where the generated certificate is and how the usual clients are told to trust it.
+fn print_trust(path: &str) {
+    let path = std::fs::canonicalize(path).map_or_else(|_| path.to_string(), |p| p.display().to_string());
+    println!("TLS certificate (self-signed, generated now): {path}");
+    println!("  trust it: export SSL_CERT_FILE={path} NODE_EXTRA_CA_CERTS={path} REQUESTS_CA_BUNDLE={path}  (curl: --cacert {path})");
+}
+
 /// Raises the soft open-file limit to the hard one (every connection is a descriptor, and the
 /// connection cap should be what bounds them, not a low default); returns the limit in force.
 fn raise_open_files() -> Option<u64> {
@@ -140,7 +147,11 @@ pub async fn serve(c: Config, args: &Seeding) -> Result<(), String> {
     let store = open_store(&c).await?;
     let listener = tokio::net::TcpListener::bind(&c.listen).await.map_err(|e| format!("listen on {}: {e}", c.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
+    let tls = crate::tls::configure(&c, addr)?;
+    let public_url = c.public_url_for(addr);
+    if tls.is_some() && public_url.starts_with("http://") {
+        tracing::warn!(public_url, "serving TLS, but PLATFORM_PUBLIC_URL says http: the URLs in responses will too");
+    }
     let admin_token = match &c.admin_token {
         Some(t) => t.0.clone(),
         None => {
@@ -163,12 +174,18 @@ pub async fn serve(c: Config, args: &Seeding) -> Result<(), String> {
     }
     tracing::info!(config = ?c, "starting");
     let stop = shutdown_signal();
-    println!("listening on http://{addr}");
+    if let Some(path) = tls.as_ref().and_then(|t| t.self_signed.as_deref()) {
+        print_trust(path);
+    }
+    println!("listening on {}://{addr}", if tls.is_some() { "https" } else { "http" });
     let workers = platform_api::spawn_workers(&app);
     let on_exit = app.clone();
     let router = platform_api::app(app);
-    let conns =
-        platform_api::listener::ConnSettings { max_connections: connection_cap(c.max_connections, open_files), ..c.conn_settings() };
+    let conns = platform_api::listener::ConnSettings {
+        max_connections: connection_cap(c.max_connections, open_files),
+        tls: tls.map(|t| t.config),
+        ..c.conn_settings()
+    };
     // Graceful: stop accepting, let requests in flight finish — but not forever, so a client that
     // keeps a connection open cannot hold the process past its grace period.
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
@@ -234,7 +251,7 @@ pub async fn migrate(c: Config) -> Result<(), String> {
 
 pub async fn seed_only(c: Config, file: &str, tokens_out: Option<&str>) -> Result<(), String> {
     let store = open_store(&c).await?;
-    let public_url = c.public_url.clone().unwrap_or_else(|| format!("http://{}", c.listen));
+    let public_url = c.public_url_for(&c.listen);
     let app = state(&c, store.clone(), public_url.clone(), String::new());
     prepare_secret_key(&app).await?;
     let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;

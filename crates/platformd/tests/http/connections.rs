@@ -15,6 +15,7 @@ fn quick() -> Options {
         header_read: Duration::from_millis(800),
         idle: Duration::from_millis(1500),
         max_connections: 8,
+        tls: None,
     };
     Options { conns, ..Options::with(|c| c.body_read_timeout = Duration::from_millis(800)) }
 }

@@ -35,5 +35,6 @@ mod smoke;
 mod source_imports;
 mod spec_types;
 mod statuses;
+mod tls;
 mod token_reach;
 mod workflow_runs;

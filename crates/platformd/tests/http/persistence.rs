@@ -84,13 +84,21 @@ both!(restart_keeps_everything, |s| {
 
 pub(crate) const ADMIN_TOKEN: &str = "svadmin_persistence_test_secret_0123456789";
 
-/// A running `platformd serve`; its stderr is collected on a thread.
-/// A `platformd serve` child process; its stdout and stderr are drained by threads.
+/// A `platformd serve` child process; its stdout and stderr are drained by threads. Dropped
+/// without `terminate` (a failed assertion), it is killed: no server outlives its test.
 pub(crate) struct Proc {
     pub(crate) child: Child,
     pub(crate) base: String,
-    stderr: std::thread::JoinHandle<String>,
-    stdout: std::thread::JoinHandle<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    stdout: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // A child already waited for is not signalled again.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn platformd() -> Command {
@@ -148,13 +156,13 @@ pub(crate) fn spawn_with_env(db: &str, extra: &[&str], env: &[(&str, &str)]) -> 
             panic!("platformd did not start: stdout {:?} stderr {:?}", stdout.join(), stderr.join());
         }
     };
-    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
-    Proc { child, base, stderr, stdout }
+    assert!(base.starts_with("http://127.0.0.1:") || base.starts_with("https://127.0.0.1:"), "{base}");
+    Proc { child, base, stderr: Some(stderr), stdout: Some(stdout) }
 }
 
 impl Proc {
     /// SIGTERM, then the exit status (must be graceful within 20 s), stdout and stderr.
-    fn terminate(mut self) -> (std::process::ExitStatus, String, String) {
+    pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, String, String) {
         let st = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
         assert!(st.success());
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -168,14 +176,15 @@ impl Proc {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        (status, self.stdout.join().unwrap(), self.stderr.join().unwrap())
+        let (stdout, stderr) = (self.stdout.take().unwrap(), self.stderr.take().unwrap());
+        (status, stdout.join().unwrap(), stderr.join().unwrap())
     }
 }
 
 /// HTTP to a spawned binary: the control plane and API calls.
 pub(crate) struct Http {
-    base: String,
-    client: reqwest::Client,
+    pub(crate) base: String,
+    pub(crate) client: reqwest::Client,
 }
 
 impl Http {
@@ -204,7 +213,7 @@ impl Http {
 }
 
 /// Creates alice, a private repository and a status through the binary; returns the token.
-async fn populate(h: &Http) -> String {
+pub(crate) async fn populate(h: &Http) -> String {
     h.admin("/users", json!({"login": "alice"})).await;
     h.admin("/repos", json!({"owner": "alice", "name": "durable", "private": true})).await;
     h.admin("/repos/alice/durable/refs", json!({"ref": "refs/heads/main", "sha": SHA})).await;
@@ -222,7 +231,7 @@ async fn populate(h: &Http) -> String {
     t
 }
 
-async fn check_populated(h: &Http, t: &str) {
+pub(crate) async fn check_populated(h: &Http, t: &str) {
     let (st, b) = h.call(reqwest::Method::GET, "/repos/alice/durable/commits/main/status", Some(t), None).await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["state"], "success");
