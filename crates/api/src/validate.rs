@@ -1,9 +1,15 @@
 //! Request bodies: each operation's body is one Rust type (`#[derive(Deserialize, JsonSchema)]`,
 //! named by [`crate::operation::Body::of`]). Its schema, worked out once per operation, is both
-//! what the OpenAPI document publishes and what [`Checks`] enforces before the handler
-//! deserializes the body, so the two cannot drift. Missing or mistyped fields answer
-//! `422 Invalid request.`, overlong strings and values outside an enum `422 Validation Failed`,
-//! with the hosted platform's messages (serde's own would differ).
+//! what the OpenAPI document publishes and what [`BodyRules`] enforces before the handler
+//! deserializes the body (`Ctx::body`), so the two cannot drift. Missing or mistyped fields
+//! answer `422 Invalid request.`, overlong strings and values outside an enum
+//! `422 Validation Failed`, with the hosted platform's messages (serde's own would differ).
+//!
+//! In a body type: `Option<T>` may be absent but not null; `#[schemars(transform = nullable)]`
+//! accepts null too; strings without `#[schemars(length(max = …))]` get [`DEFAULT_MAX_CHARS`];
+//! `#[schemars(extend("enum" = …))]` lists a string's values; a field its handler validates
+//! itself is a `Value` published with `#[schemars(schema_with = …)]` returning [`by_handler`]
+//! (with [`present`], a null sent reaches the handler as `Some(Value::Null)`).
 use schemars::{Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
