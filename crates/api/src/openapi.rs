@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document, generated from the operation registry that also wires the routes
-//! (so it cannot drift): paths, parameters, request bodies (the schemas handlers validate with),
+//! (so it cannot drift): paths, parameters, request bodies (the schemas of the types handlers read them into, `validate.rs`),
 //! every response with its schema (derived from the body's Rust type, `shape.rs`) and headers,
 //! and the security each operation accepts.
 use std::collections::BTreeSet;
@@ -12,7 +12,7 @@ use crate::error::{BasicError, ValidationError};
 use crate::shape::schema_of;
 
 use crate::operation::{AuthKind, Level, Limits, Operation};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::Ty;
 
 fn ty_schema(ty: Ty) -> Value {
     match ty {
@@ -21,29 +21,8 @@ fn ty_schema(ty: Ty) -> Value {
         Ty::Int => json!({"type": "integer"}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::Enum(values) => json!({"type": "string", "enum": values}),
-        Ty::StrArray => json!({"type": "array", "items": {"type": "string"}}),
-        Ty::IntArray => json!({"type": "array", "items": {"type": "integer"}}),
-        Ty::Object => json!({"type": "object"}),
         Ty::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
     }
-}
-
-fn field_schema(f: &Field) -> Value {
-    let mut s = ty_schema(f.ty);
-    if let Some(max) = f.max_chars() {
-        s["maxLength"] = max.into();
-    }
-    if f.nullable {
-        s = json!({"anyOf": [s, {"type": "null"}]});
-    }
-    s
-}
-
-/// A request-body schema from the declaration handlers validate with.
-pub fn body_schema(schema: &Schema) -> Value {
-    let props: Map<String, Value> = schema.fields.iter().map(|f| (f.name.to_string(), field_schema(f))).collect();
-    let required: Vec<&str> = schema.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
-    json!({"type": "object", "properties": props, "required": required})
 }
 
 const COMMON_HEADERS: [&str; 7] = [
@@ -82,7 +61,7 @@ fn path_params(path: &str) -> Vec<&str> {
     path.split('{').skip(1).filter_map(|p| p.split_once('}').map(|(n, _)| n)).collect()
 }
 
-fn operation(op: &Operation, g: &mut SchemaGenerator) -> Value {
+fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
     let mut params: Vec<Value> = path_params(op.path)
         .into_iter()
         .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
@@ -169,9 +148,8 @@ fn operation(op: &Operation, g: &mut SchemaGenerator) -> Value {
     if op.traits.closing_down.is_some() {
         o["deprecated"] = json!(true);
     }
-    if let Some(body) = op.body {
-        o["requestBody"] =
-            json!({"required": body.fields.iter().any(|f| f.required), "content": {"application/json": {"schema": body_schema(body)}}});
+    if let Some(body) = &op.meta().body {
+        o["requestBody"] = json!({"required": body.required, "content": {"application/json": {"schema": body.schema}}});
     }
     o
 }

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use axum::http::{HeaderName, HeaderValue, Method};
 
-use crate::validate::{Schema, Ty};
+use crate::validate::{BodyRules, Ty};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -100,6 +100,27 @@ impl Resp {
     }
 }
 
+/// A request body: the Rust type it deserializes into (one declaration: its schema is both the
+/// published requestBody and what `Ctx::body` checks) and the `resource` its validation errors
+/// name.
+#[derive(Clone, Copy, Debug)]
+pub struct Body {
+    /// `resource` of validation errors, e.g. `Status`.
+    pub resource: &'static str,
+    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    type_name: fn() -> &'static str,
+}
+
+impl Body {
+    pub const fn of<T: schemars::JsonSchema + serde::de::DeserializeOwned>(resource: &'static str) -> Body {
+        Body { resource, schema: crate::shape::schema_of::<T>, type_name: std::any::type_name::<T> }
+    }
+    /// Whether `T` is the declared type (a handler reading another would skip its checks' intent).
+    pub fn is<T>(&self) -> bool {
+        (self.type_name)() == std::any::type_name::<T>()
+    }
+}
+
 pub struct Operation {
     /// `area/operation`, e.g. `statuses/get-combined`; the area is the OpenAPI tag.
     pub id: &'static str,
@@ -110,8 +131,8 @@ pub struct Operation {
     pub docs: &'static str,
     pub access: Access,
     pub query: &'static [Param],
-    /// The request body schema; handlers validate with it (`Ctx::check_body`).
-    pub body: Option<&'static Schema>,
+    /// The request body's type; handlers read it with `Ctx::body`.
+    pub body: Option<Body>,
     /// Success responses; error responses follow from the access rule and the body.
     pub responses: &'static [Resp],
     /// What sets the operation apart from the rest beyond access and responses.
@@ -203,8 +224,8 @@ pub const IMPORTS_SUNSET: ClosingDown =
     ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
 
 /// What follows from an operation's declaration alone, worked out once per process (on first
-/// use) instead of on every request: the constant headers its responses carry, and where its
-/// path names an organization.
+/// use) instead of on every request: the constant headers its responses carry, where its
+/// path names an organization, and its body's schema and checks.
 pub struct Derived(OnceLock<OpMeta>);
 
 impl Derived {
@@ -224,6 +245,8 @@ pub struct OpMeta {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Index of the path segment naming the organization (`{org}`, or a repository's `{owner}`).
     pub org_segment: Option<usize>,
+    /// The body's published schema and checks.
+    pub body: Option<BodyRules>,
 }
 
 impl OpMeta {
@@ -241,7 +264,8 @@ impl OpMeta {
             headers.push((names::SUNSET, HeaderValue::from_static(cd.sunset)));
         }
         let org_segment = op.path.split('/').position(|s| s == "{org}" || s == "{owner}");
-        OpMeta { headers, org_segment }
+        let body = op.body.map(|b| BodyRules::of(b.resource, b.schema));
+        OpMeta { headers, org_segment, body }
     }
 }
 

@@ -1,6 +1,5 @@
 //! Every difference between API versions lives here, so shapes ask one place.
 use platform_core::ApiVersion;
-use serde_json::{Map, Value};
 
 /// `has_downloads` on repository objects exists only before 2026-03-10.
 pub fn has_downloads(v: ApiVersion) -> Option<bool> {
@@ -19,8 +18,6 @@ pub fn root_legacy_urls(v: ApiVersion, api: &str) -> Option<(String, String)> {
 
 /// `cvss` of a dependency alert's `security_advisory` exists only before 2026-03-10 (read
 /// `cvss_severities` instead).
-pub fn advisory_fields(v: ApiVersion, advisory: &mut Map<String, Value>) {
-    if v >= ApiVersion::V2026_03_10 {
-        advisory.remove("cvss");
-    }
+pub fn advisory_has_cvss(v: ApiVersion) -> bool {
+    v < ApiVersion::V2026_03_10
 }

@@ -8,18 +8,17 @@ use platform_store::domain::apps::App;
 use platform_store::domain::tokens::{self, Token};
 use platform_store::DbError;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
+use crate::operation::{Access, Body, Derived, Limits, Operation, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, SimpleUser};
-use crate::validate::{Field, Schema, Ty};
 
 pub static DELETE_GRANT: Operation = Operation {
     id: "authorizations/delete-grant",
@@ -29,7 +28,7 @@ pub static DELETE_GRANT: Operation = Operation {
     docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-authorization",
     access: Access::app_basic(),
     query: &[],
-    body: Some(&BODY),
+    body: Some(BODY),
     responses: &[Resp::empty(204, "The grant and every token of the application for the user are gone.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -42,7 +41,7 @@ pub static CHECK_TOKEN: Operation = Operation {
     docs: "https://docs.service.example/rest/apps/oauth-applications#check-a-token",
     access: Access::app_basic(),
     query: &[],
-    body: Some(&BODY),
+    body: Some(BODY),
     responses: &[Resp::typed::<Authorization>(200, "The token is valid.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -55,7 +54,7 @@ pub static RESET_TOKEN: Operation = Operation {
     docs: "https://docs.service.example/rest/apps/oauth-applications#reset-a-token",
     access: Access::app_basic(),
     query: &[],
-    body: Some(&BODY),
+    body: Some(BODY),
     responses: &[Resp::typed::<Authorization>(200, "The token was replaced; `token` holds the new one.")],
     traits: Traits { limits: Limits::IssuesTokens, ..Traits::NONE },
     derived: Derived::new(),
@@ -68,7 +67,7 @@ pub static DELETE_TOKEN: Operation = Operation {
     docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-token",
     access: Access::app_basic(),
     query: &[],
-    body: Some(&BODY),
+    body: Some(BODY),
     responses: &[Resp::empty(204, "The token is revoked.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -78,7 +77,12 @@ pub fn routes(api: Api) -> Api {
     api.op(&DELETE_GRANT, delete_grant).op(&CHECK_TOKEN, check_token).op(&RESET_TOKEN, reset_token).op(&DELETE_TOKEN, delete_token)
 }
 
-static BODY: Schema = Schema { resource: "Authorization", fields: &[Field::req("access_token", Ty::Str)] };
+#[derive(Deserialize, JsonSchema)]
+struct AccessToken {
+    access_token: String,
+}
+
+const BODY: Body = Body::of::<AccessToken>("Authorization");
 
 /// The application whose basic credentials were sent, which must be the one of the path.
 fn application(ctx: &Ctx) -> ApiResult<App> {
@@ -90,10 +94,9 @@ fn application(ctx: &Ctx) -> ApiResult<App> {
 }
 
 /// The application's live token named by `access_token`, with its user; 404 when it is not one.
-async fn app_token(ctx: &Ctx, body: &Value) -> ApiResult<(App, Token, Account, String)> {
+async fn app_token(ctx: &Ctx, body: Value) -> ApiResult<(App, Token, Account, String)> {
     let app = application(ctx)?;
-    ctx.check_body(body)?;
-    let text = body["access_token"].as_str().unwrap_or_default().to_string();
+    let text = ctx.body::<AccessToken>(body)?.access_token;
     let hash = sha256_hex(text.as_bytes());
     let now = ctx.app.clock.now();
     let found = ctx.app.store.read(move |c| tokens::by_hash(c, &hash)).await?;
@@ -165,13 +168,13 @@ fn authorization(ctx: &Ctx, app: &App, t: &Token, user: &Account, text: &str) ->
 }
 
 async fn check_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (app, t, user, text) = app_token(&ctx, &body).await?;
+    let (app, t, user, text) = app_token(&ctx, body).await?;
     Ok(Reply::ok(authorization(&ctx, &app, &t, &user, &text)))
 }
 
 /// The new token works at once and the old one stops at once: one commit swaps the hash.
 async fn reset_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (app, t, user, _) = app_token(&ctx, &body).await?;
+    let (app, t, user, _) = app_token(&ctx, body).await?;
     let text = t.kind.generate();
     let (hash, last8) = (sha256_hex(text.as_bytes()), text[text.len() - 8..].to_string());
     let now = ctx.app.clock.now();
@@ -189,14 +192,14 @@ async fn reset_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 async fn delete_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (_, t, _, _) = app_token(&ctx, &body).await?;
+    let (_, t, _, _) = app_token(&ctx, body).await?;
     ctx.app.store.write(move |c| tokens::delete(c, t.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
 /// Revokes the grant: every token of this application for the token's user.
 async fn delete_grant(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (app, _, user, _) = app_token(&ctx, &body).await?;
+    let (app, _, user, _) = app_token(&ctx, body).await?;
     ctx.app.store.write(move |c| tokens::delete_for_app_user(c, app.id, user.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

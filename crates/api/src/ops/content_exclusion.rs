@@ -14,11 +14,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits};
+use crate::operation::{self, Access, AuthKind, Derived, Level, Operation, Resp, Traits};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::routes::Api;
-use crate::validate::Schema;
 
 /// The largest rules body accepted (neither the spec nor api-facts names one): 64 KiB, far more
 /// than path rules for many repositories need.
@@ -45,9 +44,6 @@ pub static GET: Operation = Operation {
     derived: Derived::new(),
 };
 
-/// The body is a rules object; its keys are free, so no named fields.
-static RULES: Schema = Schema { resource: "ContentExclusion", fields: &[] };
-
 pub static SET: Operation = Operation {
     id: "assistant-exclusions/set",
     method: Method::PUT,
@@ -62,7 +58,8 @@ pub static SET: Operation = Operation {
         role: Level::Write,
     },
     query: &[],
-    body: Some(&RULES),
+    // The rules object, read by `parse_rules` (comments and duplicate keys need its parser).
+    body: Some(operation::Body::of::<ContentExclusionRules>("ContentExclusion")),
     responses: &[Resp::typed::<ContentExclusionSet>(
         200,
         "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.",
@@ -76,7 +73,7 @@ pub fn routes(api: Api) -> Api {
 }
 
 /// ContentExclusionRules: scope keys to arrays of path strings, in the order they were set.
-#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ContentExclusionRules(#[schemars(with = "std::collections::BTreeMap<String, Vec<String>>")] pub Map<String, Value>);
 
 /// ContentExclusionSet: the answer to setting the rules.

@@ -7,12 +7,12 @@ use axum::http::{Method, StatusCode};
 use platform_store::domain::devenv_secrets::{self as store, Secret};
 use platform_store::DbError;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::principal::Role;
 use crate::reply::Reply;
@@ -20,7 +20,7 @@ use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::shape::Timestamp;
-use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
+use crate::validate::SEALED_VALUE_MAX_CHARS;
 
 const ACCESS: Access = Access {
     auth: AuthKind::Token,
@@ -73,10 +73,12 @@ pub static GET: Operation = Operation {
     derived: Derived::new(),
 };
 
-static PUT_BODY: Schema = Schema {
-    resource: "Secret",
-    fields: &[Field::req("encrypted_value", Ty::Str).max(SEALED_VALUE_MAX_CHARS), Field::req("key_id", Ty::Str)],
-};
+#[derive(Deserialize, JsonSchema)]
+struct PutSecret {
+    #[schemars(length(max = SEALED_VALUE_MAX_CHARS))]
+    encrypted_value: String,
+    key_id: String,
+}
 
 pub static PUT: Operation = Operation {
     id: "devenv-secrets/create-or-update",
@@ -86,7 +88,7 @@ pub static PUT: Operation = Operation {
     docs: "https://docs.service.example/rest/devenvs/repository-secrets#create-or-update-a-repository-secret",
     access: ACCESS,
     query: &[],
-    body: Some(&PUT_BODY),
+    body: Some(Body::of::<PutSecret>("Secret")),
     responses: &[Resp::typed::<crate::shapes::Empty>(201, "The secret was created."), Resp::empty(204, "The secret's value was replaced.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -198,7 +200,7 @@ async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let (repo, role) = ctx.repo_role().await?;
     require_admin(role)?;
-    ctx.check_body(&body)?;
+    let b: PutSecret = ctx.body(body)?;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(|| {
         ApiError::invalid_field(
             "Secret",
@@ -207,8 +209,7 @@ async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             Some("Secret names can only contain letters, digits and underscores, and must not start with a digit.".into()),
         )
     })?;
-    let value = body["encrypted_value"].as_str().unwrap_or_default().to_string();
-    let key_id = body["key_id"].as_str().unwrap_or_default().to_string();
+    let (value, key_id) = (b.encrypted_value, b.key_id);
     let now = ctx.app.clock.now();
     let created = ctx
         .app

@@ -10,19 +10,18 @@ use platform_store::domain::accounts::{self, Account, Enterprise};
 use platform_store::domain::enterprise_teams::{self as teams, EnterpriseTeam as TeamRow};
 use platform_store::{Conn, DbError};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{simple_user, Urls};
-use crate::validate::{Field, Schema, Ty};
 
 const PERMISSION: &str = "enterprise_teams";
 const READ: Access = Access {
@@ -98,7 +97,12 @@ pub static LIST: Operation = Operation {
     derived: Derived::new(),
 };
 
-static USERNAMES: Schema = Schema { resource: "EnterpriseTeamMembership", fields: &[Field::req("usernames", Ty::StrArray)] };
+#[derive(Deserialize, JsonSchema)]
+struct Usernames {
+    usernames: Vec<String>,
+}
+
+const USERNAMES: Body = Body::of::<Usernames>("EnterpriseTeamMembership");
 
 pub static BULK_ADD: Operation = Operation {
     id: "enterprise-team-members/bulk-add",
@@ -108,7 +112,7 @@ pub static BULK_ADD: Operation = Operation {
     docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-add-team-members",
     access: WRITE,
     query: &[],
-    body: Some(&USERNAMES),
+    body: Some(USERNAMES),
     responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named, now members (all or none are added).")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -122,7 +126,7 @@ pub static BULK_REMOVE: Operation = Operation {
     docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-remove-team-members",
     access: WRITE,
     query: &[],
-    body: Some(&USERNAMES),
+    body: Some(USERNAMES),
     responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named that were members and are removed.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -374,16 +378,11 @@ fn enterprise_users(c: &mut dyn Conn, ent_id: i64, logins: &[String]) -> ApiResu
     }
 }
 
-fn usernames(ctx: &Ctx, body: &Value) -> ApiResult<Vec<String>> {
-    ctx.check_body(body)?;
-    Ok(body["usernames"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default())
-}
-
 async fn bulk(ctx: Ctx, body: Value, adding: bool) -> ApiResult<Reply> {
     let caller = caller(&ctx).await?;
     let team = team(&ctx, &caller).await?;
     require_owner(&caller)?;
-    let logins = usernames(&ctx, &body)?;
+    let logins = ctx.body::<Usernames>(body)?.usernames;
     let (ent_id, now) = (caller.ent.id, ctx.app.clock.now());
     let changed = ctx
         .app

@@ -9,18 +9,18 @@ use platform_store::domain::private_registries::{self as store, Registry};
 use platform_store::domain::repos;
 use platform_store::{Conn, DbError};
 use schemars::{JsonSchema, SchemaGenerator};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::ops::devenv_secrets::PublicKey;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::shape::{Timestamp, Uri};
-use crate::validate::{Field, Schema, Ty, SEALED_VALUE_MAX_CHARS};
+use crate::validate::{nullable, SEALED_VALUE_MAX_CHARS};
 
 const fn access(level: Level) -> Access {
     Access {
@@ -83,40 +83,61 @@ const OIDC_FIELDS: [&str; 15] = [
     "service_account",
 ];
 
-macro_rules! registry_fields {
-    ($req:ident) => {
-        [
-            Field::$req("registry_type", Ty::Enum(REGISTRY_TYPES)),
-            Field::$req("url", Ty::Str),
-            Field::$req("visibility", Ty::Enum(VISIBILITIES)),
-            Field::nullable("username", Ty::Str),
-            Field::opt("replaces_base", Ty::Bool),
-            Field::opt("encrypted_value", Ty::Str).max(SEALED_VALUE_MAX_CHARS),
-            Field::opt("key_id", Ty::Str),
-            Field::opt("selected_repository_ids", Ty::IntArray),
-            Field::opt("auth_type", Ty::Enum(AUTH_TYPES)),
-            Field::opt("tenant_id", Ty::Str),
-            Field::opt("client_id", Ty::Str),
-            Field::opt("cloud_b_region", Ty::Str),
-            Field::opt("account_id", Ty::Str),
-            Field::opt("role_name", Ty::Str),
-            Field::opt("domain", Ty::Str),
-            Field::opt("domain_owner", Ty::Str),
-            Field::opt("audience", Ty::Str),
-            Field::opt("artifact_a_oidc_provider_name", Ty::Str),
-            Field::opt("identity_mapping_name", Ty::Str),
-            Field::opt("namespace", Ty::Str),
-            Field::opt("service_slug", Ty::Str),
-            Field::opt("api_host", Ty::Str),
-            Field::opt("workload_identity_provider", Ty::Str),
-            Field::opt("service_account", Ty::Str),
-        ]
-    };
+// The bodies are read as JSON by `merge` (a `username` of null clears it, absent keeps it; the
+// OIDC fields go by name), so these types declare them: the published schema and its checks.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct CreateRegistry {
+    #[schemars(extend("enum" = REGISTRY_TYPES))]
+    registry_type: String,
+    url: String,
+    #[schemars(extend("enum" = VISIBILITIES))]
+    visibility: String,
+    #[serde(flatten)]
+    rest: RegistryFields,
 }
-static CREATE_FIELDS: [Field; 24] = registry_fields!(req);
-static UPDATE_FIELDS: [Field; 24] = registry_fields!(opt);
-static CREATE_BODY: Schema = Schema { resource: RESOURCE, fields: &CREATE_FIELDS };
-static UPDATE_BODY: Schema = Schema { resource: RESOURCE, fields: &UPDATE_FIELDS };
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct UpdateRegistry {
+    #[schemars(extend("enum" = REGISTRY_TYPES))]
+    registry_type: Option<String>,
+    url: Option<String>,
+    #[schemars(extend("enum" = VISIBILITIES))]
+    visibility: Option<String>,
+    #[serde(flatten)]
+    rest: RegistryFields,
+}
+
+// The fields a create and an update share.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct RegistryFields {
+    #[schemars(transform = nullable)]
+    username: Option<String>,
+    replaces_base: Option<bool>,
+    #[schemars(length(max = SEALED_VALUE_MAX_CHARS))]
+    encrypted_value: Option<String>,
+    key_id: Option<String>,
+    selected_repository_ids: Option<Vec<i64>>,
+    #[schemars(extend("enum" = AUTH_TYPES))]
+    auth_type: Option<String>,
+    tenant_id: Option<String>,
+    client_id: Option<String>,
+    cloud_b_region: Option<String>,
+    account_id: Option<String>,
+    role_name: Option<String>,
+    domain: Option<String>,
+    domain_owner: Option<String>,
+    audience: Option<String>,
+    artifact_a_oidc_provider_name: Option<String>,
+    identity_mapping_name: Option<String>,
+    namespace: Option<String>,
+    service_slug: Option<String>,
+    api_host: Option<String>,
+    workload_identity_provider: Option<String>,
+    service_account: Option<String>,
+}
 
 pub static LIST: Operation = Operation {
     id: "private-registries/list",
@@ -142,7 +163,7 @@ pub static CREATE: Operation = Operation {
     docs: "https://docs.service.example/rest/private-registries/organization-configurations#create-a-private-registry-for-an-organization",
     access: access(Level::Write),
     query: &[],
-    body: Some(&CREATE_BODY),
+    body: Some(Body::of::<CreateRegistry>(RESOURCE)),
     responses: &[Resp::typed::<RegistryConfig>(201, "The configuration, with `selected_repository_ids`.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -184,7 +205,7 @@ pub static UPDATE: Operation = Operation {
     docs: "https://docs.service.example/rest/private-registries/organization-configurations#update-a-private-registry-for-an-organization",
     access: access(Level::Write),
     query: &[],
-    body: Some(&UPDATE_BODY),
+    body: Some(Body::of::<UpdateRegistry>(RESOURCE)),
     responses: &[Resp::empty(204, "The configuration was updated.")],
     traits: Traits::NONE,
     derived: Derived::new(),

@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Derived, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Body, Derived, Operation, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, repo_api_url, MinimalRepository, SimpleUser, Urls};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::nullable;
 
 const SCOPES: &[&str] = &["repo", "repo:status"];
 
@@ -72,7 +72,7 @@ pub static CREATE: Operation = Operation {
     docs: "https://docs.service.example/rest/commits/statuses#create-a-commit-status",
     access: Access::write(SCOPES, "statuses"),
     query: &[],
-    body: Some(&CREATE_BODY),
+    body: Some(Body::of::<CreateStatus>("Status")),
     responses: &[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -129,29 +129,22 @@ async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
-static CREATE_BODY: Schema = Schema {
-    resource: "Status",
-    fields: &[
-        Field::req("state", Ty::Enum(&STATES)),
-        Field::nullable("target_url", Ty::Str).max(2048),
-        // The hosted platform's limit.
-        Field::nullable("description", Ty::Str).max(140),
-        Field::nullable("context", Ty::Str).max(255),
-    ],
-};
-
-#[derive(Deserialize)]
-struct CreateBody {
+#[derive(Deserialize, JsonSchema)]
+struct CreateStatus {
+    #[schemars(extend("enum" = STATES))]
     state: String,
+    #[schemars(length(max = 2048), transform = nullable)]
     target_url: Option<String>,
+    // The hosted platform's limit.
+    #[schemars(length(max = 140), transform = nullable)]
     description: Option<String>,
+    #[schemars(length(max = 255), transform = nullable)]
     context: Option<String>,
 }
 
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
-    ctx.check_body(&body)?;
-    let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let b: CreateStatus = ctx.body(body)?;
     let context = b.context.filter(|c| !c.is_empty()).unwrap_or_else(|| "default".into());
     let given = ctx.param("sha").to_string();
     let id = repo.id;

@@ -719,3 +719,42 @@ async fn delivery_survives_kill_9_sqlite() {
 async fn delivery_survives_kill_9_postgres() {
     killed_mid_flight(platform_store::Backend::Postgres).await;
 }
+
+// A body's declared type decides what `null` means: a field the handler validates receives it
+// (and refuses it with its own message), a plain optional field refuses it, and a field that
+// accepts null says so in the published schema.
+both!(null_in_bodies, |s| {
+    let t = world(&s).await;
+    let hook = create_hook(&s, &t, json!({"name": "web", "config": {"url": "http://127.0.0.1:9/h"}})).await;
+    let path = format!("/orgs/acme/hooks/{}", hook["id"]);
+    // `events` is the handler's: null is not "absent" (which would keep `push`).
+    let (st, h, b) = call(&s, Method::PATCH, &path, Some(&t), Some(json!({"events": null}))).await;
+    assert_error(st, &h, &b, 422, "Validation Failed");
+    assert_eq!(b["errors"][0]["field"], "events", "{b}");
+    let (st, h, b) = call(&s, Method::PATCH, &path, Some(&t), Some(json!({"config": null}))).await;
+    assert_error(st, &h, &b, 422, "Validation Failed");
+    assert_eq!(b["errors"][0]["field"], "config", "{b}");
+    // `active` is a plain optional boolean: null is refused before the handler.
+    let (st, h, b) = call(&s, Method::PATCH, &path, Some(&t), Some(json!({"active": null}))).await;
+    assert_error(st, &h, &b, 422, "Invalid request.\n\nFor 'properties/active', null is not a boolean.");
+    // The configuration's `secret` string has the default maximum; `url` is the handler's.
+    let config = format!("{path}/config");
+    let (st, h, b) = call(&s, Method::PATCH, &config, Some(&t), Some(json!({"secret": "s".repeat(1025)}))).await;
+    assert_error(st, &h, &b, 422, "Validation Failed");
+    assert_eq!(b["errors"][0]["message"], "secret is too long (maximum is 1024 characters)", "{b}");
+    let (st, h, b) = call(&s, Method::PATCH, &config, Some(&t), Some(json!({"url": 5}))).await;
+    assert_error(st, &h, &b, 422, "Invalid request.\n\nFor 'properties/url', 5 is not a string.");
+    let (st, _, b) = call(&s, Method::GET, &path, Some(&t), None).await;
+    assert_eq!((st, &b["events"], &b["active"]), (200, &json!(["push"]), &json!(true)), "nothing changed: {b}");
+
+    // Published: null only where accepted.
+    let doc: Value = s.get("/openapi.json", None).await.json().await.unwrap();
+    let body = |p: &str, m: &str| doc["paths"][p][m]["requestBody"]["content"]["application/json"]["schema"].clone();
+    let update = body("/orgs/{org}/hooks/{hook_id}", "patch");
+    assert_eq!(update["properties"]["active"], json!({"type": "boolean"}), "{update}");
+    assert!(update.get("required").is_none(), "{update}");
+    let status = body("/repos/{owner}/{repo}/statuses/{sha}", "post");
+    assert_eq!(status["properties"]["description"]["type"], json!(["string", "null"]), "{status}");
+    assert_eq!(status["required"], json!(["state"]), "{status}");
+    assert!(!update.to_string().contains("x-"), "markers are not published: {update}");
+});

@@ -145,10 +145,13 @@ both!(create_validation, |s| {
     let (st, _, b) = create(&s, "alice/hello", SHA, &t, json!({"context": "x"})).await;
     assert_eq!(st, 422, "{b}");
     assert_eq!(b["message"], "Invalid request.\n\n\"state\" wasn't supplied.");
-    // Wrong type.
+    // Wrong type; the nullable fields say so, and take null as "not given".
     let (st, _, b) = create(&s, "alice/hello", SHA, &t, json!({"state": "success", "context": 5})).await;
     assert_eq!(st, 422, "{b}");
-    assert!(b["message"].as_str().unwrap().starts_with("Invalid request."), "{b}");
+    assert_eq!(b["message"], "Invalid request.\n\nFor 'properties/context', 5 is not a string or null.");
+    let (st, _, b) = create(&s, "alice/hello", SHA, &t, json!({"state": "success", "context": null, "description": null})).await;
+    assert_eq!(st, 201, "{b}");
+    assert_eq!((&b["context"], &b["description"]), (&json!("default"), &Value::Null));
     // Description: 140 characters is fine (counted as characters, not bytes), 141 is not.
     let ok = "é".repeat(140);
     let (st, _, b) = create(&s, "alice/hello", SHA, &t, json!({"state": "success", "description": ok})).await;
@@ -163,9 +166,9 @@ both!(create_validation, |s| {
     let r = s.req(reqwest::Method::POST, &format!("/repos/alice/hello/statuses/{SHA}"), Some(&t)).body("[1]").send().await.unwrap();
     let (st, h, b) = parts(r).await;
     assert_error(st, &h, &b, 400, "Body should be a JSON object");
-    // Nothing invalid was stored: 4 + 1 statuses.
+    // Nothing invalid was stored: 4 + 2 statuses.
     let (_, _, list) = parts(s.get(&format!("/repos/alice/hello/commits/{SHA}/statuses"), Some(&t)).await).await;
-    assert_eq!(list.as_array().unwrap().len(), 5);
+    assert_eq!(list.as_array().unwrap().len(), 6);
 });
 
 both!(create_on_unknown_commit_is_422, |s| {

@@ -9,7 +9,7 @@ use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::depbot::{self, Advisory, Alert, NewAlert};
 use platform_store::domain::repos::Repo;
 use platform_store::Conn;
-use schemars::{JsonSchema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -30,18 +30,17 @@ pub const SCOPES: [&str; 2] = ["development", "runtime"];
 pub const RELATIONSHIPS: [&str; 4] = ["unknown", "direct", "transitive", "inconclusive"];
 pub const DISMISSED_REASONS: [&str; 5] = ["fix_started", "inaccurate", "no_bandwidth", "not_used", "tolerable_risk"];
 
-/// DepbotAlert: the Alert of api-facts §4.7. The advisory and vulnerability are kept as the
-/// JSON they were stored as; the advisory's version-dependent fields are those of `versions`.
+/// DepbotAlert: the Alert of api-facts §4.7. The advisory and vulnerability are stored as JSON
+/// (written from these same types, so they read back whole, in their order); the advisory's
+/// version-dependent fields are those of `versions`.
 #[derive(Serialize, JsonSchema)]
 pub struct DepbotAlert {
     pub number: i64,
     #[schemars(extend("enum" = ["auto_dismissed", "dismissed", "fixed", "open"]))]
     pub state: String,
     pub dependency: Dependency,
-    #[schemars(schema_with = "advisory_schema")]
-    pub security_advisory: Value,
-    #[schemars(schema_with = "vulnerability_schema")]
-    pub security_vulnerability: Value,
+    pub security_advisory: SecurityAdvisory,
+    pub security_vulnerability: SecurityVulnerability,
     pub url: Uri,
     pub html_url: Uri,
     pub created_at: Timestamp,
@@ -77,70 +76,117 @@ pub struct Dependency {
     pub relationship: Option<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[schemars(inline)]
 pub struct Package {
     pub ecosystem: String,
     pub name: String,
 }
 
-fn package_schema() -> Value {
-    json!({"type": "object", "properties": {"ecosystem": {"type": "string"}, "name": {"type": "string"}}, "required": ["ecosystem", "name"]})
+/// SecurityVulnerability: the vulnerable versions of a package (an alert's, and each of its
+/// advisory's).
+#[derive(Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SecurityVulnerability {
+    pub package: Package,
+    pub severity: String,
+    pub vulnerable_version_range: String,
+    pub first_patched_version: Option<PatchedVersion>,
 }
 
-fn vulnerability_json_schema() -> Value {
-    json!({"type": "object", "properties": {
-        "package": package_schema(),
-        "severity": {"type": "string"},
-        "vulnerable_version_range": {"type": "string"},
-        "first_patched_version": {"anyOf": [{"type": "object", "properties": {"identifier": {"type": "string"}}, "required": ["identifier"]}, {"type": "null"}]},
-    }, "required": ["package", "severity", "vulnerable_version_range", "first_patched_version"]})
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct PatchedVersion {
+    pub identifier: String,
 }
 
-fn vulnerability_schema(_: &mut SchemaGenerator) -> schemars::Schema {
-    vulnerability_json_schema().try_into().expect("an object schema")
+/// SecurityAdvisory: an alert's advisory; `cvss` only in version 2022-11-28.
+#[derive(Default, Serialize, Deserialize, JsonSchema)]
+pub struct SecurityAdvisory {
+    pub advisory_id: String,
+    pub cve_id: Option<String>,
+    #[schemars(length(max = 1024))]
+    pub summary: String,
+    pub description: String,
+    pub vulnerabilities: Vec<SecurityVulnerability>,
+    #[schemars(extend("enum" = SEVERITIES))]
+    pub severity: String,
+    #[schemars(extend("enum" = ["general", "malware"]))]
+    pub classification: String,
+    /// Only in API version 2022-11-28.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Cvss")]
+    pub cvss: Option<Cvss>,
+    pub cvss_severities: Option<CvssSeverities>,
+    pub epss: Option<Epss>,
+    pub cwes: Vec<Cwe>,
+    pub identifiers: Vec<Identifier>,
+    pub references: Vec<Reference>,
+    #[schemars(with = "Timestamp")]
+    pub published_at: String,
+    #[schemars(with = "Timestamp")]
+    pub updated_at: String,
+    #[schemars(with = "Option<Timestamp>")]
+    pub withdrawn_at: Option<String>,
 }
 
-/// The advisory as stored; `cvss` only in version 2022-11-28.
-fn advisory_schema(_: &mut SchemaGenerator) -> schemars::Schema {
-    let nullable = |v: Value| json!({"anyOf": [v, {"type": "null"}]});
-    let string = || json!({"type": "string"});
-    let ts = json!({"type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$"});
-    let pair = |a: &str, b: &str| json!({"type": "object", "properties": {a: string(), b: string()}, "required": [a, b]});
-    let score = json!({"type": "object", "properties": {"vector_string": nullable(string()), "score": nullable(json!({"type": "number"}))},
-                       "required": ["vector_string", "score"]});
-    json!({"type": "object",
-        "properties": {
-            "advisory_id": string(),
-            "cve_id": nullable(string()),
-            "summary": {"type": "string", "maxLength": 1024},
-            "description": string(),
-            "vulnerabilities": {"type": "array", "items": vulnerability_json_schema()},
-            "severity": {"type": "string", "enum": SEVERITIES},
-            "cwes": {"type": "array", "items": pair("cwe_id", "name")},
-            "identifiers": {"type": "array", "items": pair("type", "value")},
-            "references": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}, "required": ["url"]}},
-            "published_at": ts,
-            "updated_at": ts,
-            "withdrawn_at": nullable(ts.clone()),
-            "classification": {"type": "string", "enum": ["general", "malware"]},
-            "cvss": {"description": "Only in API version 2022-11-28.", "type": "object", "required": ["vector_string", "score"],
-                     "properties": {"vector_string": nullable(string()), "score": {"type": "number"}}},
-            "cvss_severities": nullable(json!({"type": "object", "properties": {"cvss_v3": nullable(score.clone()), "cvss_v4": nullable(score)}, "required": []})),
-            "epss": nullable(json!({"type": "object", "properties": {"percentage": {"type": "number"}, "percentile": string()}, "required": []})),
-        },
-        "required": ["advisory_id", "cve_id", "summary", "description", "vulnerabilities", "severity", "cwes", "identifiers",
-                     "references", "published_at", "updated_at", "withdrawn_at"],
-    })
-    .try_into()
-    .expect("an object schema")
+/// The score of version 2022-11-28's `cvss`.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Cvss {
+    pub vector_string: Option<String>,
+    pub score: f64,
+}
+
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct CvssSeverities {
+    pub cvss_v3: Option<CvssScore>,
+    pub cvss_v4: Option<CvssScore>,
+}
+
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct CvssScore {
+    pub vector_string: Option<String>,
+    pub score: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Epss {
+    pub percentage: f64,
+    /// A string, as the spec gives it.
+    pub percentile: String,
+}
+
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Cwe {
+    pub cwe_id: String,
+    pub name: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Identifier {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub value: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct Reference {
+    #[schemars(extend("format" = "uri"))]
+    pub url: String,
 }
 
 pub fn depbot_alert(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert) -> DepbotAlert {
-    let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or(Value::Null);
-    let mut advisory = parse(&a.advisory);
-    if let Some(m) = advisory.as_object_mut() {
-        versions::advisory_fields(v, m);
+    // Written by `advisory` and `create_alert` below from these types; a row that does not
+    // read (none is written) renders empty rather than failing the list it is in.
+    let mut advisory: SecurityAdvisory = serde_json::from_str(&a.advisory).unwrap_or_default();
+    if !versions::advisory_has_cvss(v) {
+        advisory.cvss = None;
     }
     DepbotAlert {
         number: a.number,
@@ -152,7 +198,7 @@ pub fn depbot_alert(u: &Urls, v: ApiVersion, repo: &Repo, a: &Alert) -> DepbotAl
             relationship: a.relationship.clone(),
         },
         security_advisory: advisory,
-        security_vulnerability: parse(&a.vulnerability),
+        security_vulnerability: serde_json::from_str(&a.vulnerability).unwrap_or_default(),
         url: Uri(format!("{}/depbot/alerts/{}", shapes::repo_api_url(u, repo), a.number)),
         html_url: Uri(format!("{}/{}/security/depbot/{}", u.web, repo.full_name(), a.number)),
         created_at: Timestamp(a.created_at),
@@ -231,11 +277,11 @@ pub struct AdvisoryIn {
     pub description: Option<String>,
     pub severity: Option<String>,
     pub classification: Option<String>,
-    pub cvss: Option<Value>,
-    pub cvss_severities: Option<Value>,
+    pub cvss: Option<Cvss>,
+    pub cvss_severities: Option<CvssSeverities>,
     pub epss: Option<EpssIn>,
     #[serde(default)]
-    pub cwes: Vec<Value>,
+    pub cwes: Vec<Cwe>,
     #[serde(default)]
     pub references: Vec<String>,
     pub published_at: Option<String>,
@@ -276,18 +322,18 @@ fn ts_field(field: &str, v: &Option<String>) -> ApiResult<Option<i64>> {
 }
 
 /// The `cvss` of version 2022-11-28: given, else the CVSS v3 score, else none (score 0).
-fn cvss_of(a: &AdvisoryIn) -> Value {
+fn cvss_of(a: &AdvisoryIn) -> Cvss {
     if let Some(c) = &a.cvss {
         return c.clone();
     }
-    match a.cvss_severities.as_ref().and_then(|s| s.get("cvss_v3")).filter(|v| v.is_object()) {
-        Some(v3) => v3.clone(),
-        None => json!({"vector_string": null, "score": 0.0}),
+    match a.cvss_severities.as_ref().and_then(|s| s.cvss_v3.as_ref()) {
+        Some(v3) => Cvss { vector_string: v3.vector_string.clone(), score: v3.score.unwrap_or(0.0) },
+        None => Cvss { vector_string: None, score: 0.0 },
     }
 }
 
 /// Finds or creates the advisory of a new alert.
-fn advisory(c: &mut dyn Conn, a: &AdvisoryIn, vulnerability: &Value, now: i64) -> ApiResult<Advisory> {
+fn advisory(c: &mut dyn Conn, a: &AdvisoryIn, vulnerability: SecurityVulnerability, now: i64) -> ApiResult<Advisory> {
     if let Some(id) = &a.advisory_id {
         if let Some(found) = depbot::find_advisory(c, id)? {
             return Ok(found);
@@ -307,8 +353,8 @@ fn advisory(c: &mut dyn Conn, a: &AdvisoryIn, vulnerability: &Value, now: i64) -
             return Err(invalid("advisory.epss", "percentage and percentile are between 0 and 1".into()))
         }
         // The spec gives `percentile` as a string.
-        Some(e) => json!({"percentage": e.percentage, "percentile": e.percentile.unwrap_or(e.percentage).to_string()}),
-        None => Value::Null,
+        Some(e) => Some(Epss { percentage: e.percentage, percentile: e.percentile.unwrap_or(e.percentage).to_string() }),
+        None => None,
     };
     let published = ts_field("advisory.published_at", &a.published_at)?.unwrap_or(now);
     let withdrawn = ts_field("advisory.withdrawn_at", &a.withdrawn_at)?;
@@ -316,28 +362,29 @@ fn advisory(c: &mut dyn Conn, a: &AdvisoryIn, vulnerability: &Value, now: i64) -
         let r = platform_core::ids::random_alnum(12).to_lowercase();
         format!("SSA-{}-{}-{}", &r[..4], &r[4..8], &r[8..])
     });
-    let mut identifiers = vec![json!({"type": "SSA", "value": advisory_id})];
+    let mut identifiers = vec![Identifier { kind: "SSA".into(), value: advisory_id.clone() }];
     if let Some(cve) = &a.cve_id {
-        identifiers.push(json!({"type": "CVE", "value": cve}));
+        identifiers.push(Identifier { kind: "CVE".into(), value: cve.clone() });
     }
-    let body = json!({
-        "advisory_id": advisory_id,
-        "cve_id": a.cve_id,
-        "summary": summary,
-        "description": a.description.clone().unwrap_or_else(|| summary.to_string()),
-        "vulnerabilities": [vulnerability],
-        "severity": severity,
-        "classification": classification,
-        "cvss": cvss_of(a),
-        "cvss_severities": a.cvss_severities.clone().unwrap_or(Value::Null),
-        "epss": epss,
-        "cwes": a.cwes,
-        "identifiers": identifiers,
-        "references": a.references.iter().map(|u| json!({"url": u})).collect::<Vec<_>>(),
-        "published_at": format_ts(published),
-        "updated_at": format_ts(published.max(withdrawn.unwrap_or(0))),
-        "withdrawn_at": withdrawn.map(format_ts),
-    });
+    let body = SecurityAdvisory {
+        advisory_id: advisory_id.clone(),
+        cve_id: a.cve_id.clone(),
+        summary: summary.to_string(),
+        description: a.description.clone().unwrap_or_else(|| summary.to_string()),
+        vulnerabilities: vec![vulnerability],
+        severity: severity.to_string(),
+        classification: classification.to_string(),
+        cvss: Some(cvss_of(a)),
+        cvss_severities: a.cvss_severities.clone(),
+        epss,
+        cwes: a.cwes.clone(),
+        identifiers,
+        references: a.references.iter().map(|u| Reference { url: u.clone() }).collect(),
+        published_at: format_ts(published),
+        updated_at: format_ts(published.max(withdrawn.unwrap_or(0))),
+        withdrawn_at: withdrawn.map(format_ts),
+    };
+    let body = serde_json::to_value(&body).map_err(|_| ApiError::internal())?;
     Ok(depbot::create_advisory(c, &advisory_id, &body, withdrawn, now)?)
 }
 
@@ -374,15 +421,16 @@ pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> Api
         assignees.push(u.id);
     }
     let severity_hint = a.advisory.severity.clone().unwrap_or_else(|| "medium".into());
-    let mut vulnerability = json!({
-        "package": {"ecosystem": a.package.ecosystem, "name": a.package.name},
-        "severity": severity_hint,
-        "vulnerable_version_range": a.vulnerable_version_range.clone().unwrap_or_else(|| ">= 0".into()),
-        "first_patched_version": a.first_patched_version.as_ref().map(|v| json!({"identifier": v})),
-    });
-    let adv = advisory(c, &a.advisory, &vulnerability, now)?;
+    let mut vulnerability = SecurityVulnerability {
+        package: Package { ecosystem: a.package.ecosystem.clone(), name: a.package.name.clone() },
+        severity: severity_hint,
+        vulnerable_version_range: a.vulnerable_version_range.clone().unwrap_or_else(|| ">= 0".into()),
+        first_patched_version: a.first_patched_version.as_ref().map(|v| PatchedVersion { identifier: v.clone() }),
+    };
+    let adv = advisory(c, &a.advisory, vulnerability.clone(), now)?;
     let severity = str_of(&adv.body, "severity", "medium").to_string();
-    vulnerability["severity"] = json!(severity);
+    vulnerability.severity = severity.clone();
+    let vulnerability = serde_json::to_value(&vulnerability).map_err(|_| ApiError::internal())?;
     let n = NewAlert {
         repo_id: repo.id,
         org_id: repo.owner.is_org().then_some(repo.owner.id),
@@ -477,9 +525,13 @@ pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
             epss: (k % 10 != 0).then(|| EpssIn { percentage: ((k * 7919) % 1000) as f64 / 1000.0, percentile: None }),
             ..Default::default()
         };
-        let vuln = json!({"package": {"ecosystem": "npm", "name": format!("pkg-{k}")}, "severity": SEVERITIES[k % 4],
-                          "vulnerable_version_range": "< 1.0.0", "first_patched_version": {"identifier": "1.0.0"}});
-        advisories.push(advisory(c, &a, &vuln, now)?);
+        let vuln = SecurityVulnerability {
+            package: Package { ecosystem: "npm".into(), name: format!("pkg-{k}") },
+            severity: SEVERITIES[k % 4].into(),
+            vulnerable_version_range: "< 1.0.0".into(),
+            first_patched_version: Some(PatchedVersion { identifier: "1.0.0".into() }),
+        };
+        advisories.push(advisory(c, &a, vuln, now)?);
     }
     let mut rows: Vec<(usize, &Advisory, Value, u64)> = Vec::with_capacity(b.count);
     for i in 0..b.count {
@@ -488,12 +540,13 @@ pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
         let adv = &advisories[(h >> 40) as usize % advisories.len()];
         let eco = (h >> 8) as usize % ECOSYSTEMS.len();
         let patched = !(h >> 20).is_multiple_of(3);
-        let vuln = json!({
-            "package": {"ecosystem": ECOSYSTEMS[eco], "name": format!("pkg-{}", (h >> 24) % 500)},
-            "severity": str_of(&adv.body, "severity", "medium"),
-            "vulnerable_version_range": "< 1.0.0",
-            "first_patched_version": patched.then(|| json!({"identifier": "1.0.0"})),
-        });
+        let vuln = SecurityVulnerability {
+            package: Package { ecosystem: ECOSYSTEMS[eco].into(), name: format!("pkg-{}", (h >> 24) % 500) },
+            severity: str_of(&adv.body, "severity", "medium").into(),
+            vulnerable_version_range: "< 1.0.0".into(),
+            first_patched_version: patched.then(|| PatchedVersion { identifier: "1.0.0".into() }),
+        };
+        let vuln = serde_json::to_value(&vuln).map_err(|_| ApiError::internal())?;
         rows.push((i, adv, vuln, h));
     }
     let states = ["open", "open", "open", "fixed", "auto_dismissed"];
@@ -524,4 +577,40 @@ pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
         .collect();
     depbot::create_many(c, &alerts)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stored advisories and vulnerabilities read back into their types and render byte for
+    /// byte as stored (key order included): rows written before they were typed show unchanged.
+    #[test]
+    fn stored_json_renders_as_stored() {
+        let vulnerability = r#"{"package":{"ecosystem":"npm","name":"left-pad"},"severity":"high","vulnerable_version_range":"< 1.3.0","first_patched_version":{"identifier":"1.3.0"}}"#;
+        let advisory = format!(
+            concat!(
+                r#"{{"advisory_id":"SSA-abcd-efgh-ijkl","cve_id":"CVE-2026-0001","summary":"s","description":"d","vulnerabilities":[{v}],"#,
+                r#""severity":"high","classification":"general","cvss":{{"vector_string":"CVSS:3.0/AV:N","score":7.5}},"#,
+                r#""cvss_severities":{{"cvss_v3":{{"vector_string":"CVSS:3.0/AV:N","score":7.5}},"cvss_v4":null}},"#,
+                r#""epss":{{"percentage":0.123,"percentile":"0.123"}},"cwes":[{{"cwe_id":"CWE-79","name":"XSS"}}],"#,
+                r#""identifiers":[{{"type":"SSA","value":"SSA-abcd-efgh-ijkl"}},{{"type":"CVE","value":"CVE-2026-0001"}}],"#,
+                r#""references":[{{"url":"https://example.com/a"}}],"published_at":"2026-01-02T03:04:05Z","#,
+                r#""updated_at":"2026-01-02T03:04:05Z","withdrawn_at":null}}"#
+            ),
+            v = vulnerability
+        );
+        let a: SecurityAdvisory = serde_json::from_str(&advisory).unwrap();
+        assert_eq!(serde_json::to_string(&a).unwrap(), advisory);
+        let v: SecurityVulnerability = serde_json::from_str(vulnerability).unwrap();
+        assert_eq!(serde_json::to_string(&v).unwrap(), vulnerability);
+        // Without a score or an EPSS, as `advisory` writes them.
+        let bare = advisory.replace(
+            r#""cvss_severities":{"cvss_v3":{"vector_string":"CVSS:3.0/AV:N","score":7.5},"cvss_v4":null}"#,
+            r#""cvss_severities":null"#,
+        );
+        let bare = bare.replace(r#""epss":{"percentage":0.123,"percentile":"0.123"}"#, r#""epss":null"#);
+        let a: SecurityAdvisory = serde_json::from_str(&bare).unwrap();
+        assert_eq!(serde_json::to_string(&a).unwrap(), bare);
+    }
 }

@@ -12,16 +12,18 @@ use platform_store::domain::depbot::{self, Alert, Assignee, Change, Epss, Filter
 use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::{accounts, security_managers};
 use platform_store::{DbError, Value as SqlValue};
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::routes::Api;
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::{by_handler, Ty};
 use alerts::{
     depbot_alert, render_list, DepbotAlert, DepbotAlertWithRepository, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS,
     SCOPES as DEP_SCOPES, SEVERITIES, STATES,
@@ -148,7 +150,7 @@ pub static UPDATE: Operation = Operation {
     docs: "https://docs.service.example/rest/depbot/alerts#update-a-depbot-alert",
     access: repo_access(Level::Write),
     query: &[],
-    body: Some(&UPDATE_BODY),
+    body: Some(Body::of::<UpdateAlert>("DepbotAlert")),
     responses: &[Resp::typed::<DepbotAlert>(200, "The updated alert.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -156,16 +158,25 @@ pub static UPDATE: Operation = Operation {
 
 const AGENT_ASSIGNMENT: &str = r#"{"type": "object", "additionalProperties": false, "properties": {"custom_instructions": {"type": "string"}, "custom_agent": {"type": "string"}, "model": {"type": "string"}}}"#;
 
-static UPDATE_BODY: Schema = Schema {
-    resource: "DepbotAlert",
-    fields: &[
-        Field::opt("state", Ty::Enum(&["dismissed", "open"])),
-        Field::opt("dismissed_reason", Ty::Enum(&DISMISSED_REASONS)),
-        Field::opt("dismissed_comment", Ty::Json(r#"{"type": "string", "maxLength": 280}"#)),
-        Field::opt("assignees", Ty::StrArray),
-        Field::opt("agent_assignment", Ty::Json(AGENT_ASSIGNMENT)),
-    ],
-};
+// An alert update. `check_update` validates it first, with these operations' own messages
+// (ValidationErrorSimple), instead of the common checks.
+#[derive(Deserialize, JsonSchema)]
+struct UpdateAlert {
+    #[schemars(extend("enum" = ["dismissed", "open"]))]
+    state: Option<String>,
+    #[schemars(extend("enum" = DISMISSED_REASONS))]
+    dismissed_reason: Option<String>,
+    #[schemars(length(max = 280))]
+    dismissed_comment: Option<String>,
+    assignees: Option<Vec<String>>,
+    #[serde(default)]
+    #[schemars(schema_with = "agent_assignment_schema")]
+    agent_assignment: Option<Value>,
+}
+
+fn agent_assignment_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler(AGENT_ASSIGNMENT)
+}
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_FOR_ENTERPRISE, list_for_enterprise)
@@ -573,8 +584,8 @@ fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
 
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, alert) = load(&ctx).await?;
-    let obj = body.as_object().cloned().unwrap_or_default();
-    check_update(&obj)?;
+    check_update(body.as_object().unwrap_or(&Map::new()))?;
+    let b: UpdateAlert = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
     // A withdrawn advisory's alert is gone for good; only open and dismissed alerts change state.
     if alert.advisory_withdrawn_at.is_some() {
         return Err(ApiError::new(
@@ -582,18 +593,14 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             "This alert's advisory was withdrawn; the alert can no longer be changed.",
         ));
     }
-    let state = obj.get("state").and_then(Value::as_str).map(str::to_string);
+    let state = b.state;
     if state.is_some() && (alert.state == "fixed" || alert.state == "auto_dismissed") {
         return Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,
             format!("The alert is {}: only open and dismissed alerts can be dismissed or reopened.", alert.state),
         ));
     }
-    let reason = obj.get("dismissed_reason").and_then(Value::as_str).map(str::to_string);
-    let comment = obj.get("dismissed_comment").and_then(Value::as_str).map(str::to_string);
-    let logins: Option<Vec<String>> =
-        obj.get("assignees").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect());
-    let agent = obj.get("agent_assignment").cloned();
+    let (reason, comment, logins, agent) = (b.dismissed_reason, b.dismissed_comment, b.assignees, b.agent_assignment);
     let by = ctx.principal.user().map(|u| u.id);
     let (repo_id, number, now) = (repo.id, alert.number, ctx.app.clock.now());
     let updated = ctx

@@ -8,19 +8,19 @@ use axum::http::{Method, StatusCode};
 use platform_store::domain::accounts::Account;
 use platform_store::domain::hooks::{self, Delivery, Hook, HookFields, NewDelivery};
 use platform_store::DbError;
-use schemars::JsonSchema;
-use serde::Serialize;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::authorize::OrgCaller;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets;
 use crate::shape::Timestamp;
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::{by_handler, present, Ty};
 use deliveries::{org_hook, webhook_config, OrgHook, WebhookConfig};
 
 const SCOPES: &[&str] = &["admin:org_hook"];
@@ -54,7 +54,7 @@ pub static CREATE: Operation = Operation {
     docs: "https://docs.service.example/rest/orgs/webhooks#create-an-organization-webhook",
     access: WRITE,
     query: &[],
-    body: Some(&CREATE_BODY),
+    body: Some(Body::of::<CreateHook>("Hook")),
     responses: &[Resp::typed::<OrgHook>(201, "The webhook was created (and a `ping` delivery queued).").with_headers(&["Location"])],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -82,7 +82,7 @@ pub static UPDATE: Operation = Operation {
     docs: "https://docs.service.example/rest/orgs/webhooks#update-an-organization-webhook",
     access: WRITE,
     query: &[],
-    body: Some(&UPDATE_BODY),
+    body: Some(Body::of::<UpdateHook>("Hook")),
     responses: &[Resp::typed::<OrgHook>(200, "The updated webhook. The secret is replaced: one not sent is removed.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -124,7 +124,7 @@ pub static UPDATE_CONFIG: Operation = Operation {
     docs: "https://docs.service.example/rest/orgs/webhooks#update-a-webhook-configuration-for-an-organization",
     access: WRITE,
     query: &[],
-    body: Some(&CONFIG_BODY),
+    body: Some(Body::of::<UpdateHookConfig>("Hook")),
     responses: &[Resp::typed::<WebhookConfig>(200, "The updated configuration (the secret masked).")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -217,48 +217,83 @@ macro_rules! url_schema {
         r#"{"type": "string", "format": "uri", "pattern": "^https?://[a-z][a-z0-9]{0,20}(\\.[a-z][a-z0-9]{0,20}){0,3}(:[1-9][0-9]{0,3})?(/[a-z0-9]{0,20})?$"}"#
     };
 }
+/// `insecure_ssl`: 0 or 1, as a string or a number.
+macro_rules! insecure_ssl {
+    () => {
+        r#"{"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#
+    };
+}
 macro_rules! config_props {
     () => {
         concat!(
-            r#""url": "#, url_schema!(), r#", "content_type": {"type": "string", "enum": ["json", "form"]}, "#,
-            r#""secret": {"type": "string"}, "insecure_ssl": {"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#
+            r#""url": "#,
+            url_schema!(),
+            r#", "content_type": {"type": "string", "enum": ["json", "form"]}, "#,
+            r#""secret": {"type": "string"}, "insecure_ssl": "#,
+            insecure_ssl!()
         )
     };
 }
 const CONFIG_CREATE: &str = concat!(r#"{"type": "object", "required": ["url"], "properties": {"#, config_props!(), r#"}}"#);
 const CONFIG_UPDATE: &str = concat!(r#"{"type": "object", "properties": {"#, config_props!(), r#"}}"#);
 const EVENTS: &str = r#"{"type": "array", "items": {"type": "string", "minLength": 1}}"#;
-const NAME: Ty = Ty::Enum(&["web"]);
 
-static CREATE_BODY: Schema = Schema {
-    resource: "Hook",
-    fields: &[
-        Field::req("name", NAME),
-        Field::req("config", Ty::Json(CONFIG_CREATE)),
-        Field::opt("events", Ty::Json(EVENTS)),
-        Field::opt("active", Ty::Bool),
-    ],
-};
+fn config_create(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler(CONFIG_CREATE)
+}
+fn config_update(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler(CONFIG_UPDATE)
+}
+fn events_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler(EVENTS)
+}
+fn url_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler(url_schema!())
+}
+fn insecure_ssl_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler(insecure_ssl!())
+}
 
-static UPDATE_BODY: Schema = Schema {
-    resource: "Hook",
-    fields: &[
-        Field::opt("config", Ty::Json(CONFIG_UPDATE)),
-        Field::opt("events", Ty::Json(EVENTS)),
-        Field::opt("active", Ty::Bool),
-        Field::opt("name", NAME),
-    ],
-};
+#[derive(Deserialize, JsonSchema)]
+struct CreateHook {
+    #[schemars(extend("enum" = ["web"]))]
+    name: String,
+    #[schemars(schema_with = "config_create")]
+    config: Value,
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(schema_with = "events_schema")]
+    events: Option<Value>,
+    active: Option<bool>,
+}
 
-static CONFIG_BODY: Schema = Schema {
-    resource: "Hook",
-    fields: &[
-        Field::opt("url", Ty::Json(url_schema!())),
-        Field::opt("content_type", Ty::Enum(&["json", "form"])),
-        Field::opt("secret", Ty::Str),
-        Field::opt("insecure_ssl", Ty::Json(r#"{"anyOf": [{"type": "string", "enum": ["0", "1"]}, {"type": "number", "enum": [0, 1]}]}"#)),
-    ],
-};
+#[derive(Deserialize, JsonSchema)]
+struct UpdateHook {
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(schema_with = "config_update")]
+    config: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(schema_with = "events_schema")]
+    events: Option<Value>,
+    active: Option<bool>,
+    #[schemars(extend("enum" = ["web"]))]
+    name: Option<String>,
+}
+
+// A configuration update is read as JSON by `parse_config`, which also reads a hook body's
+// nested `config` (so both answer the same messages); this type declares it.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct UpdateHookConfig {
+    #[serde(default)]
+    #[schemars(schema_with = "url_schema")]
+    url: Option<Value>,
+    #[schemars(extend("enum" = ["json", "form"]))]
+    content_type: Option<String>,
+    secret: Option<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "insecure_ssl_schema")]
+    insecure_ssl: Option<Value>,
+}
 
 fn invalid(field: &str, code: &str, message: Option<String>) -> ApiError {
     ApiError::invalid_field("Hook", field, code, message)
@@ -338,8 +373,8 @@ fn parse_events(v: Option<&Value>) -> ApiResult<Vec<String>> {
     Ok(out)
 }
 
-fn check_name(v: Option<&Value>) -> ApiResult<()> {
-    match v.and_then(Value::as_str) {
+fn check_name(v: Option<&str>) -> ApiResult<()> {
+    match v {
         None | Some("web") => Ok(()),
         Some(n) => Err(invalid("name", "invalid", Some(format!("{n} is not a valid hook name (only web is supported)")))),
     }
@@ -389,11 +424,11 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     if body.get("config").is_none() {
         return Err(invalid("config", "missing_field", None));
     }
-    ctx.check_body(&body)?;
-    check_name(body.get("name"))?;
-    let config = parse_config(&body["config"], None)?;
-    let events = parse_events(body.get("events"))?;
-    let active = body.get("active").and_then(Value::as_bool).unwrap_or(true);
+    let b: CreateHook = ctx.body(body)?;
+    check_name(Some(&b.name))?;
+    let config = parse_config(&b.config, None)?;
+    let events = parse_events(b.events.as_ref())?;
+    let active = b.active.unwrap_or(true);
     let (org, app_id, now) = (caller.org.clone(), caller.oauth_app, ctx.app.clock.now());
     let sender = sender_of(&caller);
     let urls = ctx.app.urls.clone();
@@ -455,17 +490,17 @@ async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, activ
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let hook = load_mut(&ctx, &caller).await?;
-    ctx.check_body(&body)?;
-    check_name(body.get("name"))?;
+    let b: UpdateHook = ctx.body(body)?;
+    check_name(b.name.as_deref())?;
     // The secret is replaced by what this update sends: absent, it is removed.
-    let config = match body.get("config") {
+    let config = match &b.config {
         Some(v) => parse_config(v, Some(&hook))?,
         None => {
             Config { url: hook.url.clone(), content_type: hook.content_type.clone(), insecure_ssl: hook.insecure_ssl.clone(), secret: None }
         }
     };
-    let events = parse_events(body.get("events"))?;
-    let active = body.get("active").and_then(Value::as_bool).unwrap_or(true);
+    let events = parse_events(b.events.as_ref())?;
+    let active = b.active.unwrap_or(true);
     let updated = save(&ctx, &hook, config, events, active).await?;
     Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &updated)))
 }

@@ -12,19 +12,18 @@ use platform_store::domain::notifications::{self as notif, Filter, Thread as Thr
 use platform_store::domain::repos;
 use platform_store::DbError;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Poll, Resp, Traits};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Poll, Resp, Traits};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, MinimalRepository, Urls};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::Ty;
 
 const SCOPES: &[&str] = &["notifications", "repo"];
 const ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: None, role: Level::Read };
@@ -67,7 +66,7 @@ pub static MARK_READ: Operation = Operation {
     docs: "https://docs.service.example/rest/activity/notifications#mark-notifications-as-read",
     access: ACCESS,
     query: &[],
-    body: Some(&MARK_READ_BODY),
+    body: Some(Body::of::<MarkRead>("Notification")),
     responses: &[
         Resp::typed::<NotificationsMarkAccepted>(
             202,
@@ -143,7 +142,7 @@ pub static SET_SUBSCRIPTION: Operation = Operation {
     docs: "https://docs.service.example/rest/activity/notifications#set-a-thread-subscription",
     access: ACCESS,
     query: &[],
-    body: Some(&SET_SUBSCRIPTION_BODY),
+    body: Some(Body::of::<SetSubscription>("ThreadSubscription")),
     responses: &[Resp::typed::<ThreadSubscription>(200, "The subscription: `ignored` true mutes the thread.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -163,10 +162,17 @@ pub static DELETE_SUBSCRIPTION: Operation = Operation {
     derived: Derived::new(),
 };
 
-static MARK_READ_BODY: Schema =
-    Schema { resource: "Notification", fields: &[Field::opt("last_read_at", Ty::Timestamp), Field::opt("read", Ty::Bool)] };
+#[derive(Deserialize, JsonSchema)]
+struct MarkRead {
+    #[schemars(extend("format" = "date-time"))]
+    last_read_at: Option<String>,
+    read: Option<bool>,
+}
 
-static SET_SUBSCRIPTION_BODY: Schema = Schema { resource: "ThreadSubscription", fields: &[Field::opt("ignored", Ty::Bool)] };
+#[derive(Deserialize, JsonSchema)]
+struct SetSubscription {
+    ignored: Option<bool>,
+}
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list)
@@ -282,16 +288,9 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)).opt_header("last-modified", modified.map(http_date)))
 }
 
-#[derive(serde::Deserialize)]
-struct MarkReadBody {
-    last_read_at: Option<String>,
-    read: Option<bool>,
-}
-
 async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let user = caller(&ctx)?;
-    ctx.check_body(&body)?;
-    let b: MarkReadBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let b: MarkRead = ctx.body(body)?;
     let now = ctx.app.clock.now();
     let until = match &b.last_read_at {
         Some(s) => parse_ts(s)
@@ -367,8 +366,8 @@ async fn get_subscription(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn set_subscription(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (_, t, _) = thread(&ctx).await?;
-    ctx.check_body(&body)?;
-    let ignored = body.get("ignored").and_then(Value::as_bool).unwrap_or(false);
+    let b: SetSubscription = ctx.body(body)?;
+    let ignored = b.ignored.unwrap_or(false);
     let state = if ignored { "ignored" } else { "subscribed" };
     let now = ctx.app.clock.now();
     let id = t.id;

@@ -15,11 +15,11 @@ use platform_store::domain::repos::Repo;
 use platform_store::domain::rulesets::{self, Actor, Fields, Ruleset};
 use platform_store::DbError;
 use schemars::{JsonSchema, SchemaGenerator};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Derived, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Body, Derived, Operation, Param, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
 use crate::principal::Role;
 use crate::reply::{json_array, Reply};
@@ -27,7 +27,7 @@ use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::{by_handler_value, Ty};
 use body::Source;
 use matching::{Condition, RepoCondition};
 
@@ -96,7 +96,7 @@ pub static CREATE: Operation = Operation {
     docs: "https://docs.service.example/rest/repos/rules#create-a-repository-ruleset",
     access: WRITE,
     query: &[],
-    body: Some(&CREATE_BODY),
+    body: Some(Body::of::<CreateRuleset>("Ruleset")),
     responses: &[Resp::typed::<FullRuleset>(201, "The ruleset was created.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -124,7 +124,7 @@ pub static UPDATE: Operation = Operation {
     docs: "https://docs.service.example/rest/repos/rules#update-a-repository-ruleset",
     access: WRITE,
     query: &[],
-    body: Some(&UPDATE_BODY),
+    body: Some(Body::of::<UpdateRuleset>("Ruleset")),
     responses: &[Resp::typed::<FullRuleset>(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.")],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -183,35 +183,62 @@ pub fn routes(api: Api) -> Api {
         .op(&VERSION, version)
 }
 
-/// The body schemas publish the exact rules `body::definition` enforces (one declaration).
-macro_rules! body_fields {
-    ($name:expr, $enforcement:expr) => {
-        &[
-            $name,
-            Field::opt("target", Ty::Enum(&body::TARGETS)),
-            $enforcement,
-            Field::opt("bypass_actors", Ty::Json(BYPASS_SCHEMA)),
-            Field::opt("conditions", Ty::Json(CONDITIONS_SCHEMA)),
-            Field::opt("rules", Ty::Json(RULES_SCHEMA)),
-        ]
-    };
+// The bodies are read as JSON by `body::definition` (an update merges over the current
+// definition, and it answers the platform's messages for every nested path); these types
+// declare them, publishing the exact rules `body` enforces (one declaration).
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct CreateRuleset {
+    #[schemars(schema_with = "name_schema")]
+    name: Value,
+    #[schemars(extend("enum" = body::TARGETS))]
+    target: Option<String>,
+    #[schemars(extend("enum" = body::ENFORCEMENTS))]
+    enforcement: String,
+    #[serde(default)]
+    #[schemars(schema_with = "bypass_actors_body")]
+    bypass_actors: Option<Value>,
+    #[serde(default)]
+    #[schemars(schema_with = "conditions_body")]
+    conditions: Option<Value>,
+    #[serde(default)]
+    #[schemars(schema_with = "rules_body")]
+    rules: Option<Value>,
 }
 
-static CREATE_BODY: Schema = Schema {
-    resource: "Ruleset",
-    fields: body_fields!(Field::req("name", Ty::Json(NAME_SCHEMA)), Field::req("enforcement", Ty::Enum(&body::ENFORCEMENTS))),
-};
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct UpdateRuleset {
+    #[serde(default)]
+    #[schemars(schema_with = "name_schema")]
+    name: Option<Value>,
+    #[schemars(extend("enum" = body::TARGETS))]
+    target: Option<String>,
+    #[schemars(extend("enum" = body::ENFORCEMENTS))]
+    enforcement: Option<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "bypass_actors_body")]
+    bypass_actors: Option<Value>,
+    #[serde(default)]
+    #[schemars(schema_with = "conditions_body")]
+    conditions: Option<Value>,
+    #[serde(default)]
+    #[schemars(schema_with = "rules_body")]
+    rules: Option<Value>,
+}
 
-static UPDATE_BODY: Schema = Schema {
-    resource: "Ruleset",
-    fields: body_fields!(Field::opt("name", Ty::Json(NAME_SCHEMA)), Field::opt("enforcement", Ty::Enum(&body::ENFORCEMENTS))),
-};
-
-// The JSON Schema texts, generated from `body`'s declaration; a test keeps them in step.
-const NAME_SCHEMA: &str = include_str!("schemas/name.json");
-const BYPASS_SCHEMA: &str = include_str!("schemas/bypass_actors.json");
-const CONDITIONS_SCHEMA: &str = include_str!("schemas/conditions.json");
-const RULES_SCHEMA: &str = include_str!("schemas/rules.json");
+fn name_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler_value(body::name_schema())
+}
+fn bypass_actors_body(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler_value(body::bypass_actors_schema())
+}
+fn conditions_body(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler_value(body::conditions_schema())
+}
+fn rules_body(_: &mut SchemaGenerator) -> schemars::Schema {
+    by_handler_value(body::rules_schema())
+}
 
 // ------------------------------------------------------------------ shapes
 
@@ -795,29 +822,4 @@ async fn version(ctx: Ctx) -> ApiResult<Reply> {
         Ok(Reply::ok(RulesetVersionWithState { version: ruleset_version(&v), state }))
     })
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The published schema files are what `body` generates (regenerate with
-    /// `PLATFORM_WRITE_SCHEMAS=1 cargo test -p platform-api rulesets`).
-    #[test]
-    fn published_schemas_are_generated() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/rulesets/schemas");
-        for (file, value) in [
-            ("name.json", body::name_schema()),
-            ("bypass_actors.json", body::bypass_actors_schema()),
-            ("conditions.json", body::conditions_schema()),
-            ("rules.json", body::rules_schema()),
-        ] {
-            let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
-            let path = dir.join(file);
-            if std::env::var("PLATFORM_WRITE_SCHEMAS").is_ok() {
-                std::fs::write(&path, &text).unwrap();
-            }
-            assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), text, "{file} is stale");
-        }
-    }
 }

@@ -14,18 +14,19 @@ use platform_core::TokenKind;
 use platform_store::domain::repos::Repo;
 use platform_store::domain::source_imports::{self as store, Import};
 use platform_store::DbError;
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, IMPORTS_SUNSET};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, IMPORTS_SUNSET};
 use crate::ops::hooks::deliveries::AllowList;
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::state::ImportSettings;
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::Ty;
 use import::record_event;
 
 const READ: Access =
@@ -48,16 +49,15 @@ pub static GET: Operation = Operation {
     derived: Derived::new(),
 };
 
-static START_BODY: Schema = Schema {
-    resource: "Import",
-    fields: &[
-        Field::req("vcs_url", Ty::Str),
-        Field::opt("vcs", Ty::Enum(import::VCS)),
-        Field::opt("vcs_username", Ty::Str),
-        Field::opt("vcs_password", Ty::Str),
-        Field::opt("tfvc_project", Ty::Str),
-    ],
-};
+#[derive(Deserialize, JsonSchema)]
+struct StartImport {
+    vcs_url: String,
+    #[schemars(extend("enum" = import::VCS))]
+    vcs: Option<String>,
+    vcs_username: Option<String>,
+    vcs_password: Option<String>,
+    tfvc_project: Option<String>,
+}
 
 pub static START: Operation = Operation {
     id: "imports/start",
@@ -67,7 +67,7 @@ pub static START: Operation = Operation {
     docs: "https://docs.service.example/rest/migrations/source-imports#start-an-import",
     access: WRITE,
     query: &[],
-    body: Some(&START_BODY),
+    body: Some(Body::of::<StartImport>("Import")),
     responses: &[
         Resp::typed::<import::Import>(201, "The import was started (detection first when `vcs` was omitted).").with_headers(&["Location"])
     ],
@@ -75,16 +75,15 @@ pub static START: Operation = Operation {
     derived: Derived::new(),
 };
 
-static UPDATE_BODY: Schema = Schema {
-    resource: "Import",
-    fields: &[
-        Field::opt("vcs_username", Ty::Str),
-        Field::opt("vcs_password", Ty::Str),
-        Field::opt("vcs", Ty::Enum(import::VCS)),
-        Field::opt("tfvc_project", Ty::Str),
-        Field::opt("human_name", Ty::Str),
-    ],
-};
+#[derive(Deserialize, JsonSchema)]
+struct UpdateImport {
+    vcs_username: Option<String>,
+    vcs_password: Option<String>,
+    #[schemars(extend("enum" = import::VCS))]
+    vcs: Option<String>,
+    tfvc_project: Option<String>,
+    human_name: Option<String>,
+}
 
 pub static UPDATE: Operation = Operation {
     id: "imports/update",
@@ -94,7 +93,7 @@ pub static UPDATE: Operation = Operation {
     docs: "https://docs.service.example/rest/migrations/source-imports#update-an-import",
     access: WRITE,
     query: &[],
-    body: Some(&UPDATE_BODY),
+    body: Some(Body::of::<UpdateImport>("Import")),
     responses: &[Resp::typed::<import::Import>(200, "The import; with no body, or after a failure, it starts over.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
@@ -130,7 +129,11 @@ pub static LIST_AUTHORS: Operation = Operation {
     derived: Derived::new(),
 };
 
-static MAP_AUTHOR_BODY: Schema = Schema { resource: "PorterAuthor", fields: &[Field::opt("email", Ty::Str), Field::opt("name", Ty::Str)] };
+#[derive(Deserialize, JsonSchema)]
+struct MapAuthor {
+    email: Option<String>,
+    name: Option<String>,
+}
 
 pub static MAP_AUTHOR: Operation = Operation {
     id: "imports/map-author",
@@ -140,7 +143,7 @@ pub static MAP_AUTHOR: Operation = Operation {
     docs: "https://docs.service.example/rest/migrations/source-imports#map-a-commit-author",
     access: WRITE,
     query: &[],
-    body: Some(&MAP_AUTHOR_BODY),
+    body: Some(Body::of::<MapAuthor>("PorterAuthor")),
     responses: &[Resp::typed::<import::PorterAuthor>(200, "The author with its new identity.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
@@ -160,7 +163,11 @@ pub static LIST_LARGE_FILES: Operation = Operation {
     derived: Derived::new(),
 };
 
-static LFS_BODY: Schema = Schema { resource: "Import", fields: &[Field::req("use_lfs", Ty::Enum(&["opt_in", "opt_out"]))] };
+#[derive(Deserialize, JsonSchema)]
+struct SetLfs {
+    #[schemars(extend("enum" = ["opt_in", "opt_out"]))]
+    use_lfs: String,
+}
 
 pub static SET_LFS: Operation = Operation {
     id: "imports/set-lfs-preference",
@@ -170,7 +177,7 @@ pub static SET_LFS: Operation = Operation {
     docs: "https://docs.service.example/rest/migrations/source-imports#update-git-lfs-preference",
     access: WRITE,
     query: &[],
-    body: Some(&LFS_BODY),
+    body: Some(Body::of::<SetLfs>("Import")),
     responses: &[Resp::typed::<import::Import>(200, "The import with the preference.")],
     traits: Traits::closing_down(IMPORTS_SUNSET),
     derived: Derived::new(),
@@ -214,10 +221,6 @@ fn reply(ctx: &Ctx, repo: &Repo, imp: &Import, status: StatusCode) -> Reply {
     Reply::json(status, import::import(&ctx.app.urls, repo, imp))
 }
 
-fn str_field(body: &Value, name: &str) -> Option<String> {
-    body.get(name).and_then(Value::as_str).map(str::to_string)
-}
-
 fn invalid(field: &str, message: impl Into<String>) -> ApiError {
     ApiError::invalid_field("Import", field, "invalid", Some(message.into()))
 }
@@ -259,17 +262,17 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let repo = repo(&ctx).await?;
-    ctx.check_body(&body)?;
-    let url = str_field(&body, "vcs_url").unwrap_or_default();
+    let b: StartImport = ctx.body(body)?;
+    let url = b.vcs_url;
     check_url(&ctx, &url).await?;
-    let vcs = str_field(&body, "vcs");
-    let (username, password) = (str_field(&body, "vcs_username"), str_field(&body, "vcs_password"));
+    let vcs = b.vcs;
+    let (username, password) = (b.vcs_username, b.vcs_password);
     let now = ctx.app.clock.now();
     let imp = Import {
         repo_id: repo.id,
         vcs: vcs.clone(),
         vcs_url: url,
-        tfvc_project: str_field(&body, "tfvc_project"),
+        tfvc_project: b.tfvc_project,
         credentials_enc: None,
         use_lfs: "undecided".into(),
         status: first_status(&vcs).into(),
@@ -328,12 +331,10 @@ const RETRY_FROM: &[&str] = &["auth_failed", "error", "detection_needs_auth", "d
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let repo = repo(&ctx).await?;
-    ctx.check_body(&body)?;
-    let given = |k: &str| body.get(k).is_some();
-    let restart_always = !["vcs_username", "vcs_password", "vcs", "tfvc_project", "human_name"].iter().any(|k| given(k));
-    let vcs = str_field(&body, "vcs");
-    let project = str_field(&body, "tfvc_project");
-    let (username, password) = (str_field(&body, "vcs_username"), str_field(&body, "vcs_password"));
+    let b: UpdateImport = ctx.body(body)?;
+    let restart_always = [&b.vcs_username, &b.vcs_password, &b.vcs, &b.tfvc_project, &b.human_name].iter().all(|f| f.is_none());
+    let (vcs, project) = (b.vcs, b.tfvc_project);
+    let (username, password) = (b.vcs_username, b.vcs_password);
     let (now, step, id) = (ctx.app.clock.now(), ctx.app.config.imports.step_seconds, repo.id);
     let (imp, old_workdir) = ctx
         .app
@@ -405,10 +406,8 @@ async fn list_authors(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, imp) = repo_import(&ctx).await?;
-    ctx.check_body(&body)?;
+    let MapAuthor { email, name } = ctx.body(body)?;
     let author_id: i64 = ctx.param("author_id").parse().map_err(|_| ApiError::not_found())?;
-    let email = str_field(&body, "email");
-    let name = str_field(&body, "name");
     if email.as_deref().is_some_and(|e| e.trim().is_empty() || !e.contains('@') || e.contains(['<', '>', '\n'])) {
         return Err(ApiError::invalid_field("PorterAuthor", "email", "invalid", Some("email must be an email address".into())));
     }
@@ -432,8 +431,7 @@ async fn list_large_files(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn set_lfs(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, mut imp) = repo_import(&ctx).await?;
-    ctx.check_body(&body)?;
-    let pref = str_field(&body, "use_lfs").unwrap_or_default();
+    let pref = ctx.body::<SetLfs>(body)?.use_lfs;
     let now = ctx.app.clock.now();
     let (id, p) = (imp.repo_id, pref.clone());
     ctx.app.store.write(move |c| store::set_lfs(c, id, &p, now)).await?;

@@ -16,17 +16,19 @@ use platform_store::domain::accounts::Account;
 use platform_store::domain::repos::Repo;
 use platform_store::domain::workflow_runs::{self as runs, Filter, Refusal, Rerun, Run, CONCLUSIONS, STATUSES};
 use platform_store::DbError;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
 use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION, RUN_USAGE_SUNSET};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, PAGINATION, RUN_USAGE_SUNSET};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody, Sharing};
 use crate::routes::Api;
 use crate::shape::Timestamp;
-use crate::validate::{Field, Schema, Ty, BODY_STRING_MAX_CHARS};
+use crate::validate::{Ty, BODY_STRING_MAX_CHARS};
 use shapes::{
     Deployment, EnvironmentApproval, JobList, PendingDeployment, PendingReviewer, Reviewer, WorkflowRun, WorkflowRunList, WorkflowRunUsage,
 };
@@ -242,7 +244,7 @@ op!(
     "review-pending-deployments-for-a-workflow-run",
     REVIEW,
     &[],
-    Some(&REVIEW_BODY),
+    Some(Body::of::<Review>("DeploymentReview")),
     &[Resp::typed::<Vec<Deployment>>(200, "The deployments the approval created (none on rejection).")]
 );
 op!(
@@ -254,7 +256,7 @@ op!(
     "re-run-a-workflow",
     WRITE,
     &[],
-    Some(&RERUN_BODY),
+    Some(RERUN_BODY),
     &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt is queued.")]
 );
 op!(
@@ -266,7 +268,7 @@ op!(
     "re-run-failed-jobs-from-a-workflow-run",
     WRITE,
     &[],
-    Some(&RERUN_BODY),
+    Some(RERUN_BODY),
     &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the failed jobs and the jobs that need them.")]
 );
 op!(
@@ -291,7 +293,7 @@ op!(
     "re-run-a-job-from-a-workflow-run",
     WRITE,
     &[],
-    Some(&RERUN_JOB_BODY),
+    Some(Body::of::<RerunJob>("WorkflowJob")),
     &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the job and the jobs that need it.")]
 );
 op!(
@@ -355,17 +357,29 @@ op!(
     &[Resp::typed::<Vec<EnvironmentApproval>>(200, "Reviews of the run's deployments, oldest first.")]
 );
 
-static REVIEW_BODY: Schema = Schema {
-    resource: "DeploymentReview",
-    fields: &[
-        Field::req("environment_ids", Ty::IntArray),
-        Field::req("state", Ty::Enum(&["approved", "rejected"])),
-        Field::req("comment", Ty::Str).max(BODY_STRING_MAX_CHARS),
-    ],
-};
-static RERUN_BODY: Schema = Schema { resource: "WorkflowRun", fields: &[Field::opt("enable_debug_logging", Ty::Bool)] };
-static RERUN_JOB_BODY: Schema =
-    Schema { resource: "WorkflowJob", fields: &[Field::opt("enable_debug_logging", Ty::Bool), Field::opt("enable_debugger", Ty::Bool)] };
+#[derive(Deserialize, JsonSchema)]
+struct Review {
+    environment_ids: Vec<i64>,
+    #[schemars(extend("enum" = ["approved", "rejected"]))]
+    state: String,
+    #[schemars(length(max = BODY_STRING_MAX_CHARS))]
+    comment: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct RerunRun {
+    enable_debug_logging: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct RerunJob {
+    enable_debug_logging: Option<bool>,
+    // Accepted as the platform does; there is no debugger to attach here.
+    #[allow(dead_code)]
+    enable_debugger: Option<bool>,
+}
+
+const RERUN_BODY: Body = Body::of::<RerunRun>("WorkflowRun");
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list)
@@ -587,16 +601,11 @@ fn caller(ctx: &Ctx) -> ApiResult<Account> {
     }
 }
 
-fn debug_flag(body: &Value) -> bool {
-    body.get("enable_debug_logging").and_then(Value::as_bool).unwrap_or(false)
-}
-
 async fn rerun(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (_, run) = load(&ctx).await?;
-    ctx.check_body(&body)?;
+    let debug = ctx.body::<RerunRun>(body)?.enable_debug_logging.unwrap_or(false);
     let by = caller(&ctx)?;
     let what = if ctx.op.id == RERUN_FAILED.id { Rerun::Failed } else { Rerun::All };
-    let debug = debug_flag(&body);
     change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &what, &by, debug, now)).await?;
     Ok(Reply::created(json!({})))
 }
@@ -604,12 +613,11 @@ async fn rerun(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 async fn rerun_job(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let repo = ctx.repo().await?;
     let job_id = id_param(&ctx, "job_id")?;
-    ctx.check_body(&body)?;
+    let debug = ctx.body::<RerunJob>(body)?.enable_debug_logging.unwrap_or(false);
     engine::settle_repo(&ctx.app, repo.id).await?;
     let repo_id = repo.id;
     let (job, run) = ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)?;
     let by = caller(&ctx)?;
-    let debug = debug_flag(&body);
     change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &Rerun::Job(job.name), &by, debug, now)).await?;
     Ok(Reply::created(json!({})))
 }
@@ -692,13 +700,6 @@ async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(body))
 }
 
-#[derive(serde::Deserialize)]
-struct ReviewBody {
-    environment_ids: Vec<i64>,
-    state: String,
-    comment: String,
-}
-
 /// The grant a reviewer's token needs: Deployments write (fine-grained), `repo` (classic).
 fn check_review_grant(ctx: &Ctx) -> ApiResult<()> {
     let Principal::Token(t) = &ctx.principal else { return Err(ApiError::requires_authentication()) };
@@ -718,8 +719,7 @@ async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     refuse_apps(&ctx)?;
     let (repo, run) = load(&ctx).await?;
     check_review_grant(&ctx)?;
-    ctx.check_body(&body)?;
-    let b: ReviewBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let b: Review = ctx.body(body)?;
     let user = caller(&ctx)?;
     if b.environment_ids.is_empty() {
         return Err(ApiError::invalid_field("DeploymentReview", "environment_ids", "missing_field", None));
