@@ -12,7 +12,7 @@ use crate::statuses::{assert_minimal_repository, assert_simple_user, SHA, SHA2};
 
 /// alice owns organization acme (bob a member, carol an outsider); `acme/widgets` is public,
 /// `acme/secret` private; team `deployers` holds dave. Returns alice's classic `repo` token.
-async fn world(s: &Server) -> String {
+pub async fn world(s: &Server) -> String {
     for u in ["alice", "bob", "carol", "dave"] {
         s.user(u).await;
     }
@@ -26,12 +26,12 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["repo"]).await
 }
 
-async fn plan(s: &Server, repo: &str, body: Value) -> Value {
+pub async fn plan(s: &Server, repo: &str, body: Value) -> Value {
     s.admin_post(&format!("/repos/{repo}/runs"), body).await
 }
 
 /// build (60 s) → test (30 s, fails) → deploy (10 s).
-fn three_jobs() -> Value {
+pub fn three_jobs() -> Value {
     json!([
         {"name": "build", "duration_seconds": 60, "log": "compiling\nbuilt"},
         {"name": "test", "needs": ["build"], "duration_seconds": 30, "outcome": "failure", "runs_on": "macos", "log": "1 failed"},

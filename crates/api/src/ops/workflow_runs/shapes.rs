@@ -555,3 +555,43 @@ pub fn usage(private: bool, jobs: &[store::Job], run_duration_ms: i64) -> Workfl
     }
     WorkflowRunUsage { billable, run_duration_ms }
 }
+
+/// A workflow file of the repository.
+#[derive(Serialize, JsonSchema)]
+pub struct Workflow {
+    pub id: i64,
+    pub node_id: String,
+    pub name: String,
+    pub path: String,
+    /// Always `active`: workflows are not disabled here.
+    #[schemars(extend("enum" = ["active", "deleted", "disabled_fork", "disabled_inactivity", "disabled_manually"]))]
+    pub state: &'static str,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub badge_url: Uri,
+}
+
+/// A page of workflows.
+#[derive(Serialize, JsonSchema)]
+pub struct WorkflowList {
+    pub total_count: i64,
+    pub workflows: Vec<Workflow>,
+}
+
+pub fn workflow(u: &Urls, repo: &Repo, w: &store::Workflow) -> Workflow {
+    let web = format!("{}/{}", u.web, repo.full_name());
+    Workflow {
+        id: w.id,
+        node_id: node_id("Workflow", w.id),
+        name: w.name.clone(),
+        path: w.path.clone(),
+        state: "active",
+        created_at: Timestamp(w.created_at),
+        updated_at: Timestamp(w.updated_at),
+        url: Uri(format!("{}/actions/workflows/{}", repo_api_url(u, repo), w.id)),
+        html_url: Uri(format!("{web}/blob/{}/{}", repo.default_branch, w.path)),
+        badge_url: Uri(format!("{web}/workflows/{}/badge.svg", crate::request::percent_encode(&w.name))),
+    }
+}
