@@ -134,7 +134,7 @@ def test_logs(owner):
         # A real zip reader: central directory, offsets, sizes and CRCs are checked.
         archive = zipfile.ZipFile(io.BytesIO(data))
         assert archive.testzip() is None
-        assert archive.namelist() == ["0_build.txt"]
+        assert archive.namelist() == ["0_build.txt", "build/1_Set up job.txt", "build/2_Run build.txt", "build/3_Complete job.txt"]
         assert "hello from python" in archive.read("0_build.txt").decode()
     status, _, _ = owner.requester.requestJson("DELETE", f"{RUNS}/{run['id']}/logs")
     assert status == 204

@@ -527,10 +527,24 @@ both!(signed_log_downloads, |s| {
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(r.headers()["content-type"], "application/zip");
     let files = unzip(&r.bytes().await.unwrap());
-    // One file per job that ran (deploy was skipped).
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["0_build.txt", "1_test.txt"]);
+    // One file per job that ran (deploy was skipped), then a folder per job with a file per step
+    // (what `gh run view --log` reads): the job's log is the output of its run step.
+    assert_eq!(
+        names,
+        [
+            "0_build.txt",
+            "1_test.txt",
+            "build/1_Set up job.txt",
+            "build/2_Run build.txt",
+            "build/3_Complete job.txt",
+            "test/1_Set up job.txt",
+            "test/2_Run test.txt",
+            "test/3_Complete job.txt"
+        ]
+    );
     assert!(files[0].1.contains("compiling") && files[1].1.contains("1 failed"), "{files:?}");
+    assert!(files[3].1.contains("compiling") && files[6].1.contains("1 failed") && !files[2].1.contains("compiling"), "{files:?}");
     // Valid for one minute of the platform clock.
     s.advance(59).await;
     assert_eq!(s.client.get(&loc).send().await.unwrap().status().as_u16(), 200);

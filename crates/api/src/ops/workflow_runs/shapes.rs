@@ -265,9 +265,17 @@ pub struct JobList {
     pub jobs: Vec<Job>,
 }
 
+/// A job's step names: the planned ones, or set-up, run and complete.
+pub fn step_names(j: &store::Job) -> Vec<String> {
+    if j.steps.is_empty() {
+        vec!["Set up job".into(), format!("Run {}", j.name), "Complete job".into()]
+    } else {
+        j.steps.clone()
+    }
+}
+
 fn steps(j: &store::Job) -> Vec<Step> {
-    let names: Vec<String> =
-        if j.steps.is_empty() { vec!["Set up job".into(), format!("Run {}", j.name), "Complete job".into()] } else { j.steps.clone() };
+    let names = step_names(j);
     let n = names.len() as i64;
     let s = match (j.status.as_str(), j.started_at) {
         ("in_progress", Some(s)) | ("completed", Some(s)) => s,
