@@ -5,7 +5,7 @@ use axum::http::{Method, StatusCode};
 use platform_core::ids::{node_id, sha256_hex};
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::git::{self, Ref};
-use platform_store::domain::repos::{self, Repo};
+use platform_store::domain::repos::Repo;
 use platform_store::DbError;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -72,7 +72,7 @@ op!(
     "commits/commits#get-a-commit",
     &[],
     &[
-        Resp::typed::<Commit>(200, "The commit a sha, branch or tag names."),
+        Resp::typed::<Commit>(200, "The commit a sha (full or abbreviated), branch or tag names."),
         Resp::typed::<crate::error::BasicError>(422, "No commit found for the reference.")
     ]
 );
@@ -434,7 +434,7 @@ async fn one_commit(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
         .app
         .store
         .read(move |c| -> Result<_, DbError> {
-            let Some(sha) = repos::resolve_ref(c, id, &g)? else { return Ok(None) };
+            let Some(sha) = git::resolve_commit(c, id, &g)? else { return Ok(None) };
             let k = known(c, id, &sha)?;
             Ok(Some((sha, k)))
         })

@@ -91,7 +91,17 @@ both!(commits, |s| {
     let t = world(&s).await;
     let api = format!("{}/repos/alice/hello", s.base);
     // A sha, a branch (with a slash), heads/…, a tag: the same commit shape.
-    for (r, sha) in [(SHA, SHA), ("main", SHA), ("feature/x", SHA2), ("heads/feature/x", SHA2), ("v1.1", SHA2), ("tags/v1.0", SHA)] {
+    let upper = SHA2[..12].to_uppercase();
+    for (r, sha) in [
+        (SHA, SHA),
+        (&SHA[..7], SHA),
+        (upper.as_str(), SHA2),
+        ("main", SHA),
+        ("feature/x", SHA2),
+        ("heads/feature/x", SHA2),
+        ("v1.1", SHA2),
+        ("tags/v1.0", SHA),
+    ] {
         let (_, c) = get_ok(&s, &format!("/repos/alice/hello/commits/{r}"), None).await;
         assert_conforms_to_snapshot("Commit", &c);
         assert_eq!(c["sha"], sha, "{r}");
@@ -116,7 +126,8 @@ both!(commits, |s| {
     let (_, r) = get_ok(&s, "/repos/alice/hello/actions/runs?branch=dev", Some(&t)).await;
     assert_eq!(r["workflow_runs"][0]["head_commit"]["author"]["name"], c["commit"]["author"]["name"]);
     // Nothing of that name: 422 as hosted.
-    for r in ["nope", "0123abc", "ffffffffffffffffffffffffffffffffffffffff", "heads/nope"] {
+    // An abbreviated sha shorter than 7 digits, or of no commit, names nothing either.
+    for r in ["nope", "0123abc", &SHA[..6], "ffffffffffffffffffffffffffffffffffffffff", "heads/nope"] {
         let (st, h, e) = call(&s, Method::GET, &format!("/repos/alice/hello/commits/{r}"), None, None).await;
         assert_error(st, &h, &e, 422, &format!("No commit found for SHA: {r}"));
     }

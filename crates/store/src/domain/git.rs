@@ -38,3 +38,18 @@ pub fn run_commit(c: &mut dyn Conn, repo_id: i64, sha: &str) -> Result<Option<(s
     )?;
     Ok(r.map(|r| (serde_json::from_str(r.str(0)).unwrap_or_default(), r.i64(1))))
 }
+
+/// Resolves a ref as the commit endpoint takes it: what [`repos::resolve_ref`] resolves, or an
+/// abbreviated sha (at least 7 hex digits) of exactly one commit the repository has seen.
+pub fn resolve_commit(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<String>, DbError> {
+    if let Some(sha) = super::repos::resolve_ref(c, repo_id, r)? {
+        return Ok(Some(sha));
+    }
+    if !(7..40).contains(&r.len()) || !r.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    // Hex digits hold no LIKE wildcards.
+    let rows =
+        c.query("SELECT sha FROM commits WHERE repo_id = ? AND sha LIKE ? LIMIT 2", params![repo_id, format!("{}%", r.to_lowercase())])?;
+    Ok(if rows.len() == 1 { Some(rows[0].string(0)) } else { None })
+}
