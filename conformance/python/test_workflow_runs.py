@@ -232,3 +232,9 @@ def test_environments(owner, public_repo):
     assert [r.type for r in e.protection_rules] == ["wait_timer", "required_reviewers"]
     with pytest.raises(UnknownObjectException):
         public_repo.get_environment("py-none").protection_rules
+
+
+@pytest.mark.op("artifacts/list-for-run")
+def test_artifacts(public_repo):
+    run = new_run()
+    assert list(public_repo.get_workflow_run(run["id"]).get_artifacts()) == []

@@ -218,6 +218,7 @@ export const OPERATIONS = [
   "jobs/list-for-run",
   "jobs/get",
   "jobs/download-logs",
+  "artifacts/list-for-run",
   "workflows/list",
   "workflows/get",
   "environments/list",

@@ -178,6 +178,13 @@ check("listJobsForWorkflowRun (latest and all), getJobForWorkflowRun, downloadJo
   await assert.rejects(owner.rest.actions.getJobForWorkflowRun({ ...repo, job_id: 987654321 }), (e) => e.status === 404);
 });
 
+check("listWorkflowRunArtifacts answers an empty list (runs upload none)", ["artifacts/list-for-run"], async () => {
+  const a = await newRun();
+  const res = await owner.rest.actions.listWorkflowRunArtifacts({ ...repo, run_id: a.id });
+  assert.deepEqual(res.data, { total_count: 0, artifacts: [] });
+  await assert.rejects(owner.rest.actions.listWorkflowRunArtifacts({ ...repo, run_id: 987654321 }), (e) => e.status === 404);
+});
+
 check("getAllEnvironments and getEnvironment", ["environments/list", "environments/get"], async () => {
   const env = { name: "js-staging", wait_timer: 2, reviewers: [{ type: "User", login: "octo" }] };
   await newRun({ jobs: [{ name: "deploy", duration_seconds: 60, environment: env }] });

@@ -1,5 +1,5 @@
-//! Workflows, the jobs of a run (latest attempt or all), one job and its signed log, and
-//! environments: the URLs a run advertises answer, shapes against the snapshot, pagination,
+//! Workflows, the jobs of a run (latest attempt or all), one job and its signed log, a run's
+//! (empty) artifacts, and environments: the URLs a run advertises answer, shapes against the snapshot, pagination,
 //! 304, private repositories and fine-grained permissions.
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -115,6 +115,12 @@ both!(jobs_of_runs, |s| {
         let (st, h, e) = call(&s, Method::GET, &p, None, None).await;
         assert_error(st, &h, &e, 404, "Not Found");
     }
+    // The run's artifacts_url answers: runs here upload none.
+    let (_, arts) = get_ok(&s, &path_of(&s, &r["artifacts_url"]), None).await;
+    assert_conforms_to_snapshot("ArtifactList", &arts);
+    assert_eq!(arts, json!({"total_count": 0, "artifacts": []}));
+    let (st, h, e) = call(&s, Method::GET, "/repos/acme/widgets/actions/runs/999999/artifacts", None, None).await;
+    assert_error(st, &h, &e, 404, "Not Found");
     // Another repository's job is not found through this one.
     let (st, _, _) = call(&s, Method::GET, &format!("/repos/acme/secret/actions/jobs/{}", job["id"]), Some(&t), None).await;
     assert_eq!(st, 404);
@@ -212,6 +218,7 @@ both!(private_and_permissions, |s| {
         "/repos/acme/secret/actions/workflows".to_string(),
         format!("/repos/acme/secret/actions/workflows/{}", run["workflow_id"]),
         format!("/repos/acme/secret/actions/runs/{}/jobs", run["id"]),
+        format!("/repos/acme/secret/actions/runs/{}/artifacts", run["id"]),
         format!("/repos/acme/secret/actions/jobs/{job}"),
         format!("/repos/acme/secret/actions/jobs/{job}/logs"),
         "/repos/acme/secret/environments".to_string(),

@@ -170,8 +170,8 @@ fn job_text(j: &runs::Job, debug: bool, at: i64) -> String {
 
 /// As hosted: per job that ran, `<position>_<name>.txt` (the job's [`job_text`]), and a folder
 /// `<name>/` with a file per step, `<number>_<step>.txt` (what `gh run view --log` reads). The
-/// job's log lines are the output of its first step that is neither set-up nor completion;
-/// the others hold a line saying they ran.
+/// job's log lines are the output of its work step (`shapes::work_step`); the others hold a
+/// line saying they ran.
 fn archive(jobs: &[runs::Job], debug: bool, at: i64) -> Vec<u8> {
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let ran: Vec<&runs::Job> = jobs.iter().filter(|j| j.started_at.is_some()).collect();
@@ -183,7 +183,7 @@ fn archive(jobs: &[runs::Job], debug: bool, at: i64) -> Vec<u8> {
         // The folder name as the hosted platform writes it: no `/` or `:`, at most 90 characters.
         let folder: String = j.name.chars().filter(|ch| !matches!(ch, '/' | ':' | '\\')).take(90).collect();
         let steps = super::shapes::step_names(j);
-        let work = steps.iter().position(|s| s != "Set up job" && s != "Complete job").unwrap_or(0);
+        let work = super::shapes::work_step(&steps);
         let stamp = platform_core::time::format_ts(j.started_at.unwrap_or(at)).replace('Z', ".0000000Z");
         for (i, step) in steps.iter().enumerate() {
             let text = if i == work { job_text(j, debug, at) } else { format!("{stamp} {step}\n") };

@@ -124,6 +124,7 @@ macro_rules! op {
 }
 
 // After the macro, which they use.
+pub mod artifacts;
 pub mod environments;
 pub mod jobs;
 pub mod workflows;
@@ -378,7 +379,7 @@ static RERUN_JOB_BODY: Schema =
     Schema { resource: "WorkflowJob", fields: &[Field::opt("enable_debug_logging", Ty::Bool), Field::opt("enable_debugger", Ty::Bool)] };
 
 pub fn routes(api: Api) -> Api {
-    let api = jobs::routes(workflows::routes(environments::routes(api)));
+    let api = artifacts::routes(jobs::routes(workflows::routes(environments::routes(api))));
     api.op(&LIST, list)
         .op(&LIST_FOR_WORKFLOW, list)
         .op(&GET, get)

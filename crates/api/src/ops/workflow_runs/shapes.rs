@@ -274,8 +274,15 @@ pub fn step_names(j: &store::Job) -> Vec<String> {
     }
 }
 
+/// The step that does the job's work: the last one before completion. It writes the job's log,
+/// and a job that fails fails there (as hosted: later steps are skipped, completion succeeds).
+pub fn work_step(names: &[String]) -> usize {
+    names.iter().rposition(|s| s != "Complete job").unwrap_or(0)
+}
+
 fn steps(j: &store::Job) -> Vec<Step> {
     let names = step_names(j);
+    let work = work_step(&names);
     let n = names.len() as i64;
     let s = match (j.status.as_str(), j.started_at) {
         ("in_progress", Some(s)) | ("completed", Some(s)) => s,
@@ -287,9 +294,9 @@ fn steps(j: &store::Job) -> Vec<Step> {
         .map(|(i, name)| {
             let (from, to) = (s + j.duration * i as i64 / n, s + j.duration * (i as i64 + 1) / n);
             let (status, conclusion) = if j.status == "completed" {
-                let last = i as i64 == n - 1;
                 let c = match j.conclusion.as_deref() {
-                    Some("failure" | "timed_out") if !last => "success",
+                    Some("failure" | "timed_out") if i < work || name == "Complete job" => "success",
+                    Some("failure" | "timed_out") if i > work => "skipped",
                     other => other.unwrap_or("success"),
                 };
                 ("completed", Some(c.to_string()))
