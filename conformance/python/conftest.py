@@ -37,7 +37,8 @@ def client(token=None, *, url=URL, **kwargs):
     """A PyGithub client on the server: ``token`` is a seed token name, a raw token or None.
 
     Lazy (``Github(lazy=True)``), so ``get_repo``/``get_commit`` build objects without requests:
-    the server implements neither GET /repos/{o}/{r} nor GET /repos/{o}/{r}/commits/{sha}.
+    the server does not implement GET /repos/{o}/{r} (GET /repos/{o}/{r}/commits/{ref} it does;
+    test_git.py completes a commit through it).
     """
     tokens = TOKENS if url == URL else TIGHT_TOKENS
     if token is not None:

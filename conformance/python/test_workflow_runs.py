@@ -46,11 +46,11 @@ def test_get_workflow_runs_with_filters(public_repo):
     assert e.value.status == 422
 
 
-@pytest.mark.op("runs/list-for-workflow", supported=False, note=REQUESTER)
-def test_list_for_workflow_by_file_name(owner):
+@pytest.mark.op("runs/list-for-workflow")
+def test_list_for_workflow_by_file_name(public_repo):
     run = new_run(workflow=".workflows/py-named.yml")
-    _, data = owner.requester.requestJsonAndCheck("GET", f"/repos/{PUBLIC_REPO}/actions/workflows/py-named.yml/runs")
-    assert data["workflow_runs"][0]["id"] == run["id"]
+    runs = public_repo.get_workflow("py-named.yml").get_runs()
+    assert runs[0].id == run["id"]
 
 
 @pytest.mark.op("runs/get")
@@ -134,7 +134,7 @@ def test_logs(owner):
         # A real zip reader: central directory, offsets, sizes and CRCs are checked.
         archive = zipfile.ZipFile(io.BytesIO(data))
         assert archive.testzip() is None
-        assert archive.namelist() == ["0_build.txt"]
+        assert archive.namelist() == ["0_build.txt", "build/1_Set up job.txt", "build/2_Run build.txt", "build/3_Complete job.txt"]
         assert "hello from python" in archive.read("0_build.txt").decode()
     status, _, _ = owner.requester.requestJson("DELETE", f"{RUNS}/{run['id']}/logs")
     assert status == 204
@@ -174,3 +174,67 @@ def test_approve_fork_run(owner):
     assert run["conclusion"] == "action_required"
     status, _, _ = owner.requester.requestJson("POST", f"{RUNS}/{run['id']}/approve")
     assert status == 201
+
+
+@pytest.mark.op("workflows/list")
+@pytest.mark.op("workflows/get")
+def test_workflows(public_repo):
+    run = new_run(workflow=".workflows/py-wf.yml")
+    listed = [w for w in public_repo.get_workflows() if w.id == run["workflow_id"]]
+    assert len(listed) == 1 and listed[0].path == ".workflows/py-wf.yml" and listed[0].state == "active"
+    for key in [run["workflow_id"], "py-wf.yml"]:
+        w = public_repo.get_workflow(key)
+        assert w.id == run["workflow_id"]  # lazy: reading an attribute fetches it
+    with pytest.raises(UnknownObjectException):
+        public_repo.get_workflow("py-none.yml").path
+
+
+@pytest.mark.op("jobs/list-for-run")
+@pytest.mark.op("jobs/get")
+@pytest.mark.op("jobs/download-logs")
+def test_jobs(public_repo):
+    run = new_run(jobs=[{"name": "build", "duration_seconds": 60, "log": "job log from python", "outcome": ["failure", "success"]}])
+    finish(run["id"])
+    wr = public_repo.get_workflow_run(run["id"])
+    assert wr.rerun_failed_jobs() is True
+    finish(run["id"])
+    latest = list(public_repo.get_workflow_run(run["id"]).jobs())
+    assert [j.run_attempt for j in latest] == [2]
+    assert latest[0].steps and latest[0].steps[0].name
+    every = list(public_repo.get_workflow_run(run["id"]).jobs("all"))
+    assert [j.run_attempt for j in every] == [1, 2]
+    job = public_repo.get_workflow_job(every[0].id)
+    assert job.conclusion == "failure" and job.name == "build"
+    import urllib.request
+
+    with urllib.request.urlopen(job.logs_url(), timeout=10) as r:
+        assert "job log from python" in r.read().decode()
+    with pytest.raises(UnknownObjectException):
+        public_repo.get_workflow_job(987654321).conclusion
+
+
+ENVIRONMENTS_NOTE = (
+    "PyGithub's get_environments() reads the repository's id (GET /repos/{owner}/{repo}); "
+    "driven through Github(...).requester.requestJsonAndCheck: works"
+)
+
+
+@pytest.mark.op("environments/list", supported=False, note=ENVIRONMENTS_NOTE)
+@pytest.mark.op("environments/get")
+def test_environments(owner, public_repo):
+    env = {"name": "py-staging", "wait_timer": 2, "reviewers": [{"type": "User", "login": "octo"}]}
+    new_run(jobs=[{"name": "deploy", "duration_seconds": 60, "environment": env}])
+    _, data = owner.requester.requestJsonAndCheck("GET", f"/repos/{PUBLIC_REPO}/environments", parameters={"per_page": 100})
+    listed = [e for e in data["environments"] if e["name"] == "py-staging"]
+    assert len(listed) == 1
+    e = public_repo.get_environment("py-staging")
+    assert e.id == listed[0]["id"]  # lazy: reading an attribute fetches it
+    assert [r.type for r in e.protection_rules] == ["wait_timer", "required_reviewers"]
+    with pytest.raises(UnknownObjectException):
+        public_repo.get_environment("py-none").protection_rules
+
+
+@pytest.mark.op("artifacts/list-for-run")
+def test_artifacts(public_repo):
+    run = new_run()
+    assert list(public_repo.get_workflow_run(run["id"]).get_artifacts()) == []

@@ -142,3 +142,59 @@ check("getWorkflowRunUsage reports the run's duration (closing down)", ["runs/ge
   assert.equal(typeof res.data.run_duration_ms, "number");
   assert.ok(res.headers.sunset && res.headers.deprecation);
 });
+
+check("listRepoWorkflows and getWorkflow (id or file name)", ["workflows/list", "workflows/get"], async () => {
+  const a = await newRun({ workflow: ".workflows/js-wf.yml" });
+  const all = await owner.paginate(owner.rest.actions.listRepoWorkflows, { ...repo, per_page: 1 });
+  const w = all.find((x) => x.id === a.workflow_id);
+  assert.ok(w, "the run's workflow is listed");
+  assert.equal(w.path, ".workflows/js-wf.yml");
+  assert.equal(w.state, "active");
+  for (const workflow_id of [a.workflow_id, "js-wf.yml"]) {
+    const res = await owner.rest.actions.getWorkflow({ ...repo, workflow_id });
+    assert.equal(res.data.id, a.workflow_id);
+    assert.equal(res.data.url, a.workflow_url);
+  }
+  await assert.rejects(owner.rest.actions.getWorkflow({ ...repo, workflow_id: "js-none.yml" }), (e) => e.status === 404);
+});
+
+check("listJobsForWorkflowRun (latest and all), getJobForWorkflowRun, downloadJobLogsForWorkflowRun", ["jobs/list-for-run", "jobs/get", "jobs/download-logs"], async () => {
+  const a = await newRun({ jobs: [{ name: "build", duration_seconds: 60, log: "job log from js", outcome: ["failure", "success"] }] });
+  await finish(a);
+  await owner.rest.actions.reRunWorkflowFailedJobs({ ...repo, run_id: a.id });
+  await finish(a);
+  const latest = await owner.rest.actions.listJobsForWorkflowRun({ ...repo, run_id: a.id });
+  assert.equal(latest.data.total_count, 1);
+  assert.equal(latest.data.jobs[0].run_attempt, 2);
+  assert.ok(latest.data.jobs[0].steps.length > 0);
+  const all = await owner.paginate(owner.rest.actions.listJobsForWorkflowRun, { ...repo, run_id: a.id, filter: "all", per_page: 1 });
+  assert.deepEqual(all.map((j) => j.run_attempt), [1, 2]);
+  const job = await owner.rest.actions.getJobForWorkflowRun({ ...repo, job_id: all[0].id });
+  assert.equal(job.data.id, all[0].id);
+  assert.equal(job.data.conclusion, "failure");
+  const log = await owner.rest.actions.downloadJobLogsForWorkflowRun({ ...repo, job_id: all[0].id });
+  assert.equal(log.status, 200);
+  assert.match(String(log.data), /job log from js/);
+  await assert.rejects(owner.rest.actions.getJobForWorkflowRun({ ...repo, job_id: 987654321 }), (e) => e.status === 404);
+});
+
+check("listWorkflowRunArtifacts answers an empty list (runs upload none)", ["artifacts/list-for-run"], async () => {
+  const a = await newRun();
+  const res = await owner.rest.actions.listWorkflowRunArtifacts({ ...repo, run_id: a.id });
+  assert.deepEqual(res.data, { total_count: 0, artifacts: [] });
+  await assert.rejects(owner.rest.actions.listWorkflowRunArtifacts({ ...repo, run_id: 987654321 }), (e) => e.status === 404);
+});
+
+check("getAllEnvironments and getEnvironment", ["environments/list", "environments/get"], async () => {
+  const env = { name: "js-staging", wait_timer: 2, reviewers: [{ type: "User", login: "octo" }] };
+  await newRun({ jobs: [{ name: "deploy", duration_seconds: 60, environment: env }] });
+  const all = await owner.rest.repos.getAllEnvironments({ ...repo, per_page: 100 });
+  assert.equal(typeof all.data.total_count, "number");
+  const e = all.data.environments.find((x) => x.name === "js-staging");
+  assert.ok(e, "the environment is listed");
+  const one = await owner.rest.repos.getEnvironment({ ...repo, environment_name: "js-staging" });
+  assert.equal(one.data.id, e.id);
+  assert.deepEqual(one.data.protection_rules.map((r) => r.type), ["wait_timer", "required_reviewers"]);
+  assert.equal(one.data.protection_rules[1].reviewers[0].reviewer.login, "octo");
+  await assert.rejects(owner.rest.repos.getEnvironment({ ...repo, environment_name: "js-none" }), (e) => e.status === 404);
+});

@@ -64,6 +64,7 @@ pub fn app(state: Shared) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route(crate::ops::workflow_runs::logs::ROUTE, get(crate::ops::workflow_runs::logs::download))
+        .route(crate::ops::workflow_runs::logs::JOB_ROUTE, get(crate::ops::workflow_runs::logs::download_job))
         .nest("/_admin", crate::admin::router(state.clone()))
         .fallback_service(api_service)
         .with_state(state)

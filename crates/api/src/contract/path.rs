@@ -39,17 +39,23 @@ fn normalize_path(path: &str) -> Option<String> {
     else {
         return None;
     };
-    // `…/commits/{ref..}/status|statuses` and `…/rules/branches/{branch..}`: the slashes of the
-    // ref or branch (what lies between `keep_head` and `keep_tail`) are encoded.
+    // `…/commits/{ref..}[/status|statuses]`, `…/branches/{branch..}`, `…/rules/branches/{branch..}`,
+    // `…/git/ref/{ref..}` and `…/git/matching-refs/{ref..}`: the slashes of the ref or branch
+    // (what lies between `keep_head` and `keep_tail`) are encoded.
     let (keep_head, name, keep_tail) = match fifth {
-        "commits" => {
-            let (name, last) = rest.rsplit_once('/')?;
-            if last != "status" && last != "statuses" {
-                return None;
-            }
-            ("commits/", name, Some(last))
-        }
+        "commits" => match rest.rsplit_once('/') {
+            Some((name, last @ ("status" | "statuses"))) => ("commits/", name, Some(last)),
+            // Other resources below a commit are not refs.
+            Some((_, "check-runs" | "check-suites" | "comments" | "pulls" | "branches-where-head")) => return None,
+            _ => ("commits/", rest, None),
+        },
+        "branches" => ("branches/", rest, None),
         "rules" => ("rules/branches/", rest.strip_prefix("branches/")?, None),
+        "git" => match rest.split_once('/')? {
+            ("ref", name) => ("git/ref/", name, None),
+            ("matching-refs", name) => ("git/matching-refs/", name, None),
+            _ => return None,
+        },
         _ => return None,
     };
     if !name.contains('/') {
@@ -87,5 +93,15 @@ mod tests {
         assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/statuses").as_deref(), Some("/repos/o/r/commits/a%2Fb/statuses"));
         assert_eq!(super::normalize_path("/repos/o/r/rulesets/1/x"), None);
         assert_eq!(super::normalize_path("/orgs/o/r/commits/a/b/status"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/heads/feature/x").as_deref(), Some("/repos/o/r/commits/heads%2Ffeature%2Fx"));
+        assert_eq!(super::normalize_path("/repos/o/r/commits/main"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/branches/feature/x").as_deref(), Some("/repos/o/r/branches/feature%2Fx"));
+        assert_eq!(super::normalize_path("/repos/o/r/git/ref/heads/main").as_deref(), Some("/repos/o/r/git/ref/heads%2Fmain"));
+        assert_eq!(
+            super::normalize_path("/repos/o/r/git/matching-refs/tags/v1").as_deref(),
+            Some("/repos/o/r/git/matching-refs/tags%2Fv1")
+        );
+        assert_eq!(super::normalize_path("/repos/o/r/git/matching-refs/tags"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/git/refs/heads/main"), None);
     }
 }

@@ -6,6 +6,7 @@ pub mod depbot;
 pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod events;
+pub mod git;
 pub mod hooks;
 pub mod insights;
 pub mod meta;
@@ -26,6 +27,7 @@ pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
     let api = accounts::routes(api);
     let api = statuses::routes(api);
+    let api = git::routes(api);
     let api = notifications::routes(api);
     let api = events::routes(api);
     let api = hooks::routes(api);

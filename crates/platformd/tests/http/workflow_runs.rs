@@ -12,7 +12,7 @@ use crate::statuses::{assert_minimal_repository, assert_simple_user, SHA, SHA2};
 
 /// alice owns organization acme (bob a member, carol an outsider); `acme/widgets` is public,
 /// `acme/secret` private; team `deployers` holds dave. Returns alice's classic `repo` token.
-async fn world(s: &Server) -> String {
+pub async fn world(s: &Server) -> String {
     for u in ["alice", "bob", "carol", "dave"] {
         s.user(u).await;
     }
@@ -26,12 +26,12 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["repo"]).await
 }
 
-async fn plan(s: &Server, repo: &str, body: Value) -> Value {
+pub async fn plan(s: &Server, repo: &str, body: Value) -> Value {
     s.admin_post(&format!("/repos/{repo}/runs"), body).await
 }
 
 /// build (60 s) → test (30 s, fails) → deploy (10 s).
-fn three_jobs() -> Value {
+pub fn three_jobs() -> Value {
     json!([
         {"name": "build", "duration_seconds": 60, "log": "compiling\nbuilt"},
         {"name": "test", "needs": ["build"], "duration_seconds": 30, "outcome": "failure", "runs_on": "macos", "log": "1 failed"},
@@ -136,8 +136,9 @@ both!(lifecycle_on_the_platform_clock, |s| {
     );
     assert_conforms_to_snapshot("JobList", &jobs);
     let test = &jobs["jobs"][1];
-    assert_eq!(test["steps"].as_array().unwrap().last().unwrap()["conclusion"], "failure");
-    assert_eq!(test["steps"][0]["conclusion"], "success");
+    // As hosted: the run step fails, set-up and completion succeed.
+    let conclusions: Vec<&str> = test["steps"].as_array().unwrap().iter().map(|st| st["conclusion"].as_str().unwrap()).collect();
+    assert_eq!(conclusions, ["success", "failure", "success"]);
     assert!(is_ts(&test["completed_at"]));
     assert_eq!(test["run_url"], api.as_str());
 
@@ -527,10 +528,24 @@ both!(signed_log_downloads, |s| {
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(r.headers()["content-type"], "application/zip");
     let files = unzip(&r.bytes().await.unwrap());
-    // One file per job that ran (deploy was skipped).
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["0_build.txt", "1_test.txt"]);
+    // One file per job that ran (deploy was skipped), then a folder per job with a file per step
+    // (what `gh run view --log` reads): the job's log is the output of its run step.
+    assert_eq!(
+        names,
+        [
+            "0_build.txt",
+            "1_test.txt",
+            "build/1_Set up job.txt",
+            "build/2_Run build.txt",
+            "build/3_Complete job.txt",
+            "test/1_Set up job.txt",
+            "test/2_Run test.txt",
+            "test/3_Complete job.txt"
+        ]
+    );
     assert!(files[0].1.contains("compiling") && files[1].1.contains("1 failed"), "{files:?}");
+    assert!(files[3].1.contains("compiling") && files[6].1.contains("1 failed") && !files[2].1.contains("compiling"), "{files:?}");
     // Valid for one minute of the platform clock.
     s.advance(59).await;
     assert_eq!(s.client.get(&loc).send().await.unwrap().status().as_u16(), 200);

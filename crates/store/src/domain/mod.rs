@@ -8,6 +8,7 @@ pub mod depbot;
 pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod feeds;
+pub mod git;
 pub mod hooks;
 pub mod insights;
 pub mod notifications;

@@ -456,6 +456,36 @@ pub fn workflow_id(c: &mut dyn Conn, repo_id: i64, given: &str) -> Result<Option
         .map(|r| r.i64(0)))
 }
 
+/// A workflow: a file of the repository that runs were planned from.
+#[derive(Clone, Debug)]
+pub struct Workflow {
+    pub id: i64,
+    pub path: String,
+    pub name: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const WORKFLOW_COLS: &str = "id, path, name, created_at, updated_at";
+
+fn workflow_from_row(r: &Row) -> Workflow {
+    Workflow { id: r.i64(0), path: r.string(1), name: r.string(2), created_at: r.i64(3), updated_at: r.i64(4) }
+}
+
+/// A page of the repository's workflows, oldest first, and their count.
+pub fn workflows(c: &mut dyn Conn, repo_id: i64, offset: i64, limit: i64) -> Result<(Vec<Workflow>, i64), DbError> {
+    let total = c.query_i64("SELECT COUNT(*) FROM workflows WHERE repo_id = ?", params![repo_id])?;
+    let sql = format!("SELECT {WORKFLOW_COLS} FROM workflows WHERE repo_id = ? ORDER BY id LIMIT ? OFFSET ?");
+    Ok((c.query(&sql, params![repo_id, limit, offset])?.iter().map(workflow_from_row).collect(), total))
+}
+
+/// The workflow a path segment names (see [`workflow_id`]).
+pub fn workflow(c: &mut dyn Conn, repo_id: i64, given: &str) -> Result<Option<Workflow>, DbError> {
+    let Some(id) = workflow_id(c, repo_id, given)? else { return Ok(None) };
+    let sql = format!("SELECT {WORKFLOW_COLS} FROM workflows WHERE id = ?");
+    Ok(c.query_opt(&sql, params![id])?.map(|r| workflow_from_row(&r)))
+}
+
 /// Filters of the run lists; all given ones must match.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
@@ -637,6 +667,19 @@ pub fn put_environment(
 
 pub fn environment(c: &mut dyn Conn, id: i64) -> Result<Option<Environment>, DbError> {
     Ok(c.query_opt(&format!("SELECT {ENV_COLS} FROM environments e WHERE e.id = ?"), params![id])?.map(|r| env_from_row(&r)))
+}
+
+/// A page of the repository's environments by name, and their count.
+pub fn environments(c: &mut dyn Conn, repo_id: i64, offset: i64, limit: i64) -> Result<(Vec<Environment>, i64), DbError> {
+    let total = c.query_i64("SELECT COUNT(*) FROM environments WHERE repo_id = ?", params![repo_id])?;
+    let sql = format!("SELECT {ENV_COLS} FROM environments e WHERE e.repo_id = ? ORDER BY e.name, e.id LIMIT ? OFFSET ?");
+    Ok((c.query(&sql, params![repo_id, limit, offset])?.iter().map(env_from_row).collect(), total))
+}
+
+/// The repository's environment of this name (names compare case-insensitively, as hosted).
+pub fn environment_named(c: &mut dyn Conn, repo_id: i64, name: &str) -> Result<Option<Environment>, DbError> {
+    let sql = format!("SELECT {ENV_COLS} FROM environments e WHERE e.repo_id = ? AND LOWER(e.name) = LOWER(?) ORDER BY e.id LIMIT 1");
+    Ok(c.query_opt(&sql, params![repo_id, name])?.map(|r| env_from_row(&r)))
 }
 
 pub fn reviewers(c: &mut dyn Conn, environment_id: i64) -> Result<Vec<Reviewer>, DbError> {

@@ -587,6 +587,13 @@ async fn branch_rulesets(ctx: &Ctx, repo: &Repo) -> ApiResult<Arc<BranchRulesets
     Ok(compiled)
 }
 
+/// Whether active rules apply to a branch: what the branch endpoints call `protected`.
+pub async fn protected_branches(ctx: &Ctx, repo: &Repo) -> ApiResult<impl Fn(&str) -> bool> {
+    let compiled = branch_rulesets(ctx, repo).await?;
+    let default = repo.default_branch.clone();
+    Ok(move |branch: &str| !compiled.for_branch(branch, &default).is_empty())
+}
+
 // ------------------------------------------------------------------ handlers
 
 /// A boolean query parameter: `true` or `false`.

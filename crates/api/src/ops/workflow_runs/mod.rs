@@ -29,9 +29,7 @@ use crate::request::{Ctx, JsonBody, Sharing};
 use crate::routes::Api;
 use crate::shape::Timestamp;
 use crate::validate::{Ty, BODY_STRING_MAX_CHARS};
-use shapes::{
-    Deployment, EnvironmentApproval, JobList, PendingDeployment, PendingReviewer, Reviewer, WorkflowRun, WorkflowRunList, WorkflowRunUsage,
-};
+use shapes::{Deployment, EnvironmentApproval, JobList, PendingDeployment, WorkflowRun, WorkflowRunList, WorkflowRunUsage};
 
 const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "actions");
@@ -99,17 +97,24 @@ const LIST_QUERY: [Param; 10] = [
     Param { name: "head_sha", ty: Ty::Str, description: "Runs of this head commit.", required: false },
 ];
 
+/// An operation of this feature; `@"area"` first names its docs page (default: workflow runs).
 macro_rules! op {
     ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr) => {
-        op!($name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, Traits::NONE);
+        op!(@"actions/workflow-runs", $name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, Traits::NONE);
     };
     ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr, $traits:expr) => {
+        op!(@"actions/workflow-runs", $name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, $traits);
+    };
+    (@$area:literal, $name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr) => {
+        op!(@$area, $name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, Traits::NONE);
+    };
+    (@$area:literal, $name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr, $traits:expr) => {
         pub static $name: Operation = Operation {
             id: $id,
             method: Method::$method,
             path: $path,
             summary: $summary,
-            docs: concat!("https://docs.service.example/rest/actions/workflow-runs#", $slug),
+            docs: concat!("https://docs.service.example/rest/", $area, "#", $slug),
             access: $access,
             query: $query,
             body: $body,
@@ -119,6 +124,12 @@ macro_rules! op {
         };
     };
 }
+
+// After the macro, which they use.
+pub mod artifacts;
+pub mod environments;
+pub mod jobs;
+pub mod workflows;
 
 op!(
     LIST,
@@ -382,6 +393,7 @@ struct RerunJob {
 const RERUN_BODY: Body = Body::of::<RerunRun>("WorkflowRun");
 
 pub fn routes(api: Api) -> Api {
+    let api = artifacts::routes(jobs::routes(workflows::routes(environments::routes(api))));
     api.op(&LIST, list)
         .op(&LIST_FOR_WORKFLOW, list)
         .op(&GET, get)
@@ -398,7 +410,6 @@ pub fn routes(api: Api) -> Api {
         .op(&RERUN_JOB, rerun_job)
         .op(&GET_ATTEMPT, get_attempt)
         .op(&DOWNLOAD_ATTEMPT_LOGS, download_logs)
-        .op(&LIST_ATTEMPT_JOBS, list_attempt_jobs)
         .op(&APPROVE, approve)
         .op(&LIST_REVIEWS, list_reviews)
 }
@@ -517,30 +528,6 @@ async fn get_attempt(ctx: Ctx) -> ApiResult<Reply> {
     let n = id_param(&ctx, "attempt_number")?;
     let found = ctx.app.store.read(move |c| runs::attempt(c, &run, n)).await?.ok_or_else(ApiError::not_found)?;
     Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, &repo, &found, exclude_prs)))
-}
-
-async fn list_attempt_jobs(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, run) = load(&ctx).await?;
-    let n = id_param(&ctx, "attempt_number")?;
-    let page = ctx.page(30, 100)?;
-    let (attempt, jobs) = ctx
-        .app
-        .store
-        .read(move |c| -> Result<_, DbError> {
-            let Some(a) = runs::attempt(c, &run, n)? else { return Ok(None) };
-            let jobs = runs::jobs(c, a.id, n)?;
-            Ok(Some((a, jobs)))
-        })
-        .await?
-        .ok_or_else(ApiError::not_found)?;
-    let total = jobs.len() as i64;
-    let shown: Vec<_> = jobs
-        .iter()
-        .skip(page.offset() as usize)
-        .take(page.per_page as usize)
-        .map(|j| shapes::job(&ctx.app.urls, &repo, &attempt, j))
-        .collect();
-    Ok(Reply::ok(JobList { total_count: total, jobs: shown }).opt_header("link", ctx.link(page, total)))
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
@@ -665,38 +652,28 @@ async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
     let user = user_of(&ctx.principal);
     let u = ctx.app.urls.clone();
     let r = repo.clone();
-    let body =
-        ctx.app
-            .store
-            .read(move |c| -> Result<Vec<PendingDeployment>, DbError> {
-                let mut out = Vec::new();
-                for p in runs::pending(c, &run)? {
-                    let can = match user {
-                        Some(id) => runs::is_reviewer(c, &p.reviewers, id)?,
-                        None => false,
-                    };
-                    let mut reviewers = Vec::new();
-                    for rv in &p.reviewers {
-                        let v = match rv.kind.as_str() {
-                            "User" => platform_store::domain::accounts::by_id(c, rv.id)?
-                                .map(|a| Reviewer::User(crate::shapes::simple_user(&u, &a))),
-                            _ => runs::team(c, rv.id)?.map(|(t, org)| Reviewer::Team(shapes::team(&u, &t, &org))),
-                        };
-                        if let Some(v) = v {
-                            reviewers.push(PendingReviewer { kind: rv.kind.clone(), reviewer: v });
-                        }
-                    }
-                    out.push(PendingDeployment {
-                        environment: shapes::environment(&u, &r, &p.environment),
-                        wait_timer: p.environment.wait_timer,
-                        wait_timer_started_at: Timestamp(p.gate.wait_timer_started_at),
-                        current_user_can_approve: can,
-                        reviewers,
-                    });
-                }
-                Ok(out)
-            })
-            .await?;
+    let body = ctx
+        .app
+        .store
+        .read(move |c| -> Result<Vec<PendingDeployment>, DbError> {
+            let mut out = Vec::new();
+            for p in runs::pending(c, &run)? {
+                let can = match user {
+                    Some(id) => runs::is_reviewer(c, &p.reviewers, id)?,
+                    None => false,
+                };
+                let reviewers = environments::reviewers(c, &u, &p.reviewers)?;
+                out.push(PendingDeployment {
+                    environment: shapes::environment(&u, &r, &p.environment),
+                    wait_timer: p.environment.wait_timer,
+                    wait_timer_started_at: Timestamp(p.gate.wait_timer_started_at),
+                    current_user_can_approve: can,
+                    reviewers,
+                });
+            }
+            Ok(out)
+        })
+        .await?;
     Ok(Reply::ok(body))
 }
 

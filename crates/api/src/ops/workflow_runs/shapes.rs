@@ -265,9 +265,24 @@ pub struct JobList {
     pub jobs: Vec<Job>,
 }
 
+/// A job's step names: the planned ones, or set-up, run and complete.
+pub fn step_names(j: &store::Job) -> Vec<String> {
+    if j.steps.is_empty() {
+        vec!["Set up job".into(), format!("Run {}", j.name), "Complete job".into()]
+    } else {
+        j.steps.clone()
+    }
+}
+
+/// The step that does the job's work: the last one before completion. It writes the job's log,
+/// and a job that fails fails there (as hosted: later steps are skipped, completion succeeds).
+pub fn work_step(names: &[String]) -> usize {
+    names.iter().rposition(|s| s != "Complete job").unwrap_or(0)
+}
+
 fn steps(j: &store::Job) -> Vec<Step> {
-    let names: Vec<String> =
-        if j.steps.is_empty() { vec!["Set up job".into(), format!("Run {}", j.name), "Complete job".into()] } else { j.steps.clone() };
+    let names = step_names(j);
+    let work = work_step(&names);
     let n = names.len() as i64;
     let s = match (j.status.as_str(), j.started_at) {
         ("in_progress", Some(s)) | ("completed", Some(s)) => s,
@@ -279,9 +294,9 @@ fn steps(j: &store::Job) -> Vec<Step> {
         .map(|(i, name)| {
             let (from, to) = (s + j.duration * i as i64 / n, s + j.duration * (i as i64 + 1) / n);
             let (status, conclusion) = if j.status == "completed" {
-                let last = i as i64 == n - 1;
                 let c = match j.conclusion.as_deref() {
-                    Some("failure" | "timed_out") if !last => "success",
+                    Some("failure" | "timed_out") if i < work || name == "Complete job" => "success",
+                    Some("failure" | "timed_out") if i > work => "skipped",
                     other => other.unwrap_or("success"),
                 };
                 ("completed", Some(c.to_string()))
@@ -554,4 +569,44 @@ pub fn usage(private: bool, jobs: &[store::Job], run_duration_ms: i64) -> Workfl
         }
     }
     WorkflowRunUsage { billable, run_duration_ms }
+}
+
+/// A workflow file of the repository.
+#[derive(Serialize, JsonSchema)]
+pub struct Workflow {
+    pub id: i64,
+    pub node_id: String,
+    pub name: String,
+    pub path: String,
+    /// Always `active`: workflows are not disabled here.
+    #[schemars(extend("enum" = ["active", "deleted", "disabled_fork", "disabled_inactivity", "disabled_manually"]))]
+    pub state: &'static str,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub badge_url: Uri,
+}
+
+/// A page of workflows.
+#[derive(Serialize, JsonSchema)]
+pub struct WorkflowList {
+    pub total_count: i64,
+    pub workflows: Vec<Workflow>,
+}
+
+pub fn workflow(u: &Urls, repo: &Repo, w: &store::Workflow) -> Workflow {
+    let web = format!("{}/{}", u.web, repo.full_name());
+    Workflow {
+        id: w.id,
+        node_id: node_id("Workflow", w.id),
+        name: w.name.clone(),
+        path: w.path.clone(),
+        state: "active",
+        created_at: Timestamp(w.created_at),
+        updated_at: Timestamp(w.updated_at),
+        url: Uri(format!("{}/actions/workflows/{}", repo_api_url(u, repo), w.id)),
+        html_url: Uri(format!("{web}/blob/{}/{}", repo.default_branch, w.path)),
+        badge_url: Uri(format!("{web}/workflows/{}/badge.svg", crate::request::percent_encode(&w.name))),
+    }
 }
