@@ -10,6 +10,7 @@ pub mod insights;
 pub mod meta;
 pub mod notifications;
 pub mod private_registries;
+pub mod repos;
 pub mod rulesets;
 pub mod security_managers;
 pub mod source_imports;
@@ -24,6 +25,7 @@ use crate::state::Shared;
 pub fn register(api: Api) -> Api {
     let api = meta::routes(api);
     let api = statuses::routes(api);
+    let api = repos::routes(api);
     let api = notifications::routes(api);
     let api = events::routes(api);
     let api = hooks::routes(api);
