@@ -36,8 +36,9 @@ PYGITHUB_VERSION = importlib.metadata.version("PyGithub")
 def client(token=None, *, url=URL, **kwargs):
     """A PyGithub client on the server: ``token`` is a seed token name, a raw token or None.
 
-    Lazy (``Github(lazy=True)``), so ``get_repo``/``get_commit`` build objects without requests:
-    the server implements neither GET /repos/{o}/{r} nor GET /repos/{o}/{r}/commits/{sha}.
+    Lazy (``Github(lazy=True)``) unless ``lazy=False``: ``get_repo``/``get_commit`` then build
+    objects without requests (``get_commit`` needs it: GET /repos/{o}/{r}/commits/{sha} is not
+    served here).
     """
     tokens = TOKENS if url == URL else TIGHT_TOKENS
     if token is not None:

@@ -79,10 +79,6 @@ def test_private_repo_events_members_only(world):
     assert e.value.status == 404
 
 
-NETWORK_NOTE = (
-    "Repository.get_network_events needs owner.login, which a lazy Repository completes through "
-    "GET /repos/{owner}/{repo} (not served); driven through PaginatedList(Event, gh.requester, ...)"
-)
 USER_NOTE = (
     "NamedUser.get_events/get_public_events need the user's url, which a lazy NamedUser completes "
     "through GET /users/{username} (not served); driven through PaginatedList(Event, gh.requester, ...)"
@@ -93,9 +89,9 @@ def feed(gh, path):
     return list(PaginatedList(Event, gh.requester, path, None))
 
 
-@pytest.mark.op("events/list-for-network", supported=False, note=NETWORK_NOTE)
+@pytest.mark.op("events/list-for-network")
 def test_network_events(world):
-    got = feed(client(world["token"]), f"/networks/{PUBLIC_REPO}/events")
+    got = list(client(world["token"], lazy=False).get_repo(PUBLIC_REPO).get_network_events())
     assert len(pushes(got, world["public"][1])) == 1
 
 

@@ -232,6 +232,14 @@ export const OPERATIONS = [
   "insights/get-time-stats-by-user",
   "insights/get-time-stats-by-actor",
   "insights/get-user-stats",
+  "repos/get",
+  "repos/list-for-org",
+  "repos/list-for-authenticated-user",
+  "repos/list-for-user",
+  "repos/create-for-authenticated-user",
+  "repos/create-in-org",
+  "repos/update",
+  "repos/delete",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}
