@@ -192,7 +192,10 @@ both!(create, |s| {
     // Errors.
     let (st, h, e) = call(&s, Method::POST, "/user/repos", Some(&alice), Some(json!({"name": "New-Repo"}))).await;
     assert_error(st, &h, &e, 422, "Repository creation failed.");
-    assert_eq!(e["errors"], json!([{"resource": "Repository", "code": "custom", "field": "name", "message": "name already exists on this account"}]));
+    assert_eq!(
+        e["errors"],
+        json!([{"resource": "Repository", "code": "custom", "field": "name", "message": "name already exists on this account"}])
+    );
     let (st, h, e) = call(&s, Method::POST, "/user/repos", Some(&alice), Some(json!({"name": ".."}))).await;
     assert_error(st, &h, &e, 422, "Repository creation failed.");
     let (st, _, _) = call(&s, Method::POST, "/user/repos", Some(&alice), Some(json!({}))).await;
@@ -209,10 +212,14 @@ both!(create, |s| {
     let (st, _, _) = call(&s, Method::POST, "/user/repos", Some(&public_only), Some(json!({"name": "p"}))).await;
     assert_eq!(st, 201);
     // Fine-grained: Administration write.
-    let fg_read = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "alice", "permissions": {"administration": "read"}})).await;
+    let fg_read = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "alice", "permissions": {"administration": "read"}}))
+        .await;
     let (st, _, _) = call(&s, Method::POST, "/user/repos", Some(&fg_read), Some(json!({"name": "fg"}))).await;
     assert_eq!(st, 403);
-    let fg = s.token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "alice", "permissions": {"administration": "write"}})).await;
+    let fg = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "alice", "permissions": {"administration": "write"}}))
+        .await;
     let (st, _, _) = call(&s, Method::POST, "/user/repos", Some(&fg), Some(json!({"name": "fg"}))).await;
     assert_eq!(st, 201);
 
@@ -269,10 +276,7 @@ both!(update, |s| {
     // The default branch must exist.
     let (st, h, e) = call(&s, Method::PATCH, "/repos/acme/widgets", Some(&alice), Some(json!({"default_branch": "nope"}))).await;
     assert_error(st, &h, &e, 422, "Validation Failed");
-    assert_eq!(
-        e["errors"][0]["message"],
-        "The branch nope was not found. Please push that ref first or create it via the Git Data API."
-    );
+    assert_eq!(e["errors"][0]["message"], "The branch nope was not found. Please push that ref first or create it via the Git Data API.");
 
     // Settings, then a rename: the old name answers 301 to the new one.
     let body = json!({"description": "Gears", "homepage": "https://acme.example", "default_branch": "dev"});
@@ -314,7 +318,8 @@ both!(delete, |s| {
     let body = json!({"name": "web", "events": ["repository"], "config": {"url": url, "content_type": "json"}});
     call(&s, Method::POST, "/orgs/acme/hooks", Some(&hooks), Some(body)).await;
     s.push("acme/widgets", "refs/heads/main", SHA).await;
-    let (st, _, _) = call(&s, Method::POST, &format!("/repos/acme/widgets/statuses/{SHA}"), Some(&alice), Some(json!({"state": "success"}))).await;
+    let (st, _, _) =
+        call(&s, Method::POST, &format!("/repos/acme/widgets/statuses/{SHA}"), Some(&alice), Some(json!({"state": "success"}))).await;
     assert_eq!(st, 201);
 
     let (st, h, e) = call(&s, Method::DELETE, "/repos/acme/widgets", Some(&bob), None).await;

@@ -17,8 +17,13 @@ const READ: Access = Access::read(&["repo"], "metadata");
 const READ_OWN: Access = Access { public: false, ..READ };
 /// Creating and changing repositories: Administration.
 const ADMIN: Access = Access::write(&["repo", "public_repo"], "administration");
-const DELETE_ACCESS: Access =
-    Access { auth: AuthKind::Token, public: false, scopes: &["delete_repo"], permission: Some(("administration", Level::Write)), role: Level::Write };
+const DELETE_ACCESS: Access = Access {
+    auth: AuthKind::Token,
+    public: false,
+    scopes: &["delete_repo"],
+    permission: Some(("administration", Level::Write)),
+    role: Level::Write,
+};
 
 const SORT: Param = Param {
     name: "sort",
@@ -82,7 +87,12 @@ pub static LIST_FOR_AUTHENTICATED_USER: Operation = Operation {
     docs: "https://docs.service.example/rest/repos/repos#list-repositories-for-the-authenticated-user",
     access: READ_OWN,
     query: &[
-        Param { name: "visibility", ty: Ty::Enum(&["all", "public", "private"]), description: "Limit results to repositories with the specified visibility.", required: false },
+        Param {
+            name: "visibility",
+            ty: Ty::Enum(&["all", "public", "private"]),
+            description: "Limit results to repositories with the specified visibility.",
+            required: false,
+        },
         Param {
             name: "affiliation",
             ty: Ty::Str,

@@ -20,7 +20,11 @@ pub async fn get(ctx: Ctx) -> ApiResult<Reply> {
     let (repo, role) = ctx.repo_role().await?;
     ctx.cached(async {
         let id = repo.id;
-        let subscribers = ctx.app.store.read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id])).await?;
+        let subscribers = ctx
+            .app
+            .store
+            .read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id]))
+            .await?;
         let perms = shapes::permissions(&ctx.principal, role);
         Ok(Reply::ok(shapes::full(&ctx.app.urls, ctx.version, &repo, perms, subscribers)))
     })
@@ -157,7 +161,8 @@ pub async fn list_for_authenticated_user(ctx: Ctx) -> ApiResult<Reply> {
             let own = s.repo.owner.id == user_id;
             // Organization repositories reach the user through membership; the platform keeps
             // no outside collaborators.
-            let affiliated = if own { affiliation.iter().any(|a| a == "owner") } else { affiliation.iter().any(|a| a == "organization_member") };
+            let affiliated =
+                if own { affiliation.iter().any(|a| a == "owner") } else { affiliation.iter().any(|a| a == "organization_member") };
             let typed = match kind.as_str() {
                 "owner" => own,
                 "member" => !own,

@@ -130,7 +130,7 @@ fn taken(message: &'static str) -> impl Fn(DbError) -> ApiError {
 }
 
 /// The token creating a repository for `owner`, with the scope or permission to.
-fn creator<'a>(ctx: &'a Ctx, private: bool) -> ApiResult<&'a TokenAuth> {
+fn creator(ctx: &Ctx, private: bool) -> ApiResult<&TokenAuth> {
     let t = match &ctx.principal {
         Principal::Anonymous => return Err(ApiError::requires_authentication()),
         Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
@@ -359,11 +359,8 @@ pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         .await?;
     let perms = shapes::permissions(&ctx.principal, Role::Admin);
     let id = updated.id;
-    let subscribers = ctx
-        .app
-        .store
-        .read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id]))
-        .await?;
+    let subscribers =
+        ctx.app.store.read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id])).await?;
     Ok(Reply::ok(shapes::full(&ctx.app.urls, ctx.version, &updated, perms, subscribers)))
 }
 
