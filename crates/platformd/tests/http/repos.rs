@@ -242,6 +242,7 @@ both!(create, |s| {
     let (st, _, events) = call(&s, Method::GET, "/repos/acme/tools/events", Some(&bob), None).await;
     assert_eq!(st, 200);
     assert_eq!(events[0]["type"], "CreateEvent", "{events}");
+    assert_conforms_to_snapshot("Event", &events[0]);
     assert_eq!(events[0]["payload"]["ref_type"], "repository");
     assert_eq!(events[0]["actor"]["login"], "bob");
     let delivered = repository_events(&recv, 1).await;
@@ -301,6 +302,12 @@ both!(update, |s| {
     assert_eq!(st, 404);
     let (st, _, r) = call(&s, Method::PATCH, "/repos/acme/gadgets", Some(&alice), Some(json!({"private": false}))).await;
     assert_eq!((st, r["visibility"].clone()), (200, json!("public")));
+
+    // Made public: a PublicEvent in the feeds.
+    let (st, _, events) = call(&s, Method::GET, "/repos/acme/gadgets/events", None, None).await;
+    assert_eq!(st, 200);
+    assert_eq!((events[0]["type"].clone(), events[0]["payload"].clone()), (json!("PublicEvent"), json!({})), "{events}");
+    assert_conforms_to_snapshot("Event", &events[0]);
 
     let got = repository_events(&recv, 4).await;
     let actions: Vec<&str> = got.iter().map(|e| e["action"].as_str().unwrap()).collect();

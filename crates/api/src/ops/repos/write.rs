@@ -228,7 +228,7 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateBody
                 repos::set_ref(c, repo.id, &format!("refs/heads/{DEFAULT_BRANCH}"), &random_hex(20), now)?;
                 repo = repos::by_id(c, repo.id)?.ok_or_else(ApiError::internal)?;
             }
-            let payload = json!({"ref": null, "ref_type": "repository", "master_branch": repo.default_branch,
+            let payload = json!({"ref": null, "ref_type": "repository", "full_ref": null, "master_branch": repo.default_branch,
                                  "description": repo.description, "pusher_type": "user"});
             activity::record(c, &NewActivity::in_repo("CreateEvent", actor_id, &repo, &payload), now)?;
             repository_event(c, &urls, &repo, actor_id, "created", None, now)?;
