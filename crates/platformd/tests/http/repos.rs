@@ -332,8 +332,13 @@ both!(delete, |s| {
     let (st, h, e) = call(&s, Method::DELETE, "/repos/acme/widgets", Some(&bob), None).await;
     assert_error(st, &h, &e, 403, "Must have admin rights to Repository.");
     let no_delete = s.classic("alice", &["repo"]).await;
-    let (st, _, _) = call(&s, Method::DELETE, "/repos/acme/widgets", Some(&no_delete), None).await;
-    assert_eq!(st, 403);
+    let (st, h, e) = call(&s, Method::DELETE, "/repos/acme/widgets", Some(&no_delete), None).await;
+    assert_error(st, &h, &e, 403, "Must have admin rights to Repository.");
+    let fg = s
+        .token(json!({"kind": "fine_grained", "login": "alice", "resource_owner": "acme", "permissions": {"administration": "read"}}))
+        .await;
+    let (st, h, e) = call(&s, Method::DELETE, "/repos/acme/widgets", Some(&fg), None).await;
+    assert_error(st, &h, &e, 403, "Resource not accessible by personal access token");
     let (st, _, _) = call(&s, Method::DELETE, "/repos/acme/widgets", None, None).await;
     assert_eq!(st, 401);
     let (st, _, _) = call(&s, Method::DELETE, "/repos/acme/vault", None, None).await;

@@ -91,21 +91,22 @@ pub async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
     let kind = choice(&ctx, "type", &ORG_TYPES, "all")?.to_string();
     let login = ctx.param("org").to_string();
     let user_id = ctx.principal.user().map(|u| u.id);
-    let found = ctx
-        .app
-        .store
-        .read(move |c| -> Result<_, DbError> {
-            let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok(None) };
-            let role = match user_id {
-                Some(u) => accounts::org_role(c, org.id, u)?,
-                None => None,
-            };
-            Ok(Some((org.id, role, repos::of_owners(c, &[org.id])?)))
-        })
-        .await?;
-    let (org_id, role, rows) = found.ok_or_else(ApiError::not_found)?;
-    let roles: HashMap<i64, String> = role.into_iter().map(|r| (org_id, r)).collect();
+    // Everything is read inside the cached build: a cache hit costs no query.
     ctx.cached(async {
+        let found = ctx
+            .app
+            .store
+            .read(move |c| -> Result<_, DbError> {
+                let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok(None) };
+                let role = match user_id {
+                    Some(u) => accounts::org_role(c, org.id, u)?,
+                    None => None,
+                };
+                Ok(Some((org.id, role, repos::of_owners(c, &[org.id])?)))
+            })
+            .await?;
+        let (org_id, role, rows) = found.ok_or_else(ApiError::not_found)?;
+        let roles: HashMap<i64, String> = role.into_iter().map(|r| (org_id, r)).collect();
         let seen = visible(&ctx, rows, &roles).into_iter().filter(|s| match kind.as_str() {
             "public" => !s.repo.private,
             "private" => s.repo.private,
@@ -145,18 +146,18 @@ pub async fn list_for_authenticated_user(ctx: Ctx) -> ApiResult<Reply> {
         affiliation.push(a.to_string());
     }
     let user_id = user.id;
-    let (org_roles, rows) = ctx
-        .app
-        .store
-        .read(move |c| -> Result<_, DbError> {
-            let roles = repos::org_roles_of(c, user_id)?;
-            let mut owners: Vec<i64> = roles.iter().map(|(o, _)| *o).collect();
-            owners.push(user_id);
-            Ok((roles, repos::of_owners(c, &owners)?))
-        })
-        .await?;
-    let org_roles: HashMap<i64, String> = org_roles.into_iter().collect();
     ctx.cached(async {
+        let (org_roles, rows) = ctx
+            .app
+            .store
+            .read(move |c| -> Result<_, DbError> {
+                let roles = repos::org_roles_of(c, user_id)?;
+                let mut owners: Vec<i64> = roles.iter().map(|(o, _)| *o).collect();
+                owners.push(user_id);
+                Ok((roles, repos::of_owners(c, &owners)?))
+            })
+            .await?;
+        let org_roles: HashMap<i64, String> = org_roles.into_iter().collect();
         let seen = visible(&ctx, rows, &org_roles).into_iter().filter(|s| {
             let own = s.repo.owner.id == user_id;
             // Organization repositories reach the user through membership; the platform keeps
@@ -185,16 +186,16 @@ pub async fn list_for_authenticated_user(ctx: Ctx) -> ApiResult<Reply> {
 pub async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
     let kind = choice(&ctx, "type", &["all", "owner", "member"], "owner")?.to_string();
     let login = ctx.param("username").to_string();
-    let found = ctx
-        .app
-        .store
-        .read(move |c| -> Result<_, DbError> {
-            let Some(a) = accounts::by_login(c, &login)? else { return Ok(None) };
-            Ok(Some(repos::of_owners(c, &[a.id])?))
-        })
-        .await?;
-    let rows = found.ok_or_else(ApiError::not_found)?;
     ctx.cached(async {
+        let found = ctx
+            .app
+            .store
+            .read(move |c| -> Result<_, DbError> {
+                let Some(a) = accounts::by_login(c, &login)? else { return Ok(None) };
+                Ok(Some(repos::of_owners(c, &[a.id])?))
+            })
+            .await?;
+        let rows = found.ok_or_else(ApiError::not_found)?;
         // Public repositories only; the platform keeps no collaborators, so `member` is empty.
         let seen = rows
             .into_iter()

@@ -365,7 +365,12 @@ pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 pub async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, _) = ctx.repo_admin().await?;
+    // A scope token without `delete_repo` hears what a non-admin hears, as on the hosted platform.
+    let scope_token = matches!(&ctx.principal, Principal::Token(t) if t.token.kind.uses_scopes());
+    let (repo, _) = ctx.repo_admin().await.map_err(|e| match e.status {
+        StatusCode::FORBIDDEN if scope_token => ApiError::forbidden("Must have admin rights to Repository."),
+        _ => e,
+    })?;
     let urls = ctx.app.urls.clone();
     let now = ctx.app.clock.now();
     let actor_id = ctx.principal.user().map(|u| u.id);
