@@ -80,7 +80,18 @@ both!(get_shape_and_permissions, |s| {
     let r = s.req(Method::GET, "/repos/acme/widgets", Some(&bob)).header("if-none-match", &etag).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 304);
 
-    // Counts follow the platform: a watcher counts as a subscriber.
+    // Both API versions: `has_downloads` only in 2022-11-28.
+    assert_eq!(anon["has_downloads"], true);
+    let r = s.req(Method::GET, "/repos/acme/widgets", None).header("x-service-api-version", "2026-03-10").send().await.unwrap();
+    let (st, _, v) = parts(r).await;
+    assert_eq!(st, 200);
+    assert!(v.get("has_downloads").is_none(), "{v}");
+    assert_conforms_to_snapshot("FullRepository", &v);
+
+    // Watchers are the subscribers.
+    s.admin_post("/repos/acme/widgets/watchers", json!({"login": "carol"})).await;
+    let (_, _, w) = call(&s, Method::GET, "/repos/acme/widgets", None, None).await;
+    assert_eq!(w["subscribers_count"], 1, "{w}");
     let (st, _, _) = call(&s, Method::GET, "/repos/acme/nothing", Some(&alice), None).await;
     assert_eq!(st, 404);
 });
