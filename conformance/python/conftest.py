@@ -36,9 +36,8 @@ PYGITHUB_VERSION = importlib.metadata.version("PyGithub")
 def client(token=None, *, url=URL, **kwargs):
     """A PyGithub client on the server: ``token`` is a seed token name, a raw token or None.
 
-    Lazy (``Github(lazy=True)``), so ``get_repo``/``get_commit`` build objects without requests:
-    the server does not implement GET /repos/{o}/{r} (GET /repos/{o}/{r}/commits/{ref} it does;
-    test_git.py completes a commit through it).
+    Lazy (``Github(lazy=True)``) unless ``lazy=False``: ``get_repo``/``get_commit`` then build
+    objects without requests; completing one reads GET /repos/{o}/{r} or GET …/commits/{ref}.
     """
     tokens = TOKENS if url == URL else TIGHT_TOKENS
     if token is not None:

@@ -79,19 +79,9 @@ def test_private_repo_events_members_only(world):
     assert e.value.status == 404
 
 
-NETWORK_NOTE = (
-    "Repository.get_network_events needs owner.login, which a lazy Repository completes through "
-    "GET /repos/{owner}/{repo} (not served); driven through PaginatedList(Event, gh.requester, ...)"
-)
-
-
-def feed(gh, path):
-    return list(PaginatedList(Event, gh.requester, path, None))
-
-
-@pytest.mark.op("events/list-for-network", supported=False, note=NETWORK_NOTE)
+@pytest.mark.op("events/list-for-network")
 def test_network_events(world):
-    got = feed(client(world["token"]), f"/networks/{PUBLIC_REPO}/events")
+    got = list(client(world["token"], lazy=False).get_repo(PUBLIC_REPO).get_network_events())
     assert len(pushes(got, world["public"][1])) == 1
 
 

@@ -255,6 +255,14 @@ export const OPERATIONS = [
   "enterprise-teams/list",
   "enterprise-teams/get",
   "meta/get",
+  "repos/get",
+  "repos/list-for-org",
+  "repos/list-for-authenticated-user",
+  "repos/list-for-user",
+  "repos/create-for-authenticated-user",
+  "repos/create-in-org",
+  "repos/update",
+  "repos/delete",
 ];
 
 const recorded = {}; // op -> {fail: bool, notes: Set}

@@ -82,18 +82,28 @@ fn limits(t: &TokenAuth) -> Reach {
 
 /// The identity's role on a repository, within the token's limits ([`Reach`]).
 fn role_of(c: &mut dyn Conn, p: &Principal, repo: &Repo) -> Result<Role, DbError> {
-    let Principal::Token(t) = p else { return Ok(Role::None) };
+    let org_role = match p.user() {
+        Some(u) if repo.owner.is_org() && repo.owner.id != u.id => accounts::org_role(c, repo.owner.id, u.id)?,
+        _ => None,
+    };
+    Ok(role_given(p, repo, org_role.as_deref()))
+}
+
+/// [`role_of`] with the user's role in the owning organization already known (lists of many
+/// repositories look memberships up once).
+pub fn role_given(p: &Principal, repo: &Repo, org_role: Option<&str>) -> Role {
+    let Principal::Token(t) = p else { return Role::None };
     if !limits(t).within_limits(repo.id, repo.owner.id) {
-        return Ok(Role::None);
+        return Role::None;
     }
-    let role = match t.token.kind {
+    match t.token.kind {
         TokenKind::Workflow | TokenKind::Installation => Role::Admin,
         _ => {
-            let Some(user) = &t.user else { return Ok(Role::None) };
+            let Some(user) = &t.user else { return Role::None };
             if repo.owner.id == user.id {
                 Role::Admin
             } else if repo.owner.is_org() {
-                match accounts::org_role(c, repo.owner.id, user.id)?.as_deref() {
+                match org_role {
                     Some("owner") => Role::Admin,
                     Some(_) => Role::Write,
                     None => Role::None,
@@ -102,8 +112,7 @@ fn role_of(c: &mut dyn Conn, p: &Principal, repo: &Repo) -> Result<Role, DbError
                 Role::None
             }
         }
-    };
-    Ok(role)
+    }
 }
 
 /// Applies an operation's access rule to a repository the caller asked for.

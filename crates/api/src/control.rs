@@ -177,6 +177,7 @@ pub fn create_repo(c: &mut dyn Conn, r: &RepoIn, now: i64) -> R<Repo> {
         private: r.private,
         description: r.description.as_deref(),
         default_branch: r.default_branch.as_deref().unwrap_or("main"),
+        homepage: None,
     };
     unique(repos::create(c, &n, now), "Repository", "name")
 }

@@ -241,7 +241,7 @@ pub fn minimal_repository(u: &Urls, v: ApiVersion, r: &Repo) -> MinimalRepositor
         mirror_url: None,
         hooks_url: format!("{a}/hooks"),
         svn_url: html.clone(),
-        homepage: None,
+        homepage: r.homepage.clone(),
         language: None,
         forks_count: 0,
         stargazers_count: 0,

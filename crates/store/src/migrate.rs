@@ -65,7 +65,9 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0012_insights",
     "0013_outbox_order",
     "0014_generation",
-    "0015_status_count"
+    "0015_status_count",
+    "0016_repo_homepage",
+    "0017_public_event_feeds"
 ];
 
 /// Applies every pending migration, each in its own transaction.

@@ -262,7 +262,7 @@ pub struct Event {
     pub kind: String,
     pub actor: EventAccount,
     pub repo: EventRepo,
-    /// Shape by `type`: WatchEvent, PushEvent, CreateEvent.
+    /// Shape by `type`: WatchEvent, PushEvent, CreateEvent, PublicEvent.
     #[schemars(schema_with = "payload_schema")]
     pub payload: Value,
     pub public: bool,
@@ -306,11 +306,15 @@ fn payload_schema(_: &mut SchemaGenerator) -> Schema {
         {
             "type": "object",
             "properties": {
-                "ref": string, "ref_type": string, "full_ref": string, "master_branch": string, "pusher_type": string,
+                // A new repository (`ref_type` repository) names no ref.
+                "ref": { "anyOf": [string, { "type": "null" }] }, "ref_type": string,
+                "full_ref": { "anyOf": [string, { "type": "null" }] }, "master_branch": string, "pusher_type": string,
                 "description": { "anyOf": [string, { "type": "null" }] }
             },
             "required": ["ref", "ref_type", "full_ref", "master_branch", "pusher_type"]
-        }
+        },
+        // PublicEvent: a repository made public.
+        { "type": "object", "additionalProperties": false }
     ]})
 }
 

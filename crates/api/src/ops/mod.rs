@@ -12,6 +12,7 @@ pub mod insights;
 pub mod meta;
 pub mod notifications;
 pub mod private_registries;
+pub mod repos;
 pub mod rulesets;
 pub mod security_managers;
 pub mod source_imports;
@@ -28,6 +29,7 @@ pub fn register(api: Api) -> Api {
     let api = accounts::routes(api);
     let api = statuses::routes(api);
     let api = git::routes(api);
+    let api = repos::routes(api);
     let api = notifications::routes(api);
     let api = events::routes(api);
     let api = hooks::routes(api);

@@ -27,6 +27,7 @@ mod persistence;
 mod private_registries;
 mod rate_limits;
 mod readme_settings;
+mod repos;
 mod rulesets;
 mod schema_check;
 mod secondary_limits;

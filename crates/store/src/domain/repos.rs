@@ -65,6 +65,7 @@ pub struct Repo {
     pub created_at: i64,
     pub updated_at: i64,
     pub pushed_at: Option<i64>,
+    pub homepage: Option<String>,
 }
 
 impl Repo {
@@ -73,7 +74,7 @@ impl Repo {
     }
 }
 
-const REPO_COLS: &str = "r.id, r.name, r.private, r.description, r.default_branch, r.created_at, r.updated_at, r.pushed_at";
+const REPO_COLS: &str = "r.id, r.name, r.private, r.description, r.default_branch, r.created_at, r.updated_at, r.pushed_at, r.homepage";
 
 fn from_row(r: &Row) -> Repo {
     Repo {
@@ -85,7 +86,8 @@ fn from_row(r: &Row) -> Repo {
         created_at: r.i64(5),
         updated_at: r.i64(6),
         pushed_at: r.opt_i64(7),
-        owner: accounts::from_row(r, 8),
+        homepage: r.opt_string(8),
+        owner: accounts::from_row(r, 9),
     }
 }
 
@@ -130,6 +132,7 @@ pub struct NewRepo<'a> {
     pub private: bool,
     pub description: Option<&'a str>,
     pub default_branch: &'a str,
+    pub homepage: Option<&'a str>,
 }
 
 /// Creates a repository; a taken name under the owner is a `Unique` error.
@@ -137,9 +140,9 @@ pub fn create(c: &mut dyn Conn, n: &NewRepo, now: i64) -> Result<Repo, DbError> 
     // A new repository takes over a name a rename left behind.
     c.execute("DELETE FROM repo_redirects WHERE owner_id = ? AND name_lower = ?", params![n.owner.id, n.name.to_lowercase()])?;
     let id = c.query_i64(
-        "INSERT INTO repos (owner_id, name, name_lower, private, description, default_branch, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        params![n.owner.id, n.name, n.name.to_lowercase(), n.private, n.description, n.default_branch, now, now],
+        "INSERT INTO repos (owner_id, name, name_lower, private, description, default_branch, homepage, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        params![n.owner.id, n.name, n.name.to_lowercase(), n.private, n.description, n.default_branch, n.homepage, now, now],
     )?;
     Ok(Repo {
         id,
@@ -151,6 +154,7 @@ pub fn create(c: &mut dyn Conn, n: &NewRepo, now: i64) -> Result<Repo, DbError> 
         created_at: now,
         updated_at: now,
         pushed_at: None,
+        homepage: n.homepage.map(Into::into),
     })
 }
 
@@ -216,4 +220,103 @@ pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<Str
 
 pub fn count_for_owner(c: &mut dyn Conn, owner_id: i64) -> Result<i64, DbError> {
     c.query_i64("SELECT COUNT(*) FROM repos WHERE owner_id = ?", params![owner_id])
+}
+
+/// Every repository of these owners (lists filter, sort and page them by what the caller may see).
+pub fn of_owners(c: &mut dyn Conn, owner_ids: &[i64]) -> Result<Vec<Repo>, DbError> {
+    if owner_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!("{} WHERE r.owner_id IN ({}) ORDER BY r.id", select(), vec!["?"; owner_ids.len()].join(", "));
+    let p: Vec<Value> = owner_ids.iter().map(|i| Value::from(*i)).collect();
+    Ok(c.query(&sql, &p)?.iter().map(from_row).collect())
+}
+
+/// The organizations a user belongs to, with the user's role in each.
+pub fn org_roles_of(c: &mut dyn Conn, user_id: i64) -> Result<Vec<(i64, String)>, DbError> {
+    let rows = c.query("SELECT org_id, role FROM org_members WHERE user_id = ?", params![user_id])?;
+    Ok(rows.iter().map(|r| (r.i64(0), r.string(1))).collect())
+}
+
+/// The settings of a repository an update may change (`None`: unchanged).
+#[derive(Default)]
+pub struct Changes<'a> {
+    pub description: Option<Option<&'a str>>,
+    pub homepage: Option<Option<&'a str>>,
+    pub private: Option<bool>,
+    pub default_branch: Option<&'a str>,
+}
+
+pub fn update(c: &mut dyn Conn, id: i64, ch: &Changes, now: i64) -> Result<(), DbError> {
+    let mut sets = vec!["updated_at = ?".to_string()];
+    let mut p: Vec<Value> = vec![Value::from(now)];
+    if let Some(d) = ch.description {
+        sets.push("description = ?".into());
+        p.push(Value::from(d));
+    }
+    if let Some(h) = ch.homepage {
+        sets.push("homepage = ?".into());
+        p.push(Value::from(h));
+    }
+    if let Some(v) = ch.private {
+        sets.push("private = ?".into());
+        p.push(Value::from(v));
+    }
+    if let Some(b) = ch.default_branch {
+        sets.push("default_branch = ?".into());
+        p.push(Value::from(b));
+    }
+    p.push(Value::from(id));
+    c.execute(&format!("UPDATE repos SET {} WHERE id = ?", sets.join(", ")), &p)?;
+    Ok(())
+}
+
+/// Does the repository have branch `name`?
+pub fn has_branch(c: &mut dyn Conn, repo_id: i64, name: &str) -> Result<bool, DbError> {
+    Ok(c.query_opt("SELECT 1 FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, format!("refs/heads/{name}")])?.is_some())
+}
+
+/// Deletes a repository with everything kept of it: git data, statuses, stars and watchers,
+/// notification threads, workflows and their runs, environments, deployments, secrets,
+/// rulesets, alerts, imports and the redirects of its old names. Activity records and webhook
+/// deliveries stay: they are history already handed out. One caller's transaction: all or none.
+pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    const BY_RUN: &str = "run_id IN (SELECT id FROM workflow_runs WHERE repo_id = ?)";
+    let statements = [
+        format!("DELETE FROM run_attempts WHERE {BY_RUN}"),
+        format!("DELETE FROM run_jobs WHERE {BY_RUN}"),
+        format!("DELETE FROM run_gates WHERE {BY_RUN}"),
+        format!("DELETE FROM run_reviews WHERE {BY_RUN}"),
+        "DELETE FROM environment_reviewers WHERE environment_id IN (SELECT id FROM environments WHERE repo_id = ?)".into(),
+        "DELETE FROM ruleset_versions WHERE ruleset_id IN (SELECT id FROM rulesets WHERE repo_id = ?)".into(),
+        "DELETE FROM depbot_alert_assignees WHERE alert_id IN (SELECT id FROM depbot_alerts WHERE repo_id = ?)".into(),
+    ];
+    for sql in &statements {
+        c.execute(sql, params![id])?;
+    }
+    for table in [
+        "workflow_runs",
+        "workflows",
+        "environments",
+        "deployments",
+        "rulesets",
+        "depbot_alerts",
+        "refs",
+        "commits",
+        "statuses",
+        "status_latest",
+        "stars",
+        "watchers",
+        "notification_threads",
+        "notification_pushers",
+        "devenv_secrets",
+        "imports",
+        "import_authors",
+        "import_large_files",
+        "repo_redirects",
+    ] {
+        c.execute(&format!("DELETE FROM {table} WHERE repo_id = ?"), params![id])?;
+    }
+    c.execute("DELETE FROM repos WHERE id = ?", params![id])?;
+    Ok(())
 }

@@ -331,9 +331,13 @@ fn event_name(kind: &str) -> Option<&'static str> {
         "DeleteEvent" => "delete",
         "WorkflowRunEvent" => "workflow_run",
         "RepositoryImportEvent" => "repository_import",
+        "RepositoryEvent" => "repository",
         _ => return None,
     })
 }
+
+/// The actions of `repository` webhooks the platform sends.
+const REPOSITORY_ACTIONS: [&str; 6] = ["created", "deleted", "renamed", "edited", "publicized", "privatized"];
 
 impl WebhookConsumer {
     fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<(Value, Option<&'static str>), DbError> {
@@ -383,9 +387,14 @@ impl WebhookConsumer {
                 action = Some("completed");
                 p.clone()
             }
+            // The repository as it was when the event happened (a deleted one is gone now).
+            "repository" => {
+                action = REPOSITORY_ACTIONS.iter().copied().find(|a| p["action"] == *a);
+                p.clone()
+            }
             _ => p.clone(),
         };
-        if let Some(r) = repository {
+        if let Some(r) = repository.filter(|_| event != "repository") {
             body["repository"] = json!(r);
         }
         body["organization"] = org_object(u, org);
@@ -403,6 +412,10 @@ impl Consumer for WebhookConsumer {
         let mut org_hooks: HashMap<i64, (Option<Account>, Vec<Hook>)> = HashMap::new();
         for a in batch {
             let (Some(org_id), Some(event)) = (a.org_id, event_name(&a.kind)) else { continue };
+            // `create` webhooks are for branches and tags; a new repository is `repository` created.
+            if event == "create" && a.payload["ref_type"] == "repository" {
+                continue;
+            }
             if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
                 let list = hooks::active_for_org(c, org_id)?;
                 let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };

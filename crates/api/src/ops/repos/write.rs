@@ -1,0 +1,386 @@
+//! Creating, updating and deleting repositories. Each is one transaction with its activity:
+//! `CreateEvent` and `PublicEvent` for the feeds, `RepositoryEvent` for the organization's
+//! `repository` webhooks (created, deleted, renamed, edited, publicized, privatized).
+use axum::http::StatusCode;
+use platform_core::ids::random_hex;
+use platform_core::{ApiVersion, TokenKind};
+use platform_store::domain::accounts::{self, Account};
+use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::repos::{self, Changes, NewRepo, Repo};
+use platform_store::{Conn, DbError, DbErrorKind};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::shapes;
+use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::error::{ApiError, ApiResult};
+use crate::principal::{Principal, Role, TokenAuth};
+use crate::reply::Reply;
+use crate::request::{Ctx, JsonBody};
+use crate::shapes::{repo_api_url, Urls};
+use crate::validate::{Field, Schema, Ty};
+
+/// Settings clients send that the platform answers with its defaults (accepted, not kept).
+const SETTINGS: [Field; 12] = [
+    Field::opt("has_issues", Ty::Bool),
+    Field::opt("has_projects", Ty::Bool),
+    Field::opt("has_wiki", Ty::Bool),
+    Field::opt("has_discussions", Ty::Bool),
+    Field::opt("is_template", Ty::Bool),
+    Field::opt("allow_squash_merge", Ty::Bool),
+    Field::opt("allow_merge_commit", Ty::Bool),
+    Field::opt("allow_rebase_merge", Ty::Bool),
+    Field::opt("allow_auto_merge", Ty::Bool),
+    Field::opt("delete_branch_on_merge", Ty::Bool),
+    Field::opt("allow_forking", Ty::Bool),
+    Field::opt("web_commit_signoff_required", Ty::Bool),
+];
+
+const VISIBILITIES: [&str; 3] = ["public", "private", "internal"];
+
+macro_rules! create_fields {
+    ($($extra:expr),*) => {
+        &[
+            Field::req("name", Ty::Str).max(100),
+            // The hosted platform's limits.
+            Field::nullable("description", Ty::Str).max(350),
+            Field::nullable("homepage", Ty::Str).max(255),
+            Field::opt("private", Ty::Bool),
+            Field::opt("auto_init", Ty::Bool),
+            Field::nullable("gitignore_template", Ty::Str),
+            Field::nullable("license_template", Ty::Str),
+            $($extra,)*
+            SETTINGS[0], SETTINGS[1], SETTINGS[2], SETTINGS[3], SETTINGS[4], SETTINGS[5],
+            SETTINGS[6], SETTINGS[7], SETTINGS[8], SETTINGS[9], SETTINGS[10], SETTINGS[11],
+        ]
+    };
+}
+
+pub static CREATE_BODY: Schema = Schema { resource: "Repository", fields: create_fields!() };
+
+pub static CREATE_IN_ORG_BODY: Schema = Schema {
+    resource: "Repository",
+    fields: create_fields!(Field::opt("visibility", Ty::Enum(&VISIBILITIES)), Field::opt("team_id", Ty::Int)),
+};
+
+pub static UPDATE_BODY: Schema = Schema {
+    resource: "Repository",
+    fields: &[
+        Field::opt("name", Ty::Str).max(100),
+        Field::nullable("description", Ty::Str).max(350),
+        Field::nullable("homepage", Ty::Str).max(255),
+        Field::opt("private", Ty::Bool),
+        Field::opt("visibility", Ty::Enum(&VISIBILITIES)),
+        Field::opt("default_branch", Ty::Str).max(255),
+        Field::opt("archived", Ty::Bool),
+        SETTINGS[0],
+        SETTINGS[1],
+        SETTINGS[2],
+        SETTINGS[3],
+        SETTINGS[4],
+        SETTINGS[5],
+        SETTINGS[6],
+        SETTINGS[7],
+        SETTINGS[8],
+        SETTINGS[9],
+        SETTINGS[10],
+        SETTINGS[11],
+    ],
+};
+
+#[derive(Deserialize)]
+struct CreateBody {
+    name: String,
+    description: Option<String>,
+    homepage: Option<String>,
+    #[serde(default)]
+    private: bool,
+    visibility: Option<String>,
+    #[serde(default)]
+    auto_init: bool,
+}
+
+/// The branch every new repository starts with (the hosted platform's default).
+const DEFAULT_BRANCH: &str = "main";
+
+/// A repository name as the hosted platform keeps it: characters other than ASCII letters,
+/// digits, `.`, `-` and `_` become `-`; `.`, `..` and names ending in `.git` are refused.
+fn normalized_name(name: &str, failed: &'static str) -> ApiResult<String> {
+    let n: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect();
+    if n.is_empty() || n == "." || n == ".." || n.to_lowercase().ends_with(".git") {
+        return Err(name_error(failed, "invalid", None));
+    }
+    Ok(n)
+}
+
+fn name_error(message: &'static str, code: &str, detail: Option<&str>) -> ApiError {
+    let mut e = json!({"resource": "Repository", "code": code, "field": "name"});
+    if let Some(d) = detail {
+        e["message"] = json!(d);
+    }
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message).with_errors(json!([e]))
+}
+
+/// A taken name, as the hosted platform words it.
+fn taken(message: &'static str) -> impl Fn(DbError) -> ApiError {
+    move |e| match e.kind {
+        DbErrorKind::Unique => name_error(message, "custom", Some("name already exists on this account")),
+        _ => e.into(),
+    }
+}
+
+/// The token creating a repository for `owner`, with the scope or permission to.
+fn creator(ctx: &Ctx, private: bool) -> ApiResult<&TokenAuth> {
+    let t = match &ctx.principal {
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+        Principal::Token(t) => t,
+    };
+    let kind = t.token.kind;
+    let granted = if kind.uses_scopes() {
+        // `public_repo` creates public repositories only.
+        has_scope(&t.token.scopes, if private { &["repo"] } else { ctx.op.access.scopes })
+    } else {
+        ctx.op.access.permission.is_none_or(|p| has_permission(t, p))
+    };
+    if !granted || kind == TokenKind::Workflow {
+        return Err(not_accessible(kind));
+    }
+    Ok(t)
+}
+
+pub async fn create_for_authenticated_user(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    ctx.check_body(&body)?;
+    let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let t = creator(&ctx, b.private)?;
+    let user = t.user.clone().ok_or_else(|| not_accessible(t.token.kind))?;
+    if t.token.resource_owner_id.is_some_and(|o| o != user.id) {
+        return Err(not_accessible(t.token.kind));
+    }
+    let private = b.private;
+    create(&ctx, user.clone(), Some(user), b, private).await
+}
+
+pub async fn create_in_org(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    ctx.check_body(&body)?;
+    let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let private = match b.visibility.as_deref() {
+        Some("internal") => {
+            return Err(ApiError::invalid_field(
+                "Repository",
+                "visibility",
+                "invalid",
+                Some("Internal repositories are not available to this organization.".into()),
+            ))
+        }
+        Some(v) => v == "private",
+        None => b.private,
+    };
+    let t = creator(&ctx, private)?;
+    let login = ctx.param("org").to_string();
+    let user_id = t.user.as_ref().map(|u| u.id);
+    let (org, member) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(org) = accounts::by_login(c, &login)?.filter(Account::is_org) else { return Ok((None, false)) };
+            let member = match user_id {
+                Some(u) => accounts::org_role(c, org.id, u)?.is_some(),
+                None => false,
+            };
+            Ok((Some(org), member))
+        })
+        .await?;
+    let org = org.ok_or_else(ApiError::not_found)?;
+    // Members create repositories; an installation in its own organization; anyone else sees
+    // no organization there.
+    let admitted = match t.token.kind {
+        TokenKind::Installation => t.installation.as_ref().is_some_and(|i| i.account_id == org.id),
+        _ => member && t.token.resource_owner_id.is_none_or(|o| o == org.id),
+    };
+    if !admitted {
+        return Err(ApiError::not_found());
+    }
+    create(&ctx, org, t.user.clone(), b, private).await
+}
+
+async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateBody, private: bool) -> ApiResult<Reply> {
+    const FAILED: &str = "Repository creation failed.";
+    let name = normalized_name(&b.name, FAILED)?;
+    let urls = ctx.app.urls.clone();
+    let now = ctx.app.clock.now();
+    let actor_id = actor.as_ref().map(|a| a.id);
+    let repo = ctx
+        .app
+        .store
+        .write(move |c| -> Result<Repo, ApiError> {
+            let n = NewRepo {
+                owner: &owner,
+                name: &name,
+                private,
+                description: b.description.as_deref().filter(|d| !d.is_empty()),
+                default_branch: DEFAULT_BRANCH,
+                homepage: b.homepage.as_deref().filter(|h| !h.is_empty()),
+            };
+            let mut repo = repos::create(c, &n, now).map_err(taken(FAILED))?;
+            if b.auto_init {
+                // The initial commit and the default branch pointing at it.
+                repos::set_ref(c, repo.id, &format!("refs/heads/{DEFAULT_BRANCH}"), &random_hex(20), now)?;
+                repo = repos::by_id(c, repo.id)?.ok_or_else(ApiError::internal)?;
+            }
+            let payload = json!({"ref": null, "ref_type": "repository", "full_ref": null, "master_branch": repo.default_branch,
+                                 "description": repo.description, "pusher_type": "user"});
+            activity::record(c, &NewActivity::in_repo("CreateEvent", actor_id, &repo, &payload), now)?;
+            repository_event(c, &urls, &repo, actor_id, "created", None, now)?;
+            Ok(repo)
+        })
+        .await?;
+    let location = repo_api_url(&ctx.app.urls, &repo);
+    let perms = shapes::permissions(&ctx.principal, Role::Admin);
+    Ok(Reply::created(shapes::full(&ctx.app.urls, ctx.version, &repo, perms, 0)).header("location", location))
+}
+
+/// Records a `repository` webhook event of `repo` (as it is after the change).
+fn repository_event(
+    c: &mut dyn Conn,
+    urls: &Urls,
+    repo: &Repo,
+    actor_id: Option<i64>,
+    action: &str,
+    changes: Option<Value>,
+    now: i64,
+) -> Result<(), DbError> {
+    let mut payload = json!({"action": action, "repository": crate::shapes::minimal_repository(urls, ApiVersion::DEFAULT, repo)});
+    if let Some(ch) = changes {
+        payload["changes"] = ch;
+    }
+    activity::record(c, &NewActivity::in_repo("RepositoryEvent", actor_id, repo, &payload), now)?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct UpdateBody {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    homepage: Option<Option<String>>,
+    private: Option<bool>,
+    visibility: Option<String>,
+    default_branch: Option<String>,
+}
+
+/// A field given as `null` is `Some(None)`, one left out `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Ok(Some(Option::deserialize(d)?))
+}
+
+pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+    let (repo, _) = ctx.repo_admin().await?;
+    ctx.check_body(&body)?;
+    let b: UpdateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let private = match b.visibility.as_deref() {
+        Some("internal") => {
+            return Err(ApiError::invalid_field(
+                "Repository",
+                "visibility",
+                "invalid",
+                Some("Internal repositories are not available to this account.".into()),
+            ))
+        }
+        Some(v) => Some(v == "private"),
+        None => b.private,
+    };
+    // Making a repository private takes the scope private repositories need.
+    if private == Some(true) && !repo.private {
+        creator(&ctx, true)?;
+    }
+    let name = match &b.name {
+        Some(n) if n != &repo.name => Some(normalized_name(n, "Validation Failed")?),
+        _ => None,
+    };
+    let urls = ctx.app.urls.clone();
+    let now = ctx.app.clock.now();
+    let actor_id = ctx.principal.user().map(|u| u.id);
+    let before = repo.clone();
+    let updated = ctx
+        .app
+        .store
+        .write(move |c| -> Result<Repo, ApiError> {
+            if let Some(branch) = b.default_branch.as_deref().filter(|d| *d != before.default_branch) {
+                if !repos::has_branch(c, before.id, branch)? {
+                    let empty = repos::resolve_ref(c, before.id, &before.default_branch)?.is_none()
+                        && c.query_opt("SELECT 1 FROM refs WHERE repo_id = ?", platform_store::params![before.id])?.is_none();
+                    let message = if empty {
+                        "Cannot update default branch for an empty repository. Please init the repository and push first.".to_string()
+                    } else {
+                        format!("The branch {branch} was not found. Please push that ref first or create it via the Git Data API.")
+                    };
+                    return Err(ApiError::invalid_field("Repository", "default_branch", "custom", Some(message)));
+                }
+            }
+            if let Some(n) = &name {
+                repos::rename(c, &before, n, now).map_err(taken("Validation Failed"))?;
+            }
+            let ch = Changes {
+                description: b.description.as_ref().map(|d| d.as_deref().filter(|d| !d.is_empty())),
+                homepage: b.homepage.as_ref().map(|h| h.as_deref().filter(|h| !h.is_empty())),
+                private,
+                default_branch: b.default_branch.as_deref(),
+            };
+            repos::update(c, before.id, &ch, now)?;
+            let after = repos::by_id(c, before.id)?.ok_or_else(ApiError::not_found)?;
+            if name.is_some() {
+                let changes = json!({"repository": {"name": {"from": before.name}}});
+                repository_event(c, &urls, &after, actor_id, "renamed", Some(changes), now)?;
+            }
+            let mut edited = Map::new();
+            let mut from = |field: &str, was: Value, now: Value| {
+                if was != now {
+                    edited.insert(field.into(), json!({"from": was}));
+                }
+            };
+            from("description", json!(before.description), json!(after.description));
+            from("homepage", json!(before.homepage), json!(after.homepage));
+            from("default_branch", json!(before.default_branch), json!(after.default_branch));
+            if !edited.is_empty() {
+                repository_event(c, &urls, &after, actor_id, "edited", Some(Value::Object(edited)), now)?;
+            }
+            if before.private != after.private {
+                if after.private {
+                    repository_event(c, &urls, &after, actor_id, "privatized", None, now)?;
+                } else {
+                    repository_event(c, &urls, &after, actor_id, "publicized", None, now)?;
+                    activity::record(c, &NewActivity::in_repo("PublicEvent", actor_id, &after, &json!({})), now)?;
+                }
+            }
+            Ok(after)
+        })
+        .await?;
+    let perms = shapes::permissions(&ctx.principal, Role::Admin);
+    let id = updated.id;
+    let subscribers =
+        ctx.app.store.read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id])).await?;
+    Ok(Reply::ok(shapes::full(&ctx.app.urls, ctx.version, &updated, perms, subscribers)))
+}
+
+pub async fn delete(ctx: Ctx) -> ApiResult<Reply> {
+    // A scope token without `delete_repo` hears what a non-admin hears, as on the hosted platform.
+    let scope_token = matches!(&ctx.principal, Principal::Token(t) if t.token.kind.uses_scopes());
+    let (repo, _) = ctx.repo_admin().await.map_err(|e| match e.status {
+        StatusCode::FORBIDDEN if scope_token => ApiError::forbidden("Must have admin rights to Repository."),
+        _ => e,
+    })?;
+    let urls = ctx.app.urls.clone();
+    let now = ctx.app.clock.now();
+    let actor_id = ctx.principal.user().map(|u| u.id);
+    ctx.app
+        .store
+        .write(move |c| -> Result<(), DbError> {
+            // Recorded before the rows go: the event carries the repository as it was.
+            repository_event(c, &urls, &repo, actor_id, "deleted", None, now)?;
+            repos::delete(c, repo.id)
+        })
+        .await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
+}

@@ -1,0 +1,2 @@
+-- A repository's homepage (set through the repository API).
+ALTER TABLE repos ADD COLUMN homepage TEXT;
