@@ -6,7 +6,7 @@ mod write;
 
 use axum::http::Method;
 
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits};
+use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits};
 use crate::routes::Api;
 use crate::validate::Ty;
 use shapes::{FullRepository, RepositoryItem};
@@ -149,7 +149,7 @@ pub static CREATE_FOR_AUTHENTICATED_USER: Operation = Operation {
     docs: "https://docs.service.example/rest/repos/repos#create-a-repository-for-the-authenticated-user",
     access: ADMIN,
     query: &[],
-    body: Some(&write::CREATE_BODY),
+    body: Some(Body::of::<write::CreateRepo>("Repository")),
     responses: &[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -163,7 +163,7 @@ pub static CREATE_IN_ORG: Operation = Operation {
     docs: "https://docs.service.example/rest/repos/repos#create-an-organization-repository",
     access: ADMIN,
     query: &[],
-    body: Some(&write::CREATE_IN_ORG_BODY),
+    body: Some(Body::of::<write::CreateOrgRepo>("Repository")),
     responses: &[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])],
     traits: Traits::NONE,
     derived: Derived::new(),
@@ -177,7 +177,7 @@ pub static UPDATE: Operation = Operation {
     docs: "https://docs.service.example/rest/repos/repos#update-a-repository",
     access: ADMIN,
     query: &[],
-    body: Some(&write::UPDATE_BODY),
+    body: Some(Body::of::<write::UpdateRepo>("Repository")),
     responses: &[Resp::typed::<FullRepository>(200, "The updated repository.")],
     traits: Traits::NONE,
     derived: Derived::new(),

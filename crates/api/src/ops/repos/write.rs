@@ -8,6 +8,7 @@ use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Changes, NewRepo, Repo};
 use platform_store::{Conn, DbError, DbErrorKind};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -18,86 +19,87 @@ use crate::principal::{Principal, Role, TokenAuth};
 use crate::reply::Reply;
 use crate::request::{Ctx, JsonBody};
 use crate::shapes::{repo_api_url, Urls};
-use crate::validate::{Field, Schema, Ty};
+use crate::validate::nullable;
 
-/// Settings clients send that the platform answers with its defaults (accepted, not kept).
-const SETTINGS: [Field; 12] = [
-    Field::opt("has_issues", Ty::Bool),
-    Field::opt("has_projects", Ty::Bool),
-    Field::opt("has_wiki", Ty::Bool),
-    Field::opt("has_discussions", Ty::Bool),
-    Field::opt("is_template", Ty::Bool),
-    Field::opt("allow_squash_merge", Ty::Bool),
-    Field::opt("allow_merge_commit", Ty::Bool),
-    Field::opt("allow_rebase_merge", Ty::Bool),
-    Field::opt("allow_auto_merge", Ty::Bool),
-    Field::opt("delete_branch_on_merge", Ty::Bool),
-    Field::opt("allow_forking", Ty::Bool),
-    Field::opt("web_commit_signoff_required", Ty::Bool),
-];
+/// Settings clients send that the platform answers with its defaults: type-checked, not kept.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Settings {
+    has_issues: Option<bool>,
+    has_projects: Option<bool>,
+    has_wiki: Option<bool>,
+    has_discussions: Option<bool>,
+    is_template: Option<bool>,
+    allow_squash_merge: Option<bool>,
+    allow_merge_commit: Option<bool>,
+    allow_rebase_merge: Option<bool>,
+    allow_auto_merge: Option<bool>,
+    delete_branch_on_merge: Option<bool>,
+    allow_forking: Option<bool>,
+    web_commit_signoff_required: Option<bool>,
+}
 
 const VISIBILITIES: [&str; 3] = ["public", "private", "internal"];
 
-macro_rules! create_fields {
-    ($($extra:expr),*) => {
-        &[
-            Field::req("name", Ty::Str).max(100),
-            // The hosted platform's limits.
-            Field::nullable("description", Ty::Str).max(350),
-            Field::nullable("homepage", Ty::Str).max(255),
-            Field::opt("private", Ty::Bool),
-            Field::opt("auto_init", Ty::Bool),
-            Field::nullable("gitignore_template", Ty::Str),
-            Field::nullable("license_template", Ty::Str),
-            $($extra,)*
-            SETTINGS[0], SETTINGS[1], SETTINGS[2], SETTINGS[3], SETTINGS[4], SETTINGS[5],
-            SETTINGS[6], SETTINGS[7], SETTINGS[8], SETTINGS[9], SETTINGS[10], SETTINGS[11],
-        ]
-    };
-}
-
-pub static CREATE_BODY: Schema = Schema { resource: "Repository", fields: create_fields!() };
-
-pub static CREATE_IN_ORG_BODY: Schema = Schema {
-    resource: "Repository",
-    fields: create_fields!(Field::opt("visibility", Ty::Enum(&VISIBILITIES)), Field::opt("team_id", Ty::Int)),
-};
-
-pub static UPDATE_BODY: Schema = Schema {
-    resource: "Repository",
-    fields: &[
-        Field::opt("name", Ty::Str).max(100),
-        Field::nullable("description", Ty::Str).max(350),
-        Field::nullable("homepage", Ty::Str).max(255),
-        Field::opt("private", Ty::Bool),
-        Field::opt("visibility", Ty::Enum(&VISIBILITIES)),
-        Field::opt("default_branch", Ty::Str).max(255),
-        Field::opt("archived", Ty::Bool),
-        SETTINGS[0],
-        SETTINGS[1],
-        SETTINGS[2],
-        SETTINGS[3],
-        SETTINGS[4],
-        SETTINGS[5],
-        SETTINGS[6],
-        SETTINGS[7],
-        SETTINGS[8],
-        SETTINGS[9],
-        SETTINGS[10],
-        SETTINGS[11],
-    ],
-};
-
-#[derive(Deserialize)]
-struct CreateBody {
+/// A new repository.
+#[derive(Deserialize, JsonSchema)]
+pub struct CreateRepo {
+    #[schemars(length(max = 100))]
     name: String,
+    // The hosted platform's limits.
+    #[schemars(length(max = 350), transform = nullable)]
     description: Option<String>,
+    #[schemars(length(max = 255), transform = nullable)]
     homepage: Option<String>,
     #[serde(default)]
     private: bool,
-    visibility: Option<String>,
     #[serde(default)]
     auto_init: bool,
+    // Accepted as the platform does; no templates are applied here.
+    #[allow(dead_code)]
+    #[schemars(transform = nullable)]
+    gitignore_template: Option<String>,
+    #[allow(dead_code)]
+    #[schemars(transform = nullable)]
+    license_template: Option<String>,
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    settings: Settings,
+}
+
+/// A new repository of the organization, with its visibility.
+#[derive(Deserialize, JsonSchema)]
+pub struct CreateOrgRepo {
+    #[serde(flatten)]
+    repo: CreateRepo,
+    #[schemars(extend("enum" = VISIBILITIES))]
+    visibility: Option<String>,
+    // Accepted as the platform does; teams get no repository access here.
+    #[allow(dead_code)]
+    team_id: Option<i64>,
+}
+
+/// What changes in the repository; fields left out keep their values.
+#[derive(Deserialize, JsonSchema)]
+pub struct UpdateRepo {
+    #[schemars(length(max = 100))]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Option<String>", length(max = 350), transform = nullable)]
+    description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Option<String>", length(max = 255), transform = nullable)]
+    homepage: Option<Option<String>>,
+    private: Option<bool>,
+    #[schemars(extend("enum" = VISIBILITIES))]
+    visibility: Option<String>,
+    #[schemars(length(max = 255))]
+    default_branch: Option<String>,
+    #[allow(dead_code)]
+    archived: Option<bool>,
+    #[serde(flatten)]
+    #[allow(dead_code)]
+    settings: Settings,
 }
 
 /// The branch every new repository starts with (the hosted platform's default).
@@ -150,8 +152,7 @@ fn creator(ctx: &Ctx, private: bool) -> ApiResult<&TokenAuth> {
 }
 
 pub async fn create_for_authenticated_user(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    ctx.check_body(&body)?;
-    let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let b: CreateRepo = ctx.body(body)?;
     let t = creator(&ctx, b.private)?;
     let user = t.user.clone().ok_or_else(|| not_accessible(t.token.kind))?;
     if t.token.resource_owner_id.is_some_and(|o| o != user.id) {
@@ -162,9 +163,8 @@ pub async fn create_for_authenticated_user(ctx: Ctx, JsonBody(body): JsonBody) -
 }
 
 pub async fn create_in_org(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    ctx.check_body(&body)?;
-    let b: CreateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
-    let private = match b.visibility.as_deref() {
+    let CreateOrgRepo { repo: b, visibility, .. } = ctx.body(body)?;
+    let private = match visibility.as_deref() {
         Some("internal") => {
             return Err(ApiError::invalid_field(
                 "Repository",
@@ -204,7 +204,7 @@ pub async fn create_in_org(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Repl
     create(&ctx, org, t.user.clone(), b, private).await
 }
 
-async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateBody, private: bool) -> ApiResult<Reply> {
+async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo, private: bool) -> ApiResult<Reply> {
     const FAILED: &str = "Repository creation failed.";
     let name = normalized_name(&b.name, FAILED)?;
     let urls = ctx.app.urls.clone();
@@ -258,18 +258,6 @@ fn repository_event(
     Ok(())
 }
 
-#[derive(Deserialize)]
-struct UpdateBody {
-    name: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    description: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
-    homepage: Option<Option<String>>,
-    private: Option<bool>,
-    visibility: Option<String>,
-    default_branch: Option<String>,
-}
-
 /// A field given as `null` is `Some(None)`, one left out `None`.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
     Ok(Some(Option::deserialize(d)?))
@@ -277,8 +265,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
 
 pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, _) = ctx.repo_admin().await?;
-    ctx.check_body(&body)?;
-    let b: UpdateBody = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let b: UpdateRepo = ctx.body(body)?;
     let private = match b.visibility.as_deref() {
         Some("internal") => {
             return Err(ApiError::invalid_field(
