@@ -6,6 +6,7 @@ pub mod depbot;
 pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod events;
+pub mod graphql;
 pub mod hooks;
 pub mod insights;
 pub mod meta;

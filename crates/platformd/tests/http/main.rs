@@ -15,6 +15,7 @@ mod docs;
 mod enterprise_teams;
 mod events;
 mod faults;
+mod graphql;
 mod hooks;
 mod input_bounds;
 mod insights;
