@@ -8,7 +8,7 @@ use platform_store::domain::accounts::Account;
 use platform_store::domain::apps::{App, Installation};
 use platform_store::domain::tokens;
 
-use crate::ratelimit::{Bucket, RateClass};
+use crate::ratelimit::{Bucket, RateClass, Resource};
 
 #[derive(Clone)]
 pub enum Principal {
@@ -58,11 +58,11 @@ impl Principal {
         }
     }
 
-    /// The primary rate-limit bucket of this caller.
+    /// The primary rate-limit bucket of this caller (in `core`).
     pub fn rate_class(&self, ip: IpAddr) -> RateClass {
         match self {
-            Principal::Anonymous => RateClass { bucket: Bucket::Ip(ip), limit: 60 },
-            Principal::App(a) => RateClass { bucket: Bucket::App(a.app.id), limit: a.limit },
+            Principal::Anonymous => RateClass { bucket: Bucket::Ip(ip), limit: 60, resource: Resource::Core },
+            Principal::App(a) => RateClass { bucket: Bucket::App(a.app.id), limit: a.limit, resource: Resource::Core },
             Principal::Token(t) => {
                 let bucket = match (t.token.kind, &t.user) {
                     (TokenKind::Installation, _) => Bucket::Installation(t.token.installation_id.unwrap_or(0)),
@@ -70,7 +70,7 @@ impl Principal {
                     (_, Some(u)) => Bucket::User(u.id),
                     (_, None) => Bucket::Token(t.token.id),
                 };
-                RateClass { bucket, limit: t.limit }
+                RateClass { bucket, limit: t.limit, resource: Resource::Core }
             }
         }
     }

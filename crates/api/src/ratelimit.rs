@@ -1,5 +1,5 @@
-//! Primary rate limits: fixed one-hour windows per bucket (address, user, installation,
-//! repository for workflow tokens, app), in memory and sharded so requests rarely contend — or,
+//! Primary rate limits: fixed one-hour windows per resource (`core`, `graphql`) and bucket
+//! (address, user, installation, repository for workflow tokens, app), in memory and sharded so requests rarely contend — or,
 //! with Redis configured, shared by every node (`shared_limits`), the memory engine deciding only
 //! while Redis is unreachable.
 use std::net::IpAddr;
@@ -36,14 +36,59 @@ impl Bucket {
     }
 }
 
+/// What a request counts against: GraphQL has its own window, apart from the REST (`core`) one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Resource {
+    #[default]
+    Core,
+    Graphql,
+}
+
+/// The GraphQL endpoint's path below the API base (`{base}/graphql`; the enterprise layout's
+/// `/api/graphql` beside a `/api/v3` base is located there too, see `contract::path`).
+pub const GRAPHQL_PATH: &str = "/graphql";
+
+impl Resource {
+    /// The resource of a request, by its path below the API base.
+    pub fn of_path(path: &str) -> Resource {
+        if path == GRAPHQL_PATH {
+            Resource::Graphql
+        } else {
+            Resource::Core
+        }
+    }
+
+    /// Its name in `x-ratelimit-resource` and `GET /rate_limit`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Core => "core",
+            Resource::Graphql => "graphql",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct RateClass {
     pub bucket: Bucket,
     /// Requests per hour before the configured factor.
     pub limit: i64,
+    pub resource: Resource,
 }
 
 impl RateClass {
+    /// The same caller's class in another resource (same hourly limit, its own window).
+    pub fn in_resource(self, resource: Resource) -> RateClass {
+        RateClass { resource, ..self }
+    }
+
+    /// The window's key in the shared engine (`core` keeps the keys it always had).
+    fn key(&self) -> String {
+        match self.resource {
+            Resource::Core => self.bucket.key(),
+            Resource::Graphql => format!("graphql:{}", self.bucket.key()),
+        }
+    }
+
     /// The primary-limit message (clients classify on its `API rate limit exceeded for` prefix).
     pub fn exceeded_message(&self) -> String {
         match self.bucket {
@@ -75,7 +120,7 @@ struct Window {
 }
 
 pub struct Limiter {
-    windows: Sharded<Bucket, Window>,
+    windows: Sharded<(Resource, Bucket), Window>,
     factor: f64,
     shared: Option<Arc<Redis>>,
 }
@@ -88,7 +133,7 @@ impl Limiter {
     /// Asks the shared engine, if any and reachable.
     async fn shared(&self, class: &RateClass, mode: Mode, now: i64) -> Option<Result<Quota, Quota>> {
         let limit = self.limit(class);
-        let (used, start, ok) = self.shared.as_ref()?.primary(&class.bucket.key(), limit, WINDOW, mode, now).await.ok()?;
+        let (used, start, ok) = self.shared.as_ref()?.primary(&class.key(), limit, WINDOW, mode, now).await.ok()?;
         let q = Self::quota(limit, Window { start, used });
         Some(if ok { Ok(q) } else { Err(q) })
     }
@@ -135,8 +180,9 @@ impl Limiter {
 
     fn charge_local(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
         let limit = self.limit(class);
-        let mut map = self.windows.shard(&class.bucket);
-        let w = map.entry(class.bucket).or_insert(Window { start: now, used: 0 });
+        let key = (class.resource, class.bucket);
+        let mut map = self.windows.shard(&key);
+        let w = map.entry(key).or_insert(Window { start: now, used: 0 });
         if now >= w.start + WINDOW {
             *w = Window { start: now, used: 0 };
         }
@@ -149,8 +195,9 @@ impl Limiter {
 
     fn refund_local(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
-        let mut map = self.windows.shard(&class.bucket);
-        match map.get_mut(&class.bucket) {
+        let key = (class.resource, class.bucket);
+        let mut map = self.windows.shard(&key);
+        match map.get_mut(&key) {
             Some(w) if now < w.start + WINDOW => {
                 w.used = (w.used - 1).max(0);
                 Self::quota(limit, *w)
@@ -161,8 +208,9 @@ impl Limiter {
 
     fn peek_local(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
-        let map = self.windows.shard(&class.bucket);
-        match map.get(&class.bucket) {
+        let key = (class.resource, class.bucket);
+        let map = self.windows.shard(&key);
+        match map.get(&key) {
             Some(w) if now < w.start + WINDOW => Self::quota(limit, *w),
             _ => Quota { limit, used: 0, remaining: limit, reset: now + WINDOW },
         }
@@ -175,11 +223,13 @@ mod tests {
     #[test]
     fn window_exhausts_and_resets() {
         let l = Limiter::new(1.0, None);
-        let c = RateClass { bucket: Bucket::User(1), limit: 2 };
+        let c = RateClass { bucket: Bucket::User(1), limit: 2, resource: Resource::Core };
         assert_eq!(l.charge_local(&c, 100).unwrap().remaining, 1);
         assert_eq!(l.charge_local(&c, 100).unwrap().remaining, 0);
         let q = l.charge_local(&c, 200).unwrap_err();
         assert_eq!((q.remaining, q.reset), (0, 3700));
+        // GraphQL counts in a window of its own.
+        assert_eq!(l.charge_local(&c.in_resource(Resource::Graphql), 200).unwrap().remaining, 1);
         assert_eq!(l.refund_local(&c, 200).remaining, 1);
         assert_eq!(l.charge_local(&c, 3700).unwrap().used, 1);
     }

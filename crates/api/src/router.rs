@@ -44,7 +44,9 @@ pub fn app(state: Shared) -> Router {
     let api = api();
     let openapi =
         axum::body::Bytes::from(serde_json::to_vec(&crate::openapi::document(&api.ops, &state.config.public_url)).unwrap_or_default());
-    let api_router: Router = api.router.fallback(not_found).method_not_allowed_fallback(not_found).with_state(state.clone());
+    // GraphQL (the `viewer` query only) is no operation but answers behind the same contract.
+    let api_router: Router =
+        crate::ops::graphql::routes(api.router).fallback(not_found).method_not_allowed_fallback(not_found).with_state(state.clone());
     let api_service = middleware::from_fn_with_state((state.clone(), uncharged()), contract).layer(api_router);
     // The API description and its reference page, at the root and under the public URL's path
     // (like the API), so `/api/v3/docs` finds `/api/v3/openapi.json` next to it.

@@ -2,6 +2,7 @@
 //!
 //! 1. [`path::locate`]: below the public URL's path, branch names as one segment;
 //! 2. [`admit`]: preflight, API version, User-Agent, lockout, authentication, secondary limits,
+//!    (the limits count in the resource the path decides: `graphql` for the GraphQL endpoint)
 //!    injected faults (`faults.rs`), the primary rate limit — or the refusal;
 //! 3. [`conditional`]: a conditional GET whose answer is known not to have changed is a 304
 //!    without routing;
@@ -38,7 +39,7 @@ use crate::headers as names;
 use crate::not_modified;
 use crate::operation::{Operation, Poll};
 use crate::principal::Principal;
-use crate::ratelimit::{Quota, RateClass};
+use crate::ratelimit::{Quota, RateClass, Resource};
 use crate::reply::Fresh;
 use crate::request::{OpRef, ReqInfo};
 use crate::secondary::Slot;
@@ -65,6 +66,8 @@ struct Exchange {
     /// Below the API base, with branch names as one segment (what the router sees).
     path: String,
     ip: IpAddr,
+    /// The rate-limit resource the request counts against (its path decides).
+    resource: Resource,
     version: ApiVersion,
     principal: Principal,
     quota: Option<Quota>,
@@ -95,6 +98,7 @@ pub async fn contract(State((app, uncharged)): State<ContractState>, mut req: Re
         started,
         rid: request_id(),
         method: req.method().clone(),
+        resource: Resource::of_path(&path),
         path,
         ip: client_ip(&req, app.config.trust_forwarded),
         version: ApiVersion::DEFAULT,
@@ -169,7 +173,7 @@ async fn admit<'a>(
             return Err(e.into_response());
         }
     };
-    let class = x.principal.rate_class(x.ip);
+    let class = x.principal.rate_class(x.ip).in_resource(x.resource);
     // Secondary limits: a place among the requester's concurrent requests and the method's points.
     let slot = match app.secondary.enter(class.bucket, &x.method, app.clock.now()).await {
         Ok(slot) => slot,
@@ -295,7 +299,7 @@ async fn stamp(app: &Shared, x: &mut Exchange, mut resp: Response) -> Response {
     // credentials) still report the caller's bucket (the address's, for an unidentified caller):
     // clients read `x-ratelimit-*` on every response.
     if x.quota.is_none() && app.config.rate_limits {
-        x.quota = Some(app.limiter.peek(&x.principal.rate_class(x.ip), app.clock.now()).await);
+        x.quota = Some(app.limiter.peek(&x.principal.rate_class(x.ip).in_resource(x.resource), app.clock.now()).await);
     }
     let op = x.answered_by.or_else(|| resp.extensions().get::<OpRef>().map(|o| o.0));
     x.answered_by = op;
@@ -324,7 +328,7 @@ async fn stamp(app: &Shared, x: &mut Exchange, mut resp: Response) -> Response {
         h.insert(names::X_RATELIMIT_REMAINING, HeaderValue::from(q.remaining));
         h.insert(names::X_RATELIMIT_RESET, HeaderValue::from(q.reset));
         h.insert(names::X_RATELIMIT_USED, HeaderValue::from(q.used));
-        h.insert(names::X_RATELIMIT_RESOURCE, HeaderValue::from_static("core"));
+        h.insert(names::X_RATELIMIT_RESOURCE, HeaderValue::from_static(x.resource.name()));
     }
     if let Principal::Token(t) = &x.principal {
         if t.token.kind.uses_scopes() {

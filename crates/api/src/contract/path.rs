@@ -2,6 +2,8 @@
 //! encoded so the router sees one segment.
 use axum::extract::Request;
 
+use crate::ratelimit::GRAPHQL_PATH;
+
 /// Strips the public URL's path (e.g. `/api/v3`: the API answers there as well as at the root)
 /// and encodes the slashes of branch names; rewrites the request's URI when that changed it.
 /// Returns the path as sent below the base (faults match it) and the routed one.
@@ -12,6 +14,8 @@ pub fn locate(base: &str, req: &mut Request) -> (String, String) {
         if path.is_empty() {
             path = "/".into();
         }
+    } else if enterprise_graphql(base).is_some_and(|g| g == path) {
+        path = GRAPHQL_PATH.into();
     }
     let api_path = path.clone();
     if let Some(p) = normalize_path(&path) {
@@ -27,6 +31,12 @@ pub fn locate(base: &str, req: &mut Request) -> (String, String) {
         }
     }
     (api_path, path)
+}
+
+/// The enterprise layout's GraphQL endpoint: beside a base ending in `/api/v3`, `…/api/graphql`
+/// (where gh and other clients look for it on an enterprise host).
+fn enterprise_graphql(base: &str) -> Option<String> {
+    base.strip_suffix("/v3").filter(|api| api.ends_with("/api")).map(|api| format!("{api}/graphql"))
 }
 
 /// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
@@ -80,6 +90,15 @@ fn normalize_path(path: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn enterprise_graphql_only_beside_an_api_v3_base() {
+        assert_eq!(super::enterprise_graphql("/api/v3").as_deref(), Some("/api/graphql"));
+        assert_eq!(super::enterprise_graphql("/ghe/api/v3").as_deref(), Some("/ghe/api/graphql"));
+        assert_eq!(super::enterprise_graphql("/v3"), None);
+        assert_eq!(super::enterprise_graphql(""), None);
+        assert_eq!(super::enterprise_graphql("/api"), None);
+    }
+
     #[test]
     fn branch_refs_with_slashes_become_one_segment() {
         assert_eq!(

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
+use crate::ratelimit::{Quota, Resource};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::routes::Api;
@@ -222,7 +223,7 @@ pub struct RateLimitOverview {
     pub rate: Option<RateLimitBucket>,
 }
 
-/// The buckets by resource; only `core` counts requests, the others show their fixed limits.
+/// The buckets by resource; `core` and `graphql` count requests, the others show their fixed limits.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[schemars(inline)]
 pub struct RateLimitResources {
@@ -246,14 +247,17 @@ async fn rate_limit(ctx: Ctx) -> ApiResult<Reply> {
         return Err(ApiError::new(StatusCode::NOT_FOUND, "Rate limiting is not enabled."));
     }
     let now = ctx.app.clock.now();
-    let q = ctx.app.limiter.peek(&ctx.principal.rate_class(ctx.ip), now).await;
-    let core = RateLimitBucket { limit: q.limit, used: q.used, remaining: q.remaining, reset: q.reset };
+    let class = ctx.principal.rate_class(ctx.ip);
+    let window = |q: Quota| RateLimitBucket { limit: q.limit, used: q.used, remaining: q.remaining, reset: q.reset };
+    let core = window(ctx.app.limiter.peek(&class, now).await);
     let anonymous = matches!(ctx.principal, crate::principal::Principal::Anonymous);
     let fixed = |limit: i64, window: i64| RateLimitBucket { limit, used: 0, remaining: limit, reset: now + window };
+    // GraphQL refuses anonymous callers: their bucket is empty.
+    let graphql = if anonymous { fixed(0, 3600) } else { window(ctx.app.limiter.peek(&class.in_resource(Resource::Graphql), now).await) };
     let resources = RateLimitResources {
         core,
         search: fixed(if anonymous { 10 } else { 30 }, 60),
-        graphql: fixed(if anonymous { 0 } else { 5_000 }, 3600),
+        graphql,
         integration_manifest: fixed(5_000, 3600),
         source_import: fixed(100, 60),
         code_scanning_upload: fixed(500, 3600),

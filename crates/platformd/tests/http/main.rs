@@ -16,6 +16,7 @@ mod enterprise_teams;
 mod events;
 mod faults;
 mod git;
+mod graphql;
 mod hooks;
 mod input_bounds;
 mod insights;
