@@ -115,7 +115,7 @@ impl From<CreateRegistry> for UpdateRegistry {
 // The fields a create and an update share.
 #[derive(Deserialize, JsonSchema)]
 struct RegistryFields {
-    /// `null` (or empty) clears it; absent keeps it.
+    // `null` (or empty) clears it; absent keeps it.
     #[serde(default)]
     username: Patch<String>,
     replaces_base: Option<bool>,
