@@ -381,6 +381,25 @@ mod tests {
         assert_eq!(b.any, Some(Value::Null));
     }
 
+    #[derive(Deserialize, JsonSchema)]
+    struct Update {
+        #[serde(default)]
+        name: Patch<String>,
+    }
+
+    #[test]
+    fn patch_tells_null_from_absent() {
+        let r = BodyRules::of("Update", crate::shape::schema_of::<Update>);
+        assert_eq!(r.schema["properties"]["name"], json!({"type": ["string", "null"], "maxLength": DEFAULT_MAX_CHARS}));
+        assert!(!r.required);
+        assert!(r.check(&json!({"name": null})).is_ok());
+        assert!(r.check(&json!({"name": 1})).is_err());
+        let name = |v: Value| serde_json::from_value::<Update>(v).unwrap().name;
+        assert_eq!(name(json!({})), Patch::Absent);
+        assert_eq!(name(json!({"name": null})), Patch::Null);
+        assert_eq!(name(json!({"name": "n"})), Patch::Value("n".into()));
+    }
+
     #[test]
     fn strings_anywhere() {
         assert!(check_strings(&json!({"a": ["x", {"b": "y"}], "n": 1})).is_ok());

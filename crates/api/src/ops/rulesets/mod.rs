@@ -205,7 +205,7 @@ struct CreateRuleset {
     rules: Option<Value>,
 }
 
-/// An update: the fields sent replace the current ones (`null` is refused, never "clear").
+// An update: the fields sent replace the current ones (`null` is refused, never "clear").
 #[derive(Deserialize, JsonSchema)]
 struct UpdateRuleset {
     #[serde(default, deserialize_with = "present")]
