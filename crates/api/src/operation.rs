@@ -274,4 +274,15 @@ impl Operation {
     pub fn meta(&'static self) -> &'static OpMeta {
         self.derived.0.get_or_init(|| OpMeta::of(self))
     }
+
+    /// The body as this operation's declared type: checked first against its schema (the one
+    /// OpenAPI publishes) for the platform's messages, then deserialized. Handlers use
+    /// `Ctx::body`; the control plane, which takes an operation's body too, this.
+    pub fn read_body<T: serde::de::DeserializeOwned>(&'static self, body: serde_json::Value) -> Result<T, crate::error::ApiError> {
+        debug_assert!(self.body.is_some_and(|b| b.is::<T>()), "{}: not the declared body type", self.id);
+        if let Some(rules) = &self.meta().body {
+            rules.check(&body)?;
+        }
+        serde_json::from_value(body).map_err(crate::error::ApiError::invalid_request)
+    }
 }

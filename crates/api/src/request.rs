@@ -96,17 +96,7 @@ impl Ctx {
     /// The body as the operation's declared type: checked first against its schema (the one
     /// OpenAPI publishes) for the platform's messages, then deserialized.
     pub fn body<T: serde::de::DeserializeOwned>(&self, body: Value) -> Result<T, ApiError> {
-        debug_assert!(self.op.body.is_some_and(|b| b.is::<T>()), "{}: not the declared body type", self.op.id);
-        self.check_body(&body)?;
-        serde_json::from_value(body).map_err(ApiError::invalid_request)
-    }
-
-    /// [`Ctx::body`]'s checks alone, for a handler that reads the body as JSON.
-    pub fn check_body(&self, body: &Value) -> Result<(), ApiError> {
-        match &self.op.meta().body {
-            Some(rules) => rules.check(body),
-            None => Ok(()),
-        }
+        self.op.read_body(body)
     }
 
     /// `page`/`per_page` of the query with the operation's default and maximum; a value that is

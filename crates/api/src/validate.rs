@@ -9,7 +9,8 @@
 //! accepts null too; strings without `#[schemars(length(max = …))]` get [`DEFAULT_MAX_CHARS`];
 //! `#[schemars(extend("enum" = …))]` lists a string's values; a field its handler validates
 //! itself is a `Value` published with `#[schemars(schema_with = …)]` returning [`by_handler`]
-//! (with [`present`], a null sent reaches the handler as `Some(Value::Null)`).
+//! (with [`present`], a null sent reaches the handler as `Some(Value::Null)`); a field where null
+//! and absence mean different things (null clears, absent keeps) is a [`Patch`].
 use schemars::{Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -93,6 +94,43 @@ pub fn nullable(s: &mut Schema) {
 /// handler validates: a `null` sent is `Some(Value::Null)`, told apart from absence.
 pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
+}
+
+/// A field of an update where `null` and absence differ: absent keeps the current value, `null`
+/// clears it. `#[serde(default)]` on the field; published (and checked) as a nullable `T`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Patch<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<T> Patch<T> {
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Patch::Absent)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Called only for a key that is there (absence is the `#[serde(default)]`).
+        Ok(Option::<T>::deserialize(d)?.map_or(Patch::Null, Patch::Value))
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Patch<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let mut s = T::json_schema(g);
+        nullable(&mut s);
+        s
+    }
 }
 
 /// The generator of body schemas: as deserialized, every subschema inline (a body reads whole).
@@ -341,6 +379,25 @@ mod tests {
         assert!(e.message.ends_with("[1,\"x\"] is not an array."));
         let b: Status = serde_json::from_value(json!({"state": "a", "any": null})).unwrap();
         assert_eq!(b.any, Some(Value::Null));
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Update {
+        #[serde(default)]
+        name: Patch<String>,
+    }
+
+    #[test]
+    fn patch_tells_null_from_absent() {
+        let r = BodyRules::of("Update", crate::shape::schema_of::<Update>);
+        assert_eq!(r.schema["properties"]["name"], json!({"type": ["string", "null"], "maxLength": DEFAULT_MAX_CHARS}));
+        assert!(!r.required);
+        assert!(r.check(&json!({"name": null})).is_ok());
+        assert!(r.check(&json!({"name": 1})).is_err());
+        let name = |v: Value| serde_json::from_value::<Update>(v).unwrap().name;
+        assert_eq!(name(json!({})), Patch::Absent);
+        assert_eq!(name(json!({"name": null})), Patch::Null);
+        assert_eq!(name(json!({"name": "n"})), Patch::Value("n".into()));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::shape::{Timestamp, Uri};
-use crate::validate::{nullable, SEALED_VALUE_MAX_CHARS};
+use crate::validate::{Patch, SEALED_VALUE_MAX_CHARS};
 
 const fn access(level: Level) -> Access {
     Access {
@@ -83,10 +83,7 @@ const OIDC_FIELDS: [&str; 15] = [
     "service_account",
 ];
 
-// The bodies are read as JSON by `merge` (a `username` of null clears it, absent keeps it; the
-// OIDC fields go by name), so these types declare them: the published schema and its checks.
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 struct CreateRegistry {
     #[schemars(extend("enum" = REGISTRY_TYPES))]
     registry_type: String,
@@ -98,7 +95,6 @@ struct CreateRegistry {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 struct UpdateRegistry {
     #[schemars(extend("enum" = REGISTRY_TYPES))]
     registry_type: Option<String>,
@@ -109,12 +105,19 @@ struct UpdateRegistry {
     rest: RegistryFields,
 }
 
+/// A create is an update of nothing: [`merge`] reads both alike.
+impl From<CreateRegistry> for UpdateRegistry {
+    fn from(c: CreateRegistry) -> Self {
+        UpdateRegistry { registry_type: Some(c.registry_type), url: Some(c.url), visibility: Some(c.visibility), rest: c.rest }
+    }
+}
+
 // The fields a create and an update share.
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 struct RegistryFields {
-    #[schemars(transform = nullable)]
-    username: Option<String>,
+    // `null` (or empty) clears it; absent keeps it.
+    #[serde(default)]
+    username: Patch<String>,
     replaces_base: Option<bool>,
     #[schemars(length(max = SEALED_VALUE_MAX_CHARS))]
     encrypted_value: Option<String>,
@@ -137,6 +140,32 @@ struct RegistryFields {
     api_host: Option<String>,
     workload_identity_provider: Option<String>,
     service_account: Option<String>,
+}
+
+impl RegistryFields {
+    /// The OIDC fields sent, by name, in the order of [`OIDC_FIELDS`].
+    fn oidc(&self) -> [(&'static str, Option<&str>); 15] {
+        let f = Option::as_deref;
+        let fields = [
+            ("tenant_id", f(&self.tenant_id)),
+            ("client_id", f(&self.client_id)),
+            ("cloud_b_region", f(&self.cloud_b_region)),
+            ("account_id", f(&self.account_id)),
+            ("role_name", f(&self.role_name)),
+            ("domain", f(&self.domain)),
+            ("domain_owner", f(&self.domain_owner)),
+            ("audience", f(&self.audience)),
+            ("artifact_a_oidc_provider_name", f(&self.artifact_a_oidc_provider_name)),
+            ("identity_mapping_name", f(&self.identity_mapping_name)),
+            ("namespace", f(&self.namespace)),
+            ("service_slug", f(&self.service_slug)),
+            ("api_host", f(&self.api_host)),
+            ("workload_identity_provider", f(&self.workload_identity_provider)),
+            ("service_account", f(&self.service_account)),
+        ];
+        debug_assert!(fields.iter().map(|(n, _)| *n).eq(OIDC_FIELDS));
+        fields
+    }
 }
 
 pub static LIST: Operation = Operation {
@@ -304,8 +333,8 @@ fn invalid(field: &str, code: &str, message: impl Into<String>) -> ApiError {
 }
 
 /// A non-empty string field of the body.
-fn text<'a>(body: &'a Value, name: &str) -> Option<&'a str> {
-    body.get(name).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+fn text(v: &Option<String>) -> Option<&str> {
+    v.as_deref().filter(|s| !s.trim().is_empty())
 }
 
 /// A sealed value to open in the write transaction: `(key_id, encrypted_value)`.
@@ -313,41 +342,40 @@ type Sealed = Option<(String, String)>;
 
 /// Applies a create (`base` none) or update body over `base` and checks every rule; the sealed
 /// value and the repository ids are checked against the database by [`save`].
-fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry, Sealed)> {
+fn merge(body: &UpdateRegistry, base: Option<&Registry>, now: i64) -> ApiResult<(Registry, Sealed)> {
+    let rest = &body.rest;
     let mut r = base.cloned().unwrap_or_default();
     if let Some(b) = base {
-        if let Some(a) = body.get("auth_type").and_then(Value::as_str) {
-            if a != b.auth_type {
-                return Err(invalid("auth_type", "invalid", "auth_type cannot be changed; delete the configuration and create it again."));
-            }
+        if rest.auth_type.as_ref().is_some_and(|a| *a != b.auth_type) {
+            return Err(invalid("auth_type", "invalid", "auth_type cannot be changed; delete the configuration and create it again."));
         }
     } else {
-        r.auth_type = body.get("auth_type").and_then(Value::as_str).unwrap_or("token").to_string();
+        r.auth_type = rest.auth_type.clone().unwrap_or_else(|| "token".into());
         r.created_at = now;
     }
     r.updated_at = now;
-    if let Some(t) = body.get("registry_type").and_then(Value::as_str) {
-        r.registry_type = t.to_string();
+    if let Some(t) = &body.registry_type {
+        r.registry_type = t.clone();
     }
-    if let Some(u) = body.get("url").and_then(Value::as_str) {
+    if let Some(u) = &body.url {
         let ok = reqwest::Url::parse(u).ok().is_some_and(|p| matches!(p.scheme(), "http" | "https") && p.host_str().is_some());
         if !ok {
             return Err(invalid("url", "invalid", format!("{u} is not a valid http or https URL.")));
         }
-        r.url = u.to_string();
+        r.url = u.clone();
     }
-    match body.get("username") {
-        Some(Value::String(s)) if !s.is_empty() => r.username = Some(s.clone()),
-        Some(_) => r.username = None,
-        None => {}
+    match &rest.username {
+        Patch::Value(s) if !s.is_empty() => r.username = Some(s.clone()),
+        Patch::Value(_) | Patch::Null => r.username = None,
+        Patch::Absent => {}
     }
-    if let Some(b) = body.get("replaces_base").and_then(Value::as_bool) {
+    if let Some(b) = rest.replaces_base {
         r.replaces_base = b;
     }
-    if let Some(v) = body.get("visibility").and_then(Value::as_str) {
-        r.visibility = v.to_string();
+    if let Some(v) = &body.visibility {
+        r.visibility = v.clone();
     }
-    match body.get("selected_repository_ids").and_then(Value::as_array) {
+    match &rest.selected_repository_ids {
         Some(_) if r.visibility != "selected" => {
             return Err(invalid(
                 "selected_repository_ids",
@@ -356,7 +384,7 @@ fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry
             ))
         }
         Some(ids) => {
-            let mut ids: Vec<i64> = ids.iter().filter_map(Value::as_i64).collect();
+            let mut ids = ids.clone();
             ids.sort_unstable();
             ids.dedup();
             r.selected_repository_ids = ids;
@@ -367,10 +395,10 @@ fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry
 
     // The secret value: required for the token kinds (kept on update), refused for OIDC.
     let oidc_kind = r.auth_type.starts_with("oidc_");
-    let (value, key_id) = (text(body, "encrypted_value"), text(body, "key_id"));
+    let (value, key_id) = (text(&rest.encrypted_value), text(&rest.key_id));
     let sealed = if oidc_kind {
-        for f in ["encrypted_value", "key_id"] {
-            if body.get(f).is_some() {
+        for (f, sent) in [("encrypted_value", &rest.encrypted_value), ("key_id", &rest.key_id)] {
+            if sent.is_some() {
                 return Err(invalid(f, "invalid", format!("{f} must be omitted with auth_type {}.", r.auth_type)));
             }
         }
@@ -395,12 +423,12 @@ fn merge(body: &Value, base: Option<&Registry>, now: i64) -> ApiResult<(Registry
 
     // The OIDC fields: exactly those of the auth type; its required ones present.
     let (required, optional) = oidc_fields(&r.auth_type);
-    for f in OIDC_FIELDS {
-        let Some(v) = body.get(f) else { continue };
+    for (f, v) in rest.oidc() {
+        let Some(v) = v else { continue };
         if !required.contains(&f) && !optional.contains(&f) {
             return Err(invalid(f, "invalid", format!("{f} is not used with auth_type {}.", r.auth_type)));
         }
-        match v.as_str().filter(|s| !s.trim().is_empty()) {
+        match Some(v).filter(|s| !s.trim().is_empty()) {
             Some(s) => r.oidc.insert(f.to_string(), json!(s)),
             None => r.oidc.remove(f),
         };
@@ -479,9 +507,9 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
-    ctx.check_body(&body)?;
+    let body: CreateRegistry = ctx.body(body)?;
     let now = ctx.app.clock.now();
-    let (r, sealed) = merge(&body, None, now)?;
+    let (r, sealed) = merge(&body.into(), None, now)?;
     let org_id = caller.org.id;
     let r = ctx.app.store.write(move |c| save(c, &sk, org_id, r, sealed, true, now)).await?;
     Ok(Reply::created(registry_config(&r, true)))
@@ -505,7 +533,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let caller = ctx.org_owner().await?;
     let existing = load(&ctx, caller.org.id).await?;
-    ctx.check_body(&body)?;
+    let body: UpdateRegistry = ctx.body(body)?;
     let now = ctx.app.clock.now();
     let (r, sealed) = merge(&body, Some(&existing), now)?;
     let org_id = caller.org.id;

@@ -234,6 +234,9 @@ both!(update_rules_and_codes, |s| {
         json!({"state": "closed"}),
         json!({"state": "fixed"}),
         json!({"state": 1}),
+        // null is a value, and not a string: never "absent".
+        json!({"state": null}),
+        json!({"state": "open", "dismissed_comment": null}),
         json!({"state": "dismissed", "dismissed_reason": "inaccurate", "dismissed_comment": "x".repeat(281)}),
         json!({"state": "open", "dismissed_reason": "inaccurate"}),
         json!({"state": "open", "extra": true}),
@@ -244,6 +247,7 @@ both!(update_rules_and_codes, |s| {
         json!({"assignees": ["acme"]}),
         json!({"assignees": ["bob"], "agent_assignment": {"model": "x", "colour": "red"}}),
         json!({"assignees": ["bob"], "agent_assignment": "fast"}),
+        json!({"assignees": ["bob"], "agent_assignment": null}),
     ] {
         simple_422(&patch(&s, p, &alice, body.clone()).await);
     }

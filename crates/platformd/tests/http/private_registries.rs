@@ -197,6 +197,18 @@ both!(username_password_kind, |s| {
     assert_eq!((b["auth_type"].as_str(), b["username"].as_str()), (Some("username_password"), Some("u")));
 });
 
+// An update's `username`: absent keeps it, null clears it (the token kind needs none).
+both!(update_username_null_clears_absent_keeps, |s| {
+    let w = world(&s).await;
+    let b = create(&s, &w, with(w.token_body(), json!({"username": "u"}))).await;
+    let path = format!("{BASE}/{}", b["name"].as_str().unwrap());
+    let username = |b: Value| b["username"].clone();
+    assert_eq!(call(&s, Method::PATCH, &path, Some(&w.t), Some(json!({"replaces_base": true}))).await.0, 204);
+    assert_eq!(username(call(&s, Method::GET, &path, Some(&w.t), None).await.2), json!("u"));
+    assert_eq!(call(&s, Method::PATCH, &path, Some(&w.t), Some(json!({"username": null}))).await.0, 204);
+    assert_eq!(username(call(&s, Method::GET, &path, Some(&w.t), None).await.2), json!(null));
+});
+
 // ---------------------------------------------------------------------------------------------
 // One test per validation rule.
 

@@ -14,7 +14,7 @@ use platform_store::domain::{accounts, security_managers};
 use platform_store::{DbError, Value as SqlValue};
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
@@ -158,20 +158,68 @@ pub static UPDATE: Operation = Operation {
 
 const AGENT_ASSIGNMENT: &str = r#"{"type": "object", "additionalProperties": false, "properties": {"custom_instructions": {"type": "string"}, "custom_agent": {"type": "string"}, "model": {"type": "string"}}}"#;
 
-// An alert update. `check_update` validates it first, with these operations' own messages
-// (ValidationErrorSimple), instead of the common checks.
+// An alert update. Its fields take any JSON (`Sent`) so that `check_update` answers these
+// operations' own messages (ValidationErrorSimple), in its order, instead of the common checks.
 #[derive(Deserialize, JsonSchema)]
 struct UpdateAlert {
+    #[serde(default)]
     #[schemars(extend("enum" = ["dismissed", "open"]))]
-    state: Option<String>,
+    state: Sent<String>,
+    #[serde(default)]
     #[schemars(extend("enum" = DISMISSED_REASONS))]
-    dismissed_reason: Option<String>,
+    dismissed_reason: Sent<String>,
+    #[serde(default)]
     #[schemars(length(max = 280))]
-    dismissed_comment: Option<String>,
-    assignees: Option<Vec<String>>,
+    dismissed_comment: Sent<String>,
+    #[serde(default)]
+    assignees: Sent<Vec<String>>,
     #[serde(default)]
     #[schemars(schema_with = "agent_assignment_schema")]
-    agent_assignment: Option<Value>,
+    agent_assignment: Sent<Value>,
+}
+
+/// A field of an alert update as sent: absent, a `T`, or another JSON value (null included).
+#[derive(Default)]
+enum Sent<T> {
+    #[default]
+    Absent,
+    Valid(T),
+    Invalid(Value),
+}
+
+impl<T> Sent<T> {
+    fn is_absent(&self) -> bool {
+        matches!(self, Sent::Absent)
+    }
+    /// The value; `check_update` has refused an invalid one.
+    fn valid(self) -> Option<T> {
+        match self {
+            Sent::Valid(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Sent<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(match serde_json::from_value(v.clone()) {
+            Ok(t) => Sent::Valid(t),
+            Err(_) => Sent::Invalid(v),
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Sent<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> schemars::Schema {
+        T::json_schema(g)
+    }
 }
 
 fn agent_assignment_schema(_: &mut SchemaGenerator) -> schemars::Schema {
@@ -525,30 +573,31 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 
 /// Validates an update body (api-facts §1.10): `state` or `assignees` required, no other keys
 /// than the five, the dismissal rules. Every refusal is a 422 with string `errors`.
-fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
+fn check_update(keys: &[String], b: &UpdateAlert) -> ApiResult<()> {
     const KEYS: [&str; 5] = ["state", "dismissed_reason", "dismissed_comment", "assignees", "agent_assignment"];
-    if let Some(k) = body.keys().find(|k| !KEYS.contains(&k.as_str())) {
+    if let Some(k) = keys.iter().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(unprocessable(format!(
             "{k:?} is not a permitted key: send state, dismissed_reason, dismissed_comment, assignees or agent_assignment"
         )));
     }
-    if !body.contains_key("state") && !body.contains_key("assignees") {
+    if b.state.is_absent() && b.assignees.is_absent() {
         return Err(unprocessable("The body must contain state or assignees."));
     }
-    let string = |k: &str| -> ApiResult<Option<&str>> {
-        match body.get(k) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(unprocessable(format!("{k} must be a string, not {other}"))),
+    let string = |k: &str, v: &Sent<String>| -> ApiResult<Option<String>> {
+        match v {
+            Sent::Absent => Ok(None),
+            Sent::Valid(s) => Ok(Some(s.clone())),
+            Sent::Invalid(other) => Err(unprocessable(format!("{k} must be a string, not {other}"))),
         }
     };
-    let state = string("state")?;
+    let state = string("state", &b.state)?;
+    let state = state.as_deref();
     if let Some(s) = state {
         if s != "dismissed" && s != "open" {
             return Err(unprocessable(format!("state {s:?} is not one of dismissed, open")));
         }
     }
-    match string("dismissed_reason")? {
+    match string("dismissed_reason", &b.dismissed_reason)?.as_deref() {
         Some(r) if !DISMISSED_REASONS.contains(&r) => {
             return Err(unprocessable(format!("dismissed_reason {r:?} is not one of {}", DISMISSED_REASONS.join(", "))))
         }
@@ -556,17 +605,15 @@ fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
         None if state == Some("dismissed") => return Err(unprocessable("dismissed_reason is required when state is dismissed.")),
         _ => {}
     }
-    match string("dismissed_comment")? {
+    match string("dismissed_comment", &b.dismissed_comment)? {
         Some(c) if c.chars().count() > 280 => return Err(unprocessable("dismissed_comment is too long (maximum is 280 characters).")),
         Some(_) if state != Some("dismissed") => return Err(unprocessable("dismissed_comment is only allowed when state is dismissed.")),
         _ => {}
     }
-    if let Some(a) = body.get("assignees") {
-        if !a.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
-            return Err(unprocessable("assignees must be an array of logins."));
-        }
+    if let Sent::Invalid(_) = b.assignees {
+        return Err(unprocessable("assignees must be an array of logins."));
     }
-    if let Some(a) = body.get("agent_assignment") {
+    if let Sent::Valid(a) | Sent::Invalid(a) = &b.agent_assignment {
         let Some(obj) = a.as_object() else { return Err(unprocessable("agent_assignment must be an object.")) };
         for (k, v) in obj {
             if !["custom_instructions", "custom_agent", "model"].contains(&k.as_str()) {
@@ -584,8 +631,9 @@ fn check_update(body: &Map<String, Value>) -> ApiResult<()> {
 
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, alert) = load(&ctx).await?;
-    check_update(body.as_object().unwrap_or(&Map::new()))?;
+    let keys: Vec<String> = body.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
     let b: UpdateAlert = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    check_update(&keys, &b)?;
     // A withdrawn advisory's alert is gone for good; only open and dismissed alerts change state.
     if alert.advisory_withdrawn_at.is_some() {
         return Err(ApiError::new(
@@ -593,14 +641,15 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             "This alert's advisory was withdrawn; the alert can no longer be changed.",
         ));
     }
-    let state = b.state;
+    let state = b.state.valid();
     if state.is_some() && (alert.state == "fixed" || alert.state == "auto_dismissed") {
         return Err(ApiError::new(
             axum::http::StatusCode::CONFLICT,
             format!("The alert is {}: only open and dismissed alerts can be dismissed or reopened.", alert.state),
         ));
     }
-    let (reason, comment, logins, agent) = (b.dismissed_reason, b.dismissed_comment, b.assignees, b.agent_assignment);
+    let (reason, comment, logins, agent) =
+        (b.dismissed_reason.valid(), b.dismissed_comment.valid(), b.assignees.valid(), b.agent_assignment.valid());
     let by = ctx.principal.user().map(|u| u.id);
     let (repo_id, number, now) = (repo.id, alert.number, ctx.app.clock.now());
     let updated = ctx

@@ -279,18 +279,17 @@ struct UpdateHook {
     name: Option<String>,
 }
 
-// A configuration update is read as JSON by `parse_config`, which also reads a hook body's
-// nested `config` (so both answer the same messages); this type declares it.
+// A configuration update; a hook body's nested `config` is read as one too (`nested_config`),
+// so both answer the same messages.
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 struct UpdateHookConfig {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "url_schema")]
     url: Option<Value>,
     #[schemars(extend("enum" = ["json", "form"]))]
     content_type: Option<String>,
     secret: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "insecure_ssl_schema")]
     insecure_ssl: Option<Value>,
 }
@@ -307,18 +306,23 @@ struct Config {
     secret: Option<String>,
 }
 
-/// Reads a `config` object over `base` (the current values, for partial updates).
-fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
+/// A hook body's `config`, which the body's checks let through whatever it is: an object whose
+/// string fields are strings (the messages the configuration update's checks answer).
+fn nested_config(v: &Value) -> ApiResult<UpdateHookConfig> {
     let Some(obj) = v.as_object() else { return Err(invalid("config", "invalid", None)) };
-    let str_field = |name: &str| -> ApiResult<Option<String>> {
-        match obj.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(ApiError::invalid_request(format!("For 'properties/{name}', {other} is not a string."))),
+    for name in ["url", "content_type", "secret"] {
+        if let Some(other) = obj.get(name).filter(|v| !v.is_string()) {
+            return Err(ApiError::invalid_request(format!("For 'properties/{name}', {other} is not a string.")));
         }
-    };
-    let url = match (str_field("url")?, base) {
-        (Some(u), _) => u,
+    }
+    serde_json::from_value(v.clone()).map_err(ApiError::invalid_request)
+}
+
+/// Applies a configuration over `base` (the current values, for partial updates).
+fn parse_config(c: UpdateHookConfig, base: Option<&Hook>) -> ApiResult<Config> {
+    let url = match (c.url, base) {
+        (Some(Value::String(u)), _) => u,
+        (Some(other), _) => return Err(ApiError::invalid_request(format!("For 'properties/url', {other} is not a string."))),
         (None, Some(h)) => h.url.clone(),
         (None, None) => return Err(invalid("url", "missing_field", Some("Config must contain a url".into()))),
     };
@@ -326,14 +330,14 @@ fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
     if parsed.is_none() {
         return Err(invalid("url", "invalid", Some(format!("{url} is not a valid URL"))));
     }
-    let content_type = match str_field("content_type")? {
+    let content_type = match c.content_type {
         Some(c) if c == "json" || c == "form" => c,
         Some(c) => return Err(invalid("content_type", "invalid", Some(format!("{c} is not a valid content type (json or form)")))),
         None => base.map(|h| h.content_type.clone()).unwrap_or_else(|| "form".into()),
     };
-    let insecure_ssl = match obj.get("insecure_ssl") {
+    let insecure_ssl = match c.insecure_ssl {
         None => base.map(|h| h.insecure_ssl.clone()).unwrap_or_else(|| "0".into()),
-        Some(Value::String(s)) if s == "0" || s == "1" => s.clone(),
+        Some(Value::String(s)) if s == "0" || s == "1" => s,
         Some(Value::Number(n)) if n.as_f64() == Some(0.0) || n.as_f64() == Some(1.0) => {
             if n.as_f64() == Some(1.0) {
                 "1".into()
@@ -343,7 +347,7 @@ fn parse_config(v: &Value, base: Option<&Hook>) -> ApiResult<Config> {
         }
         Some(other) => return Err(invalid("insecure_ssl", "invalid", Some(format!("{other} is not 0 or 1")))),
     };
-    let secret = str_field("secret")?.filter(|s| !s.is_empty());
+    let secret = c.secret.filter(|s| !s.is_empty());
     Ok(Config { url, content_type, insecure_ssl, secret })
 }
 
@@ -426,7 +430,7 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     }
     let b: CreateHook = ctx.body(body)?;
     check_name(Some(&b.name))?;
-    let config = parse_config(&b.config, None)?;
+    let config = parse_config(nested_config(&b.config)?, None)?;
     let events = parse_events(b.events.as_ref())?;
     let active = b.active.unwrap_or(true);
     let (org, app_id, now) = (caller.org.clone(), caller.oauth_app, ctx.app.clock.now());
@@ -494,7 +498,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     check_name(b.name.as_deref())?;
     // The secret is replaced by what this update sends: absent, it is removed.
     let config = match &b.config {
-        Some(v) => parse_config(v, Some(&hook))?,
+        Some(v) => parse_config(nested_config(v)?, Some(&hook))?,
         None => {
             Config { url: hook.url.clone(), content_type: hook.content_type.clone(), insecure_ssl: hook.insecure_ssl.clone(), secret: None }
         }
@@ -522,9 +526,9 @@ async fn get_config(ctx: Ctx) -> ApiResult<Reply> {
 async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let hook = load_mut(&ctx, &caller).await?;
-    ctx.check_body(&body)?;
-    let mut config = parse_config(&body, Some(&hook))?;
-    let keep_secret = body.get("secret").is_none();
+    let b: UpdateHookConfig = ctx.body(body)?;
+    let keep_secret = b.secret.is_none();
+    let config = parse_config(b, Some(&hook))?;
     let id = hook.id;
     let (events, active) = (hook.events.clone(), hook.active);
     if keep_secret {
@@ -550,7 +554,6 @@ async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             .ok_or_else(ApiError::not_found)?;
         return Ok(Reply::ok(webhook_config(&updated)));
     }
-    config.secret = body.get("secret").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let updated = save(&ctx, &hook, config, events, active).await?;
     Ok(Reply::ok(webhook_config(&updated)))
 }

@@ -4,6 +4,7 @@
 //! is exactly what was accepted.
 use serde_json::{json, Map, Value};
 
+use super::UpdateRuleset;
 use crate::error::{ApiError, ApiResult};
 
 pub const TARGETS: [&str; 3] = ["branch", "tag", "push"];
@@ -168,7 +169,10 @@ fn string<'a>(v: &'a Value, path: &str) -> ApiResult<&'a str> {
 }
 
 fn one_of<'a>(v: &'a Value, path: &str, allowed: &[&str]) -> ApiResult<&'a str> {
-    let s = string(v, path)?;
+    member(string(v, path)?, path, allowed)
+}
+
+fn member<'a>(s: &'a str, path: &str, allowed: &[&str]) -> ApiResult<&'a str> {
     if !allowed.contains(&s) {
         return Err(refused(path, format!("{path} must be one of {}, not {s:?}", allowed.join(", "))));
     }
@@ -348,31 +352,34 @@ fn conditions(v: &Value, source: Source) -> ApiResult<Value> {
 /// Validates a create body (`current`: none) or an update body over the current definition
 /// (every field optional; the ones not given keep their value). Returns the normalized
 /// definition: `{name, target, enforcement, bypass_actors, conditions, rules}`.
-pub fn definition(body: &Value, current: Option<&Value>, source: Source) -> ApiResult<Value> {
-    // Explicit nulls are not values of any of these fields (the published schema says so too).
-    for k in ["name", "target", "enforcement", "bypass_actors", "conditions", "rules"] {
-        if body.get(k).is_some_and(Value::is_null) {
-            return Err(malformed(&format!("/{k}"), "null is not allowed."));
-        }
+pub(super) fn definition(body: &UpdateRuleset, current: Option<&Value>, source: Source) -> ApiResult<Value> {
+    // Explicit nulls are not values of any of these fields (the published schema says so too;
+    // the body's checks refuse them for `target` and `enforcement`).
+    let sent = [("name", &body.name), ("bypass_actors", &body.bypass_actors), ("conditions", &body.conditions), ("rules", &body.rules)];
+    if let Some((k, _)) = sent.iter().find(|(_, v)| v.as_ref().is_some_and(Value::is_null)) {
+        return Err(malformed(&format!("/{k}"), "null is not allowed."));
     }
-    let get = |k: &str| body.get(k).filter(|v| !v.is_null()).or_else(|| current.and_then(|c| c.get(k)).filter(|v| !v.is_null()));
-    let name = match get("name") {
+    // A field not sent keeps its current value.
+    let current = |k: &str| current.and_then(|c| c.get(k)).filter(|v| !v.is_null());
+    let name = match body.name.as_ref().or_else(|| current("name")) {
         Some(n) => string(n, "/name")?,
         None => return Err(ApiError::invalid_request("\"name\" wasn't supplied.")),
     };
     if name.trim().is_empty() || name.chars().count() > MAX_NAME {
         return Err(refused("/name", format!("name must be 1 to {MAX_NAME} characters and not blank")));
     }
-    let target = match get("target") {
-        Some(t) => one_of(t, "/target", &TARGETS)?,
+    let target = body.target.as_deref().map(Ok).or_else(|| current("target").map(|v| string(v, "/target")));
+    let target = match target.transpose()? {
+        Some(t) => member(t, "/target", &TARGETS)?,
         None => "branch",
     };
-    let enforcement = match get("enforcement") {
-        Some(e) => one_of(e, "/enforcement", &ENFORCEMENTS)?,
+    let enforcement = body.enforcement.as_deref().map(Ok).or_else(|| current("enforcement").map(|v| string(v, "/enforcement")));
+    let enforcement = match enforcement.transpose()? {
+        Some(e) => member(e, "/enforcement", &ENFORCEMENTS)?,
         None => return Err(ApiError::invalid_request("\"enforcement\" wasn't supplied.")),
     };
     // Bypass actors are checked against the resulting target, also when only the target changes.
-    let bypass_actors = match get("bypass_actors") {
+    let bypass_actors = match body.bypass_actors.as_ref().or_else(|| current("bypass_actors")) {
         Some(a) => {
             let items = array(a, "/bypass_actors")?;
             let out: ApiResult<Vec<Value>> =
@@ -381,12 +388,12 @@ pub fn definition(body: &Value, current: Option<&Value>, source: Source) -> ApiR
         }
         None => json!([]),
     };
-    let conditions = match get("conditions") {
+    let conditions = match body.conditions.as_ref().or_else(|| current("conditions")) {
         Some(c) => conditions(c, source)?,
         None if source == Source::Organization => conditions(&json!({}), source)?,
         None => Value::Null,
     };
-    let rules = match get("rules") {
+    let rules = match body.rules.as_ref().or_else(|| current("rules")) {
         Some(r) => {
             let items = array(r, "/rules")?;
             let out: ApiResult<Vec<Value>> = items.iter().enumerate().map(|(i, x)| rule(x, &format!("/rules/{i}"))).collect();
@@ -472,9 +479,10 @@ mod tests {
     #[test]
     fn normalizes_and_refuses() {
         let d = definition(
-            &json!({"name": "n", "enforcement": "active", "extra": 1,
+            &serde_json::from_value(json!({"name": "n", "enforcement": "active", "extra": 1,
                     "bypass_actors": [{"actor_type": "OrganizationAdmin"}],
-                    "rules": [{"type": "deletion", "parameters": {"x": 1}}, {"type": "update", "parameters": {"update_allows_fetch_and_merge": true, "y": 2}}]}),
+                    "rules": [{"type": "deletion", "parameters": {"x": 1}}, {"type": "update", "parameters": {"update_allows_fetch_and_merge": true, "y": 2}}]}))
+            .unwrap(),
             None,
             Source::OrgRepository,
         )
@@ -483,7 +491,7 @@ mod tests {
         assert_eq!(d["bypass_actors"][0], json!({"actor_id": 1, "actor_type": "OrganizationAdmin", "bypass_mode": "always"}));
         assert_eq!(d["rules"], json!([{"type": "deletion"}, {"type": "update", "parameters": {"update_allows_fetch_and_merge": true}}]));
         assert!(d["conditions"].is_null());
-        let bad = |b: Value| definition(&b, None, Source::UserRepository).unwrap_err().message.to_string();
+        let bad = |b: Value| definition(&serde_json::from_value(b).unwrap(), None, Source::UserRepository).unwrap_err().message.to_string();
         assert!(bad(json!({"enforcement": "active"})).contains("\"name\""));
         assert_eq!(bad(json!({"name": "n", "enforcement": "on"})), "Validation Failed");
         assert_eq!(

@@ -31,7 +31,7 @@ pub enum Scope<'a> {
 pub type Made = (Account, Option<String>, Ruleset);
 
 /// Validates and creates a ruleset in one transaction (the admin API and seeds).
-pub fn create(c: &mut dyn Conn, scope: Scope, body: &Value, now: i64) -> ApiResult<Made> {
+pub fn create(c: &mut dyn Conn, scope: Scope, body: Value, now: i64) -> ApiResult<Made> {
     let (owner, repo, source) = match scope {
         Scope::Org(login) => (crate::control::org(c, login)?, None, Source::Organization),
         Scope::Repo(full_name) => {
@@ -40,7 +40,9 @@ pub fn create(c: &mut dyn Conn, scope: Scope, body: &Value, now: i64) -> ApiResu
             (r.owner.clone(), Some(r), source)
         }
     };
-    let def = body::definition(body, None, source)?;
+    // The create operation's body, checked as the API checks it.
+    let b: super::CreateRuleset = super::CREATE.read_body(body)?;
+    let def = body::definition(&b.into(), None, source)?;
     let (name, target, enforcement, definition) = fields(&def);
     let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
     let rs = rulesets::create(c, owner.id, repo.as_ref().map(|r| r.id), &f, actor_of(&owner), now)?;
@@ -64,7 +66,7 @@ fn org_ruleset(c: &mut dyn Conn, org: &str, id: &str) -> ApiResult<(Account, Rul
 
 pub async fn create_org(State(app): State<Shared>, Path(org): Path<String>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let now = app.clock.now();
-    let made = app.store.write(move |c| create(c, Scope::Org(&org), &b, now)).await?;
+    let made = app.store.write(move |c| create(c, Scope::Org(&org), b, now)).await?;
     Ok(Reply::created(shape(&app, &made)))
 }
 
@@ -74,7 +76,7 @@ pub async fn create_repo(
     JsonBody(b): JsonBody,
 ) -> ApiResult<Reply> {
     let now = app.clock.now();
-    let made = app.store.write(move |c| create(c, Scope::Repo(&format!("{owner}/{repo}")), &b, now)).await?;
+    let made = app.store.write(move |c| create(c, Scope::Repo(&format!("{owner}/{repo}")), b, now)).await?;
     Ok(Reply::created(shape(&app, &made)))
 }
 
@@ -84,6 +86,7 @@ pub async fn update_org(State(app): State<Shared>, Path((org, id)): Path<(String
         .store
         .write(move |c| -> ApiResult<Made> {
             let (org, rs) = org_ruleset(c, &org, &id)?;
+            let b: super::UpdateRuleset = super::UPDATE.read_body(b)?;
             let def = body::definition(&b, Some(&definition_of(&rs)), Source::Organization)?;
             let (name, target, enforcement, definition) = fields(&def);
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
@@ -136,7 +139,7 @@ pub fn seed(c: &mut dyn Conn, r: &SeedRuleset, now: i64) -> ApiResult<()> {
     };
     let name = r.body.get("name").and_then(Value::as_str).unwrap_or_default();
     if !existing.iter().any(|e| e.name == name) {
-        create(c, scope, &Value::Object(r.body.clone()), now)?;
+        create(c, scope, Value::Object(r.body.clone()), now)?;
     }
     Ok(())
 }

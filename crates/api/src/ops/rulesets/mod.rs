@@ -27,7 +27,7 @@ use crate::request::{Ctx, JsonBody};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
-use crate::validate::{by_handler_value, Ty};
+use crate::validate::{by_handler_value, present, Ty};
 use body::Source;
 use matching::{Condition, RepoCondition};
 
@@ -183,11 +183,10 @@ pub fn routes(api: Api) -> Api {
         .op(&VERSION, version)
 }
 
-// The bodies are read as JSON by `body::definition` (an update merges over the current
-// definition, and it answers the platform's messages for every nested path); these types
-// declare them, publishing the exact rules `body` enforces (one declaration).
+// The bodies: `body::definition` validates the fields it takes as JSON (`name` and the nested
+// ones, with the platform's messages for every nested path) and merges an update over the
+// current definition; the schemas publish the exact rules it enforces (one declaration).
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 struct CreateRuleset {
     #[schemars(schema_with = "name_schema")]
     name: Value,
@@ -195,36 +194,50 @@ struct CreateRuleset {
     target: Option<String>,
     #[schemars(extend("enum" = body::ENFORCEMENTS))]
     enforcement: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "bypass_actors_body")]
     bypass_actors: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "conditions_body")]
     conditions: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "rules_body")]
     rules: Option<Value>,
 }
 
+// An update: the fields sent replace the current ones (`null` is refused, never "clear").
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 struct UpdateRuleset {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "name_schema")]
     name: Option<Value>,
     #[schemars(extend("enum" = body::TARGETS))]
     target: Option<String>,
     #[schemars(extend("enum" = body::ENFORCEMENTS))]
     enforcement: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "bypass_actors_body")]
     bypass_actors: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "conditions_body")]
     conditions: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "rules_body")]
     rules: Option<Value>,
+}
+
+/// A create is an update of nothing: `body::definition` reads both alike.
+impl From<CreateRuleset> for UpdateRuleset {
+    fn from(c: CreateRuleset) -> Self {
+        UpdateRuleset {
+            name: Some(c.name),
+            target: c.target,
+            enforcement: Some(c.enforcement),
+            bypass_actors: c.bypass_actors,
+            conditions: c.conditions,
+            rules: c.rules,
+        }
+    }
 }
 
 fn name_schema(_: &mut SchemaGenerator) -> schemars::Schema {
@@ -688,8 +701,8 @@ async fn respond(ctx: &Ctx, repo: &Repo, role: Role, rs: &Ruleset, status: Statu
 
 async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, role) = ctx.repo_admin().await?;
-    ctx.check_body(&body)?;
-    let def = body::definition(&body, None, source_of(&repo))?;
+    let b: CreateRuleset = ctx.body(body)?;
+    let def = body::definition(&b.into(), None, source_of(&repo))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
     let (owner_id, repo_id, now) = (repo.owner.id, repo.id, ctx.app.clock.now());
@@ -739,8 +752,8 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (repo, role) = ctx.repo_admin().await?;
     let current = load(&ctx, &repo, false).await?;
-    ctx.check_body(&body)?;
-    let def = body::definition(&body, Some(&definition_of(&current)), source_of(&repo))?;
+    let b: UpdateRuleset = ctx.body(body)?;
+    let def = body::definition(&b, Some(&definition_of(&current)), source_of(&repo))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
     let (id, now) = (current.id, ctx.app.clock.now());
