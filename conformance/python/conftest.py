@@ -36,13 +36,14 @@ PYGITHUB_VERSION = importlib.metadata.version("PyGithub")
 def client(token=None, *, url=URL, **kwargs):
     """A PyGithub client on the server: ``token`` is a seed token name, a raw token or None.
 
-    Lazy (``Github(lazy=True)``) unless ``lazy=False``: ``get_repo``/``get_commit`` then build
-    objects without requests; completing one reads GET /repos/{o}/{r} or GET …/commits/{ref}.
+    Not lazy, PyGithub's default and what users run: ``get_repo``/``get_user``/``get_organization``/
+    ``get_commit`` read GET /repos/{o}/{r}, /users/{u}, /orgs/{org}, …/commits/{ref} before the
+    seed operation. ``lazy=True`` builds objects without requests (a test of laziness itself).
     """
     tokens = TOKENS if url == URL else TIGHT_TOKENS
     if token is not None:
         kwargs["auth"] = Auth.Token(tokens.get(token, token))
-    kwargs.setdefault("lazy", True)
+    kwargs.setdefault("lazy", False)
     # PyGithub throttles itself for the hosted service (1 s between writes, 0.25 s between requests);
     # a local test server needs no such courtesy.
     kwargs.setdefault("seconds_between_requests", 0)

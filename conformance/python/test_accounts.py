@@ -95,7 +95,7 @@ def test_teams_secret_for_members_only(world):
     assert core.organization.login == world["org"]
     assert boss.get_team_by_slug("hidden").privacy == "secret"
     with pytest.raises(UnknownObjectException):
-        member.get_team_by_slug("hidden").privacy  # lazy: the request is made on first read
+        member.get_team_by_slug("hidden").privacy
     with pytest.raises(UnknownObjectException):
         list(client("owner").get_organization(world["org"]).get_teams())
 

@@ -50,7 +50,7 @@ def test_get_commit(public_repo, branches):
     name = f"{prefix}/b"
     for ref in [made[name], name]:
         c = public_repo.get_commit(ref)
-        assert c.commit.tree.sha and c.commit.author.date is not None  # lazy: fetched here
+        assert c.commit.tree.sha and c.commit.author.date is not None
         assert c.sha == made[name]
         assert c.parents == []
     with pytest.raises(GithubException) as e:
@@ -63,7 +63,7 @@ def test_get_commit(public_repo, branches):
 def test_git_refs(public_repo, branches):
     prefix, made = branches
     ref = public_repo.get_git_ref(f"heads/{prefix}/a")
-    assert ref.object.sha == made[f"{prefix}/a"] and ref.object.type == "commit"  # lazy: fetched here
+    assert ref.object.sha == made[f"{prefix}/a"] and ref.object.type == "commit"
     assert ref.ref == f"refs/heads/{prefix}/a"
     with pytest.raises(UnknownObjectException):
         public_repo.get_git_ref(f"heads/{prefix}").object

@@ -97,7 +97,7 @@ def test_get_hooks_and_hook(org, receiver_url):
     got = org.get_hook(hook.id)
     assert got.config == hook.config and got.events == hook.events
     with pytest.raises(UnknownObjectException):
-        org.get_hook(999999999).config  # lazy: reading an attribute fetches it
+        org.get_hook(999999999).config
 
 
 @pytest.mark.op("org-hooks/update")
@@ -158,4 +158,4 @@ def test_delete_hook(org, receiver_url):
     hook = new_hook(org, receiver_url)
     org.delete_hook(hook.id)
     with pytest.raises(UnknownObjectException):
-        org.get_hook(hook.id).config  # lazy: reading an attribute fetches it
+        org.get_hook(hook.id).config

@@ -7,16 +7,11 @@ import secrets
 
 import pytest
 from github import GithubException, UnknownObjectException
-from github.PaginatedList import PaginatedList
 from github.Repository import Repository
 
 from conftest import PRIVATE_REPO, PUBLIC_REPO, admin, client
 
 ORG = "conf"
-USER_NOTE = (
-    "NamedUser.get_repos needs the user's url, which a NamedUser completes through GET /users/{username} "
-    "(not served); driven through PaginatedList(Repository, gh.requester, ...)"
-)
 
 
 def fresh_user(scopes=("repo", "delete_repo")):
@@ -54,7 +49,7 @@ def test_org_get_repos_members_see_private():
 
 @pytest.mark.op("repos/create-for-authenticated-user")
 @pytest.mark.op("repos/list-for-authenticated-user")
-@pytest.mark.op("repos/list-for-user", supported=False, note=USER_NOTE)
+@pytest.mark.op("repos/list-for-user", note="gh.get_user(login).get_repos(): the NamedUser is read through GET /users/{username}")
 @pytest.mark.op("repos/update")
 @pytest.mark.op("repos/delete")
 def test_user_create_edit_delete():
@@ -70,8 +65,7 @@ def test_user_create_edit_delete():
     assert e.value.status == 422
     assert e.value.data["errors"][0]["message"] == "name already exists on this account"
     assert [r.full_name for r in me.get_repos()] == [repo.full_name]
-    listed = PaginatedList(Repository, gh.requester, f"/users/{login}/repos", None)
-    assert [r.name for r in listed] == ["made-by-pygithub"]
+    assert [r.name for r in client("stranger").get_user(login).get_repos()] == ["made-by-pygithub"]
 
     repo.edit(name="renamed-by-pygithub", description="edited", private=True)
     assert repo.name == "renamed-by-pygithub" and repo.private is True

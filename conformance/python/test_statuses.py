@@ -1,7 +1,8 @@
 """Commit statuses through PyGithub's own Commit / CommitStatus / CommitCombinedStatus objects.
 
-Objects are lazy: ``Github(lazy=True).get_repo(full_name).get_commit(sha)`` makes no request
-(PyGithub 2.x; ``get_repo(..., lazy=True)`` is deprecated in favour of ``Github(lazy=True)``).
+The usual chain ``Github().get_repo(full_name).get_commit(sha).create_status(...)`` reads the
+repository and the commit first; ``Github(lazy=True)`` skips both reads (PyGithub 2.x;
+``get_repo(..., lazy=True)`` is deprecated in favour of ``Github(lazy=True)``).
 """
 from datetime import datetime, timezone
 
@@ -15,17 +16,17 @@ from github.Repository import Repository
 
 from conftest import PRIVATE_REPO, PUBLIC_REPO, URL, client, push_fresh_sha
 
-LAZY = "Commit obtained lazily with Github(lazy=True).get_repo(...).get_commit(sha)"
+CHAIN = "Github().get_repo(full_name).get_commit(sha): reads GET /repos/{owner}/{repo} and GET .../commits/{ref} first"
 
 
-def test_get_commit_is_lazy(public_repo, fresh_sha):
-    commit = public_repo.get_commit(fresh_sha)
+def test_get_commit_is_lazy(fresh_sha):
+    commit = client("owner", lazy=True).get_repo(PUBLIC_REPO).get_commit(fresh_sha)
     assert not commit.completed
     assert commit.sha == fresh_sha  # taken from the lazy url, no request
     assert commit.url == f"/repos/{PUBLIC_REPO}/commits/{fresh_sha}"  # lazy: relative to base_url
 
 
-@pytest.mark.op("statuses/create", note=LAZY)
+@pytest.mark.op("statuses/create", note=CHAIN)
 def test_create_status_every_argument(public_repo, fresh_sha):
     commit = public_repo.get_commit(fresh_sha)
     st = commit.create_status(
@@ -48,9 +49,9 @@ def test_create_status_every_argument(public_repo, fresh_sha):
     assert st.node_id
 
 
-@pytest.mark.op("statuses/create", note=LAZY)
-def test_create_status_defaults(public_repo, fresh_sha):
-    st = public_repo.get_commit(fresh_sha).create_status("pending")
+@pytest.mark.op("statuses/create", note="lazy chain: Github(lazy=True).get_repo(...).get_commit(sha)")
+def test_create_status_lazily(public_repo, fresh_sha):
+    st = client("owner", lazy=True).get_repo(PUBLIC_REPO).get_commit(fresh_sha).create_status("pending")
     assert st.state == "pending"
     assert st.context == "default"
     assert st.description is None
@@ -123,7 +124,7 @@ def test_list_statuses_commits_route(many_statuses):
     assert [s.description for s in statuses] == [str(i) for i in reversed(range(75))]
 
 
-@pytest.mark.op("statuses/get-combined", note=LAZY)
+@pytest.mark.op("statuses/get-combined", note=CHAIN)
 def test_get_combined_status(public_repo, fresh_sha):
     commit = public_repo.get_commit(fresh_sha)
     commit.create_status("success", context="ci/a")

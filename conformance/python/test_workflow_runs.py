@@ -65,7 +65,7 @@ def test_get_run_and_attempt(public_repo):
     if attempt is not None:
         assert attempt.run_attempt == 1
     with pytest.raises(UnknownObjectException):
-        public_repo.get_workflow_run(987654321).status  # lazy: reading an attribute fetches it
+        public_repo.get_workflow_run(987654321).status
 
 
 @pytest.mark.op("runs/rerun")
@@ -184,7 +184,7 @@ def test_workflows(public_repo):
     assert len(listed) == 1 and listed[0].path == ".workflows/py-wf.yml" and listed[0].state == "active"
     for key in [run["workflow_id"], "py-wf.yml"]:
         w = public_repo.get_workflow(key)
-        assert w.id == run["workflow_id"]  # lazy: reading an attribute fetches it
+        assert w.id == run["workflow_id"]
     with pytest.raises(UnknownObjectException):
         public_repo.get_workflow("py-none.yml").path
 
@@ -213,22 +213,15 @@ def test_jobs(public_repo):
         public_repo.get_workflow_job(987654321).conclusion
 
 
-ENVIRONMENTS_NOTE = (
-    "PyGithub's get_environments() reads the repository's id (GET /repos/{owner}/{repo}); "
-    "driven through Github(...).requester.requestJsonAndCheck: works"
-)
-
-
-@pytest.mark.op("environments/list", supported=False, note=ENVIRONMENTS_NOTE)
+@pytest.mark.op("environments/list", note="Repository.get_environments() on a repository read through GET /repos/{owner}/{repo}")
 @pytest.mark.op("environments/get")
 def test_environments(owner, public_repo):
     env = {"name": "py-staging", "wait_timer": 2, "reviewers": [{"type": "User", "login": "octo"}]}
     new_run(jobs=[{"name": "deploy", "duration_seconds": 60, "environment": env}])
-    _, data = owner.requester.requestJsonAndCheck("GET", f"/repos/{PUBLIC_REPO}/environments", parameters={"per_page": 100})
-    listed = [e for e in data["environments"] if e["name"] == "py-staging"]
+    listed = [e for e in public_repo.get_environments() if e.name == "py-staging"]
     assert len(listed) == 1
     e = public_repo.get_environment("py-staging")
-    assert e.id == listed[0]["id"]  # lazy: reading an attribute fetches it
+    assert e.id == listed[0].id
     assert [r.type for r in e.protection_rules] == ["wait_timer", "required_reviewers"]
     with pytest.raises(UnknownObjectException):
         public_repo.get_environment("py-none").protection_rules

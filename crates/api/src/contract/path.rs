@@ -1,6 +1,7 @@
 //! Where a request is addressed: below the public URL's path, with the slashes of branch names
 //! encoded so the router sees one segment.
 use axum::extract::Request;
+use axum::http::Method;
 
 use crate::ratelimit::GRAPHQL_PATH;
 
@@ -18,6 +19,11 @@ pub fn locate(base: &str, req: &mut Request) -> (String, String) {
         path = GRAPHQL_PATH.into();
     }
     let api_path = path.clone();
+    if matches!(*req.method(), Method::GET | Method::HEAD) {
+        if let Some(p) = read_ref_path(&path) {
+            path = p;
+        }
+    }
     if let Some(p) = normalize_path(&path) {
         path = p;
     }
@@ -37,6 +43,19 @@ pub fn locate(base: &str, req: &mut Request) -> (String, String) {
 /// (where gh and other clients look for it on an enterprise host).
 fn enterprise_graphql(base: &str) -> Option<String> {
     base.strip_suffix("/v3").filter(|api| api.ends_with("/api")).map(|api| format!("{api}/graphql"))
+}
+
+/// `…/git/refs/{ref..}` read as `…/git/ref/{ref..}`, as on the hosted platform: it is the `url`
+/// of every reference and what a repository's `git_refs_url` expands to. Only reads: the other
+/// methods there are the reference writes.
+fn read_ref_path(path: &str) -> Option<String> {
+    let mut head = path.splitn(7, '/');
+    let (Some(""), Some("repos"), Some(owner), Some(repo), Some("git"), Some("refs"), Some(name)) =
+        (head.next(), head.next(), head.next(), head.next(), head.next(), head.next(), head.next())
+    else {
+        return None;
+    };
+    (!name.is_empty()).then(|| format!("/repos/{owner}/{repo}/git/ref/{name}"))
 }
 
 /// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
@@ -122,5 +141,13 @@ mod tests {
         );
         assert_eq!(super::normalize_path("/repos/o/r/git/matching-refs/tags"), None);
         assert_eq!(super::normalize_path("/repos/o/r/git/refs/heads/main"), None);
+    }
+
+    #[test]
+    fn references_read_through_their_url() {
+        assert_eq!(super::read_ref_path("/repos/o/r/git/refs/heads/feature/x").as_deref(), Some("/repos/o/r/git/ref/heads/feature/x"));
+        assert_eq!(super::read_ref_path("/repos/o/r/git/refs/"), None);
+        assert_eq!(super::read_ref_path("/repos/o/r/git/refs"), None);
+        assert_eq!(super::read_ref_path("/repos/o/r/git/ref/heads/main"), None);
     }
 }

@@ -175,3 +175,103 @@ both!(prometheus_metrics, Options::with(|c| c.rate_limit_factor = 0.02), |s| {
     let text = metrics().await;
     assert_eq!(count(&text, &format!("{line} ")), Some(2.0));
 });
+
+/// Root URLs the hosted platform advertises that this server does not serve (yet). Any other
+/// root URL must expand to a GET operation of `/openapi.json`, and these must not (a URL that
+/// becomes served leaves the list).
+const ROOT_UNSERVED: &[&str] = &[
+    "authorizations_url",
+    "code_search_url",
+    "commit_search_url",
+    "current_user_authorizations_html_url", // a website page
+    "emails_url",
+    "emojis_url",
+    "feeds_url",
+    "followers_url",
+    "following_url",
+    "gists_url",
+    "hub_url",
+    "issue_search_url",
+    "issues_url",
+    "keys_url",
+    "label_search_url",
+    "public_gists_url",
+    "repository_search_url",
+    "starred_gists_url",
+    "starred_url",
+    "topic_search_url",
+    "user_search_url",
+];
+
+/// A URL template's path without the base, optional `{/x}` segments and query templates.
+fn template_path<'a>(base: &str, url: &'a str) -> &'a str {
+    let path = url.strip_prefix(base).unwrap_or(url);
+    let end = ["?", "{/", "{?", "{&"].iter().filter_map(|m| path.find(m)).min().unwrap_or(path.len());
+    &path[..end]
+}
+
+/// Same number of segments, each literal equal or a `{variable}` on either side.
+fn path_matches(path: &str, template: &str) -> bool {
+    let (a, b): (Vec<_>, Vec<_>) = (path.split('/').collect(), template.split('/').collect());
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x == y || x.starts_with('{') || y.starts_with('{'))
+}
+
+both!(root_urls_are_served_or_listed, |s| {
+    let doc: Value = s.get("/openapi.json", None).await.json().await.unwrap();
+    let gets: Vec<&str> =
+        doc["paths"].as_object().unwrap().iter().filter(|(_, v)| v.get("get").is_some()).map(|(p, _)| p.as_str()).collect();
+    // Version 2022-11-28 advertises the most URLs.
+    let (_, _, root) = get_version(&s, "/", Some("2022-11-28"), None).await;
+    for (k, v) in root.as_object().unwrap() {
+        let path = template_path(&s.base, v.as_str().unwrap());
+        let served = gets.iter().any(|t| path_matches(path, t));
+        assert_eq!(served, !ROOT_UNSERVED.contains(&k.as_str()), "{k}: {path} (served: {served}); update ROOT_UNSERVED");
+    }
+});
+
+/// `template` with its `{/x}` segment filled with `fill` (or dropped when empty) and query
+/// templates removed.
+fn follow(template: &str, fill: &str) -> String {
+    let mut url = template.split("{?").next().unwrap().to_string();
+    if let Some(i) = url.find("{/") {
+        let j = i + url[i..].find('}').unwrap();
+        let seg = if fill.is_empty() { String::new() } else { format!("/{fill}") };
+        url.replace_range(i..=j, &seg);
+    }
+    url
+}
+
+// The URLs of the core reads' shapes answer 200 when followed with a token that can read them
+// (a private organization repository here, so each one checks access too).
+both!(shape_urls_answer, |s| {
+    s.user("alice").await;
+    s.admin_post("/orgs", serde_json::json!({"login": "acme", "owners": ["alice"]})).await;
+    s.repo("acme", "hello", true).await;
+    s.push("acme/hello", "refs/heads/main", SHA).await;
+    let t = s.classic("alice", &["repo", "read:org", "user", "admin:org_hook"]).await;
+    let table: &[(&str, &str, &str)] = &[
+        ("/repos/acme/hello", "url", ""),
+        ("/repos/acme/hello", "branches_url", ""),
+        ("/repos/acme/hello", "branches_url", "main"),
+        ("/repos/acme/hello", "commits_url", "main"),
+        ("/repos/acme/hello", "git_refs_url", "heads/main"),
+        ("/repos/acme/hello", "statuses_url", SHA),
+        ("/repos/acme/hello", "events_url", ""),
+        ("/repos/acme/hello/git/ref/heads/main", "url", ""),
+        ("/users/alice", "url", ""),
+        ("/users/alice", "repos_url", ""),
+        ("/users/alice", "events_url", ""),
+        ("/orgs/acme", "url", ""),
+        ("/orgs/acme", "repos_url", ""),
+        ("/orgs/acme", "events_url", ""),
+        ("/orgs/acme", "hooks_url", ""),
+    ];
+    for (shape, key, fill) in table {
+        let (st, _, body) = parts(s.get(shape, Some(&t)).await).await;
+        assert_eq!(st, 200, "{shape}: {body}");
+        let template = body[key].as_str().unwrap_or_else(|| panic!("{shape} has no {key}: {body}"));
+        let url = follow(template.replace("{sha}", fill).as_str(), fill);
+        let (st, _, got) = parts(s.get(&url, Some(&t)).await).await;
+        assert_eq!(st, 200, "{shape} {key} -> {url}: {got}");
+    }
+});
