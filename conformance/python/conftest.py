@@ -90,12 +90,17 @@ def admin(method, path, body=None, *, url=URL):
             return e.code, raw.decode(errors="replace")
 
 
-def push_fresh_sha(repo=PUBLIC_REPO):
-    """Pushes a new branch at a random sha (statuses exist only on pushed commits); returns the sha."""
+def push_branch(branch, repo=PUBLIC_REPO):
+    """Pushes `branch` at a new random sha through the control plane; returns the sha."""
     sha = secrets.token_hex(20)
-    status, body = admin("POST", f"/repos/{repo}/refs", {"ref": f"refs/heads/py-{sha[:12]}", "sha": sha})
+    status, body = admin("POST", f"/repos/{repo}/refs", {"ref": f"refs/heads/{branch}", "sha": sha})
     assert status == 201, (status, body)
     return sha
+
+
+def push_fresh_sha(repo=PUBLIC_REPO):
+    """Pushes a new branch at a random sha (statuses exist only on pushed commits); returns the sha."""
+    return push_branch(f"py-{secrets.token_hex(6)}", repo)
 
 
 @pytest.fixture

@@ -6,21 +6,14 @@ import secrets
 import pytest
 from github import GithubException, UnknownObjectException
 
-from conftest import PUBLIC_REPO, admin
-
-
-def push(branch):
-    sha = secrets.token_hex(20)
-    status, body = admin("POST", f"/repos/{PUBLIC_REPO}/refs", {"ref": f"refs/heads/{branch}", "sha": sha})
-    assert status == 201, (status, body)
-    return sha
+from conftest import PUBLIC_REPO, admin, push_branch
 
 
 @pytest.fixture
 def branches():
     """Two fresh branches `<prefix>/a` and `<prefix>/b`: (prefix, {name: sha})."""
     prefix = f"py-git-{secrets.token_hex(4)}"
-    return prefix, {f"{prefix}/{x}": push(f"{prefix}/{x}") for x in "ab"}
+    return prefix, {f"{prefix}/{x}": push_branch(f"{prefix}/{x}") for x in "ab"}
 
 
 @pytest.mark.op("branches/list")
