@@ -6,7 +6,7 @@ import secrets
 import pytest
 from github import GithubException, UnknownObjectException
 
-from conftest import PUBLIC_REPO, admin, push_branch
+from conftest import push_branch
 
 
 @pytest.fixture
