@@ -19,12 +19,7 @@ pub fn locate(base: &str, req: &mut Request) -> (String, String) {
         path = GRAPHQL_PATH.into();
     }
     let api_path = path.clone();
-    if matches!(*req.method(), Method::GET | Method::HEAD) {
-        if let Some(p) = read_ref_path(&path) {
-            path = p;
-        }
-    }
-    if let Some(p) = normalize_path(&path) {
+    if let Some(p) = normalize_path(&path, matches!(*req.method(), Method::GET | Method::HEAD)) {
         path = p;
     }
     if path != req.uri().path() {
@@ -45,22 +40,12 @@ fn enterprise_graphql(base: &str) -> Option<String> {
     base.strip_suffix("/v3").filter(|api| api.ends_with("/api")).map(|api| format!("{api}/graphql"))
 }
 
-/// `…/git/refs/{ref..}` read as `…/git/ref/{ref..}`, as on the hosted platform: it is the `url`
-/// of every reference and what a repository's `git_refs_url` expands to. Only reads: the other
-/// methods there are the reference writes.
-fn read_ref_path(path: &str) -> Option<String> {
-    let mut head = path.splitn(7, '/');
-    let (Some(""), Some("repos"), Some(owner), Some(repo), Some("git"), Some("refs"), Some(name)) =
-        (head.next(), head.next(), head.next(), head.next(), head.next(), head.next(), head.next())
-    else {
-        return None;
-    };
-    (!name.is_empty()).then(|| format!("/repos/{owner}/{repo}/git/ref/{name}"))
-}
-
 /// Paths whose last parameter may contain `/` (branch names): the slashes are encoded so the
-/// router sees one segment; the path extractor decodes them again.
-fn normalize_path(path: &str) -> Option<String> {
+/// router sees one segment; the path extractor decodes them again. A `read` (GET, HEAD) of
+/// `…/git/refs/{ref..}` is routed as `…/git/ref/{ref..}`, as on the hosted platform: it is the
+/// `url` of every reference and what a repository's `git_refs_url` expands to (other methods
+/// there are the reference writes).
+fn normalize_path(path: &str, read: bool) -> Option<String> {
     // Most paths need nothing: look at the fifth segment only, without splitting the rest.
     let mut head = path.splitn(6, '/');
     let (Some(""), Some("repos"), Some(owner), Some(repo), Some(fifth), Some(rest)) =
@@ -71,6 +56,7 @@ fn normalize_path(path: &str) -> Option<String> {
     // `…/commits/{ref..}[/status|statuses]`, `…/branches/{branch..}`, `…/rules/branches/{branch..}`,
     // `…/git/ref/{ref..}` and `…/git/matching-refs/{ref..}`: the slashes of the ref or branch
     // (what lies between `keep_head` and `keep_tail`) are encoded.
+    let mut renamed = false;
     let (keep_head, name, keep_tail) = match fifth {
         "commits" => match rest.rsplit_once('/') {
             Some((name, last @ ("status" | "statuses"))) => ("commits/", name, Some(last)),
@@ -82,12 +68,16 @@ fn normalize_path(path: &str) -> Option<String> {
         "rules" => ("rules/branches/", rest.strip_prefix("branches/")?, None),
         "git" => match rest.split_once('/')? {
             ("ref", name) => ("git/ref/", name, None),
+            ("refs", name) if read && !name.is_empty() => {
+                renamed = true;
+                ("git/ref/", name, None)
+            }
             ("matching-refs", name) => ("git/matching-refs/", name, None),
             _ => return None,
         },
         _ => return None,
     };
-    if !name.contains('/') {
+    if !renamed && !name.contains('/') {
         return None;
     }
     let mut out = String::with_capacity(path.len() + 16);
@@ -121,33 +111,44 @@ mod tests {
     #[test]
     fn branch_refs_with_slashes_become_one_segment() {
         assert_eq!(
-            super::normalize_path("/repos/o/r/commits/heads/feature/x/status").as_deref(),
+            super::normalize_path("/repos/o/r/commits/heads/feature/x/status", true).as_deref(),
             Some("/repos/o/r/commits/heads%2Ffeature%2Fx/status")
         );
-        assert_eq!(super::normalize_path("/repos/o/r/commits/main/status"), None);
-        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/feature/x").as_deref(), Some("/repos/o/r/rules/branches/feature%2Fx"));
-        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/main"), None);
-        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/check-runs"), None);
-        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/statuses").as_deref(), Some("/repos/o/r/commits/a%2Fb/statuses"));
-        assert_eq!(super::normalize_path("/repos/o/r/rulesets/1/x"), None);
-        assert_eq!(super::normalize_path("/orgs/o/r/commits/a/b/status"), None);
-        assert_eq!(super::normalize_path("/repos/o/r/commits/heads/feature/x").as_deref(), Some("/repos/o/r/commits/heads%2Ffeature%2Fx"));
-        assert_eq!(super::normalize_path("/repos/o/r/commits/main"), None);
-        assert_eq!(super::normalize_path("/repos/o/r/branches/feature/x").as_deref(), Some("/repos/o/r/branches/feature%2Fx"));
-        assert_eq!(super::normalize_path("/repos/o/r/git/ref/heads/main").as_deref(), Some("/repos/o/r/git/ref/heads%2Fmain"));
+        assert_eq!(super::normalize_path("/repos/o/r/commits/main/status", true), None);
         assert_eq!(
-            super::normalize_path("/repos/o/r/git/matching-refs/tags/v1").as_deref(),
+            super::normalize_path("/repos/o/r/rules/branches/feature/x", true).as_deref(),
+            Some("/repos/o/r/rules/branches/feature%2Fx")
+        );
+        assert_eq!(super::normalize_path("/repos/o/r/rules/branches/main", true), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/check-runs", true), None);
+        assert_eq!(super::normalize_path("/repos/o/r/commits/a/b/statuses", true).as_deref(), Some("/repos/o/r/commits/a%2Fb/statuses"));
+        assert_eq!(super::normalize_path("/repos/o/r/rulesets/1/x", true), None);
+        assert_eq!(super::normalize_path("/orgs/o/r/commits/a/b/status", true), None);
+        assert_eq!(
+            super::normalize_path("/repos/o/r/commits/heads/feature/x", true).as_deref(),
+            Some("/repos/o/r/commits/heads%2Ffeature%2Fx")
+        );
+        assert_eq!(super::normalize_path("/repos/o/r/commits/main", true), None);
+        assert_eq!(super::normalize_path("/repos/o/r/branches/feature/x", true).as_deref(), Some("/repos/o/r/branches/feature%2Fx"));
+        assert_eq!(super::normalize_path("/repos/o/r/git/ref/heads/main", true).as_deref(), Some("/repos/o/r/git/ref/heads%2Fmain"));
+        assert_eq!(
+            super::normalize_path("/repos/o/r/git/matching-refs/tags/v1", true).as_deref(),
             Some("/repos/o/r/git/matching-refs/tags%2Fv1")
         );
-        assert_eq!(super::normalize_path("/repos/o/r/git/matching-refs/tags"), None);
-        assert_eq!(super::normalize_path("/repos/o/r/git/refs/heads/main"), None);
+        assert_eq!(super::normalize_path("/repos/o/r/git/matching-refs/tags", true), None);
+        assert_eq!(super::normalize_path("/repos/o/r/git/refs/heads/main", false), None);
     }
 
     #[test]
     fn references_read_through_their_url() {
-        assert_eq!(super::read_ref_path("/repos/o/r/git/refs/heads/feature/x").as_deref(), Some("/repos/o/r/git/ref/heads/feature/x"));
-        assert_eq!(super::read_ref_path("/repos/o/r/git/refs/"), None);
-        assert_eq!(super::read_ref_path("/repos/o/r/git/refs"), None);
-        assert_eq!(super::read_ref_path("/repos/o/r/git/ref/heads/main"), None);
+        assert_eq!(
+            super::normalize_path("/repos/o/r/git/refs/heads/feature/x", true).as_deref(),
+            Some("/repos/o/r/git/ref/heads%2Ffeature%2Fx")
+        );
+        assert_eq!(super::normalize_path("/repos/o/r/git/refs/main", true).as_deref(), Some("/repos/o/r/git/ref/main"));
+        assert_eq!(super::normalize_path("/repos/o/r/git/refs/heads/feature/x", false), None);
+        assert_eq!(super::normalize_path("/repos/o/r/git/refs/", true), None);
+        assert_eq!(super::normalize_path("/repos/o/r/git/refs", true), None);
+        assert_eq!(super::normalize_path("/repos/o/r/git/ref/main", true), None);
     }
 }
