@@ -467,15 +467,27 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &hook)))
 }
 
-async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, active: bool) -> ApiResult<Hook> {
+/// What a write does with the hook's secret.
+enum Secret {
+    /// The configuration's secret (or none) replaces the stored one.
+    Replace,
+    /// The stored one stays, as stored (a configuration update without `secret`).
+    Keep,
+}
+
+async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, active: bool, secret: Secret) -> ApiResult<Hook> {
     let sk = ctx.app.config.secret_key;
     let (id, org_id, now) = (hook.id, hook.org_id, ctx.app.clock.now());
+    let stored = hook.secret_enc.clone();
     let updated = ctx
         .app
         .store
         .write(move |c| -> Result<Option<Hook>, DbError> {
-            let key = secrets::server_key(c, &sk)?;
-            let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
+            let secret_enc = match (secret, config.secret.as_deref()) {
+                (Secret::Keep, _) => stored,
+                (Secret::Replace, Some(s)) => Some(secrets::encrypt(&secrets::server_key(c, &sk)?, s.as_bytes())),
+                (Secret::Replace, None) => None,
+            };
             let f = HookFields {
                 events: &events,
                 active,
@@ -505,7 +517,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     };
     let events = parse_events(b.events.as_ref())?;
     let active = b.active.unwrap_or(true);
-    let updated = save(&ctx, &hook, config, events, active).await?;
+    let updated = save(&ctx, &hook, config, events, active, Secret::Replace).await?;
     Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &updated)))
 }
 
@@ -527,34 +539,11 @@ async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let caller = ctx.org_owner().await?;
     let hook = load_mut(&ctx, &caller).await?;
     let b: UpdateHookConfig = ctx.body(body)?;
-    let keep_secret = b.secret.is_none();
+    // A configuration update without `secret` keeps the stored one.
+    let secret = if b.secret.is_none() { Secret::Keep } else { Secret::Replace };
     let config = parse_config(b, Some(&hook))?;
-    let id = hook.id;
     let (events, active) = (hook.events.clone(), hook.active);
-    if keep_secret {
-        // A configuration update without `secret` keeps the stored one (re-encrypted as is).
-        let enc = hook.secret_enc.clone();
-        let (org_id, now) = (hook.org_id, ctx.app.clock.now());
-        let updated = ctx
-            .app
-            .store
-            .write(move |c| -> Result<Option<Hook>, DbError> {
-                let f = HookFields {
-                    events: &events,
-                    active,
-                    url: &config.url,
-                    content_type: &config.content_type,
-                    insecure_ssl: &config.insecure_ssl,
-                    secret_enc: enc.as_deref(),
-                };
-                hooks::update(c, id, &f, now)?;
-                hooks::by_id(c, org_id, id)
-            })
-            .await?
-            .ok_or_else(ApiError::not_found)?;
-        return Ok(Reply::ok(webhook_config(&updated)));
-    }
-    let updated = save(&ctx, &hook, config, events, active).await?;
+    let updated = save(&ctx, &hook, config, events, active, secret).await?;
     Ok(Reply::ok(webhook_config(&updated)))
 }
 
