@@ -53,17 +53,42 @@ pub fn not_accessible(kind: TokenKind) -> ApiError {
 /// What `p` reaches in an operation with `access`, whatever its identity may see: the one
 /// rule for single repositories ([`role_of`], [`check_repo`]) and for lists spanning many
 /// (dependency alerts of organizations and enterprises, user and dashboard event feeds), which
-/// filter their rows by it before paging. Private repositories need, from scope tokens, a
-/// scope the operation accepts for them (`repo` when it names none), from other tokens the
-/// operation's permission.
+/// filter their rows by it before paging. Private repositories need [`sees_private`] from scope
+/// tokens, and the operation's permission from other tokens.
 pub fn reach(p: &Principal, access: &Access) -> Reach {
     let Principal::Token(t) = p else { return Reach { private: false, owner: None, only: None } };
     let private = if t.token.kind.uses_scopes() {
-        has_scope(&t.token.scopes, if access.scopes.is_empty() { &["repo"] } else { access.scopes })
+        sees_private(&t.token.scopes, access)
     } else {
         access.permission.is_none_or(|perm| has_permission(t, perm))
     };
     Reach { private, ..limits(t) }
+}
+
+/// Scopes that act on repositories without reaching private ones: `public_repo` reaches public
+/// repositories only; `delete_repo` adds deletion to what `repo` or `public_repo` reach.
+const PUBLIC_ONLY: [&str; 2] = ["public_repo", "delete_repo"];
+
+/// Whether scope-token `scopes` see private repositories in an operation with `access`: a scope
+/// the operation accepts that reaches private repositories (`repo`, `repo:status`, …), or `repo`
+/// where it accepts none of those. Reads and writes alike: a token that cannot see a private
+/// repository can change nothing in it.
+pub fn sees_private(scopes: &[String], access: &Access) -> bool {
+    let reaching: Vec<&str> = access.scopes.iter().copied().filter(|s| !PUBLIC_ONLY.contains(s)).collect();
+    has_scope(scopes, if reaching.is_empty() { &["repo"] } else { &reaching })
+}
+
+/// Whether a token's scopes (scope tokens) or permissions (the others) grant an operation with
+/// `access`, on a private repository (`private`), or on a public one or none at all. The one
+/// rule every operation's grant is decided by: on a private repository `public_repo` grants
+/// nothing.
+pub fn grants(t: &TokenAuth, access: &Access, private: bool) -> bool {
+    if t.token.kind.uses_scopes() {
+        let mut accepted = access.scopes.iter().filter(|s| !(private && **s == "public_repo"));
+        access.scopes.is_empty() || accepted.any(|w| t.token.scopes.iter().any(|h| scope_covers(h, w)))
+    } else {
+        access.permission.is_none_or(|perm| has_permission(t, perm))
+    }
 }
 
 /// A token's own limits (owner, selection, single repository), private repositories aside.
@@ -131,17 +156,12 @@ pub fn check_repo(p: &Principal, access: &Access, repo: &Repo, role: Role) -> Ap
         Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
     };
     let kind = t.token.kind;
-    let needs_grant = repo.private || access.role == Level::Write;
-    if needs_grant {
-        let granted = if kind.uses_scopes() {
-            has_scope(&t.token.scopes, access.scopes)
-        } else {
-            access.permission.is_none_or(|perm| has_permission(t, perm))
-        };
-        if !granted {
-            // A classic token without a private-repository scope cannot see private repositories.
-            return Err(if repo.private && kind.uses_scopes() { ApiError::not_found() } else { not_accessible(kind) });
-        }
+    // A scope token that does not reach private repositories cannot see this one.
+    if repo.private && kind.uses_scopes() && !sees_private(&t.token.scopes, access) {
+        return Err(ApiError::not_found());
+    }
+    if (repo.private || access.role == Level::Write) && !grants(t, access, repo.private) {
+        return Err(not_accessible(kind));
     }
     let effective = if repo.private { role } else { role.max(Role::Read) };
     let needed = match access.role {
@@ -308,12 +328,7 @@ impl Ctx {
                 }
             }
         }
-        let granted = if kind.uses_scopes() {
-            has_scope(&t.token.scopes, access.scopes)
-        } else {
-            access.permission.is_none_or(|perm| has_permission(&t, perm))
-        };
-        if !granted {
+        if !grants(&t, access, false) {
             return Err(not_accessible(kind));
         }
         let oauth_app = if kind == TokenKind::Oauth { t.token.app_id } else { None };

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
@@ -265,12 +265,8 @@ async fn caller(ctx: &Ctx) -> ApiResult<Caller> {
         .await?;
     let (Some(ent), Some(role)) = (ent, role) else { return Err(ApiError::not_found()) };
     let access = &ctx.op.access;
-    let granted = if kind.uses_scopes() {
-        has_scope(&t.token.scopes, access.scopes)
-    } else {
-        reach && access.permission.is_none_or(|p| has_permission(&t, p))
-    };
-    if !granted {
+    // A fine-grained token reaches only its resource owner's enterprise.
+    if !grants(&t, access, false) || (!kind.uses_scopes() && !reach) {
         return Err(not_accessible(kind));
     }
     Ok(Caller { ent, owner: role == "owner", fine_grained: kind == TokenKind::FineGrained })

@@ -42,3 +42,4 @@ mod tls;
 mod token_reach;
 mod workflow_jobs;
 mod workflow_runs;
+mod write_matrix;

@@ -9,7 +9,7 @@ use platform_store::domain::accounts::{self, Account, TeamKey, TeamView};
 
 use super::orgs::{org_with_facts, OrgKey};
 use super::shapes::{self, OrgFacts, Team, TeamFull};
-use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
 use crate::principal::Principal;
@@ -96,12 +96,7 @@ async fn caller(ctx: &Ctx, org: OrgKey) -> ApiResult<(Account, TeamView, OrgFact
         _ => return Err(ApiError::not_found()),
     };
     let access = &ctx.op.access;
-    let granted = if kind.uses_scopes() {
-        has_scope(&t.token.scopes, access.scopes)
-    } else {
-        access.permission.is_none_or(|p| has_permission(&t, p))
-    };
-    if !granted {
+    if !grants(&t, access, false) {
         return Err(not_accessible(kind));
     }
     Ok((org, view, facts))

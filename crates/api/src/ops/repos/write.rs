@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::shapes;
-use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::principal::{Principal, Role, TokenAuth};
 use crate::reply::Reply;
@@ -139,13 +139,8 @@ fn creator(ctx: &Ctx, private: bool) -> ApiResult<&TokenAuth> {
         Principal::Token(t) => t,
     };
     let kind = t.token.kind;
-    let granted = if kind.uses_scopes() {
-        // `public_repo` creates public repositories only.
-        has_scope(&t.token.scopes, if private { &["repo"] } else { ctx.op.access.scopes })
-    } else {
-        ctx.op.access.permission.is_none_or(|p| has_permission(t, p))
-    };
-    if !granted || kind == TokenKind::Workflow {
+    // `public_repo` creates public repositories only.
+    if !grants(t, &ctx.op.access, private) || kind == TokenKind::Workflow {
         return Err(not_accessible(kind));
     }
     Ok(t)

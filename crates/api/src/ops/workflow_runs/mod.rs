@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::authorize::{has_permission, has_scope, not_accessible};
+use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, PAGINATION, RUN_USAGE_SUNSET};
 use crate::principal::Principal;
@@ -678,14 +678,9 @@ async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 /// The grant a reviewer's token needs: Deployments write (fine-grained), `repo` (classic).
-fn check_review_grant(ctx: &Ctx) -> ApiResult<()> {
+fn check_review_grant(ctx: &Ctx, repo: &Repo) -> ApiResult<()> {
     let Principal::Token(t) = &ctx.principal else { return Err(ApiError::requires_authentication()) };
-    let granted = if t.token.kind.uses_scopes() {
-        has_scope(&t.token.scopes, REVIEW.scopes)
-    } else {
-        REVIEW.permission.is_none_or(|p| has_permission(t, p))
-    };
-    if granted {
+    if grants(t, &REVIEW, repo.private) {
         Ok(())
     } else {
         Err(not_accessible(t.token.kind))
@@ -695,7 +690,7 @@ fn check_review_grant(ctx: &Ctx) -> ApiResult<()> {
 async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     refuse_apps(&ctx)?;
     let (repo, run) = load(&ctx).await?;
-    check_review_grant(&ctx)?;
+    check_review_grant(&ctx, &repo)?;
     let b: Review = ctx.body(body)?;
     let user = caller(&ctx)?;
     if b.environment_ids.is_empty() {
