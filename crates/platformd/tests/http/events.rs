@@ -405,3 +405,50 @@ both!(huge_page_numbers_are_empty_pages, |s| {
         assert!(ev.is_empty(), "{p}");
     }
 });
+
+both!(a_repository_made_private_leaves_the_public_feeds, |s| {
+    // alice owns org acme; `acme/app` is public with pushes and a star, then made private.
+    for u in ["alice", "carol"] {
+        s.user(u).await;
+    }
+    s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
+    s.repo("acme", "app", false).await;
+    s.repo("acme", "other", false).await;
+    push_by(&s, "acme/app", "refs/heads/feature/secret-name", SHA, "alice").await;
+    push_by(&s, "acme/other", "refs/heads/main", SHA2, "alice").await;
+    let alice = s.classic("alice", &["repo"]).await;
+    let carol = s.classic("carol", &["repo"]).await;
+    const FEEDS: [&str; 4] = ["/events", "/orgs/acme/events", "/users/alice/events", "/users/alice/events/public"];
+    let names = |events: &[Value]| events.iter().map(|e| e["repo"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    // Another node on the same database answers the same (its caches are exact across nodes).
+    let peer = s.peer(Options::default()).await;
+    for node in [&s, &peer] {
+        for path in FEEDS {
+            for token in [None, Some(carol.as_str())] {
+                let (_, events) = list(node, path, token).await;
+                assert!(names(&events).contains(&"acme/app".to_string()), "{path} before: {events:?}");
+            }
+        }
+    }
+    let (st, _, b) = call(&s, Method::PATCH, "/repos/acme/app", Some(&alice), Some(json!({"private": true}))).await;
+    assert_eq!(st, 200, "{b}");
+    for node in [&s, &peer] {
+        for path in FEEDS {
+            for token in [None, Some(carol.as_str())] {
+                let (_, events) = list(node, path, token).await;
+                let shown = names(&events);
+                assert!(!shown.contains(&"acme/app".to_string()), "{path} as {token:?} after: {shown:?}");
+                assert!(!events.iter().any(|e| e.to_string().contains("secret-name")), "{path}: {events:?}");
+                assert!(shown.contains(&"acme/other".to_string()), "{path}: the public repository stays: {shown:?}");
+            }
+        }
+    }
+    // The owner still sees her own events in the repository, now private.
+    let (_, events) = list(&s, "/users/alice/events", Some(&alice)).await;
+    let mine: Vec<&Value> = events.iter().filter(|e| e["repo"]["name"] == "acme/app").collect();
+    assert!(!mine.is_empty() && mine.iter().all(|e| e["public"] == false), "{events:?}");
+    let (_, events) = list(&s, "/repos/acme/app/events", Some(&alice)).await;
+    assert!(!events.is_empty());
+    let (st, _, _) = parts(s.get("/repos/acme/app/events", None).await).await;
+    assert_eq!(st, 404);
+});

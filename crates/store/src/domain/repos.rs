@@ -268,6 +268,12 @@ pub fn update(c: &mut dyn Conn, id: i64, ch: &Changes, now: i64) -> Result<(), D
     }
     p.push(Value::from(id));
     c.execute(&format!("UPDATE repos SET {} WHERE id = ?", sets.join(", ")), &p)?;
+    if ch.private == Some(true) {
+        // What happened in a repository that became private leaves the public feeds in the same
+        // transaction (names, branches and pushes are no longer anyone's business); records
+        // made while it was private stay private if it becomes public again.
+        c.execute("UPDATE activity SET public = FALSE WHERE repo_id = ? AND public = TRUE", params![id])?;
+    }
     Ok(())
 }
 
