@@ -51,10 +51,10 @@ fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> S
     AppState::new(store, clock, c.api_config(public_url, admin_token))
 }
 
-/// Re-encrypts secrets under an external key, or refuses a key that does not fit the database.
+/// Re-encrypts secrets under an external key, upgrades values in an old at-rest format, or
+/// refuses a key that does not fit the database.
 async fn prepare_secret_key(app: &Shared) -> Result<(), String> {
-    let sk = app.config.secret_key;
-    app.store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.map_err(|e| format!("database: {}", e.message))?
+    platform_api::secrets::prepare_at_start(&app.store, app.config.secret_key).await.map(drop)
 }
 
 fn seed_text(args: &Seeding) -> Result<Option<String>, String> {

@@ -297,6 +297,16 @@ impl Store {
         out
     }
 
+    /// Rewrites the database's files so that nothing deleted from `tables` can be read back from
+    /// them: not from free pages, old row versions or the write-ahead log. For rare moments such
+    /// as moving secrets to another key (it takes locks and, on SQLite, rewrites the whole file).
+    pub async fn scrub(&self, tables: &[&'static str]) -> Result<(), DbError> {
+        match &*self.driver {
+            Driver::Sqlite(s) => s.scrub().await,
+            Driver::Postgres(p) => p.scrub(tables).await,
+        }
+    }
+
     /// Applies pending migrations; returns the names applied.
     pub async fn migrate(&self) -> Result<Vec<String>, DbError> {
         match &*self.driver {

@@ -564,6 +564,12 @@ impl PgStore {
         .await
     }
 
+    /// VACUUM FULL writes each table anew and drops the files that held old row versions.
+    pub(crate) async fn scrub(&self, tables: &[&'static str]) -> Result<(), DbError> {
+        let tables = tables.to_vec();
+        self.with_conn(move |c| tables.iter().try_for_each(|t| c.batch(&format!("VACUUM FULL {t}")))).await
+    }
+
     pub(crate) async fn ping(&self) -> Result<(), DbError> {
         self.read(migrate::check_applied).await
     }

@@ -399,6 +399,12 @@ impl SqliteStore {
         self.exclusive(|c| migrate::apply(c)).await
     }
 
+    /// VACUUM rebuilds the file from live rows only (every page rewritten, the rest cut off), and
+    /// the checkpoint empties the write-ahead log that held the old pages.
+    pub(crate) async fn scrub(&self) -> Result<(), DbError> {
+        self.exclusive(|c| c.conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);").map_err(map_err)).await
+    }
+
     pub(crate) fn ping(&self) -> Result<(), DbError> {
         if self.writer.lock().unwrap().is_none() {
             return Err(DbError::unavailable("store is closed"));

@@ -69,7 +69,7 @@ pub struct Server {
     workers: Option<platform_api::worker::Workers>,
     db: Option<TestDatabase>,
     /// The database URL (a peer node opens the same).
-    url: String,
+    pub url: String,
 }
 
 /// Starts a server on a fresh database; `None` when the backend is unavailable (PostgreSQL
@@ -102,7 +102,7 @@ async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts:
     let clock = Arc::new(if opts.manual_clock { Clock::manual() } else { Clock::system() });
     let state = AppState::new(store.clone(), clock, config);
     let sk = opts.api.secret_key;
-    store.write(move |c| platform_api::secrets::prepare(c, &sk)).await.expect("database").expect("secret key fits the database");
+    platform_api::secrets::prepare_at_start(&store, sk).await.expect("secret key fits the database");
     let workers = Some(platform_api::spawn_workers(&state));
     let mut app = platform_api::app(state);
     if let Some(doc) = opts.openapi_fixture {

@@ -191,5 +191,5 @@ fn archive(jobs: &[runs::Job], debug: bool, at: i64) -> Vec<u8> {
             files.push((format!("{folder}/{}_{file}.txt", i + 1), text.into_bytes()));
         }
     }
-    super::zip::stored(&files, at)
+    super::zip::archive(&files, at)
 }
