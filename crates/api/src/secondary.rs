@@ -132,11 +132,6 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// The application-authorization operation that checks a token: its failures never count as
-/// failed logins (document 1 lets applications check tokens freely).
-pub fn is_token_check(method: &Method, path: &str) -> bool {
-    method == Method::POST && path.starts_with("/applications/") && path.ends_with("/token") && path.matches('/').count() == 3
-}
 
 impl Secondary {
     /// `shared`: the engine every node uses and the scope of this limiter's keys in it.

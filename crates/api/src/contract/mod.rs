@@ -167,7 +167,10 @@ async fn admit<'a>(
     x.principal = match authenticate(app, headers, observed).await {
         Ok(p) => p,
         Err(e) => {
-            if e.status == StatusCode::UNAUTHORIZED && !crate::secondary::is_token_check(&x.method, &x.path) {
+            // Every credential that fails counts, application secrets included. (Checking tokens
+            // is free, document 2: an unknown token checked with the right secret is a 404 of the
+            // operation, never a failed login.)
+            if e.status == StatusCode::UNAUTHORIZED {
                 app.secondary.failed_login(x.ip, app.clock.now()).await;
             }
             return Err(e.into_response());

@@ -195,10 +195,30 @@ both!(token_checks_do_not_count_as_failed_logins, defaults(), |s| {
     for _ in 0..12 {
         let r = s.req(Method::POST, &path, None).basic_auth(&a.client_id, Some(&a.secret)).json(&json!({"access_token": "svp_unknown"}));
         assert_eq!(r.send().await.unwrap().status(), 404);
-        let r = s.req(Method::POST, &path, None).basic_auth(&a.client_id, Some("wrong")).json(&json!({"access_token": "svp_unknown"}));
-        assert_eq!(r.send().await.unwrap().status(), 401);
     }
     assert_eq!(s.get(COMBINED, Some(&t)).await.status(), 200);
+});
+
+both!(wrong_application_secrets_count_as_failed_logins, defaults(), |s| {
+    let t = setup(&s).await;
+    let a = app(&s, "App", "alice", "oauth").await;
+    let token = format!("/applications/{}/token", a.client_id);
+    let grant = format!("/applications/{}/grant", a.client_id);
+    // Wrong secrets on every application-credential operation, the token check included.
+    let calls = [(Method::POST, &token), (Method::PATCH, &token), (Method::DELETE, &token), (Method::DELETE, &grant)];
+    for i in 0..10 {
+        let (m, path) = &calls[i % calls.len()];
+        let r = s.req(m.clone(), path, None).basic_auth(&a.client_id, Some("wrong")).json(&json!({"access_token": "svp_unknown"}));
+        let (st, h, b) = parts(r.send().await.unwrap()).await;
+        assert_error(st, &h, &b, 401, "Bad credentials");
+    }
+    // The address is locked out: the right secret and good tokens are refused for a while.
+    let r = s.req(Method::POST, &token, None).basic_auth(&a.client_id, Some(&a.secret)).json(&json!({"access_token": "svp_unknown"}));
+    let (st, h, b) = parts(r.send().await.unwrap()).await;
+    assert_error(st, &h, &b, 403, LOCKOUT);
+    assert_eq!(s.get(COMBINED, Some(&t)).await.status(), 403);
+    s.advance(300).await;
+    assert_eq!(s.get(COMBINED, Some(&t)).await.status(), 200, "after the lockout");
 });
 
 both!(
