@@ -132,7 +132,6 @@ impl Drop for Slot<'_> {
     }
 }
 
-
 impl Secondary {
     /// `shared`: the engine every node uses and the scope of this limiter's keys in it.
     pub fn new(settings: SecondarySettings, factor: f64, shared: Option<(Arc<Redis>, &'static str)>) -> Secondary {

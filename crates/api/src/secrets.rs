@@ -116,22 +116,21 @@ pub fn prepare(c: &mut dyn Conn, k: &AtRestKey) -> Result<Result<Prepared, Strin
     };
     let (db_key, check) = (read(c, DB_KEY)?, read(c, CHECK)?);
     let db_key = db_key.and_then(|h| hex::decode(h).ok());
-    let key = match k {
-        AtRestKey::InDatabase if check.is_some() => {
-            return Ok(Err(
+    let key =
+        match k {
+            AtRestKey::InDatabase if check.is_some() => return Ok(Err(
                 "this database's secrets are encrypted under an external key: start with PLATFORM_SECRET_KEY or PLATFORM_SECRET_KEY_FILE"
                     .into(),
-            ))
-        }
-        AtRestKey::InDatabase => {
-            let upgraded = match db_key {
-                Some(key) => reencrypt(c, &key, &key)?,
-                None => 0,
-            };
-            return Ok(Ok(Prepared { moved_to_external: false, upgraded }));
-        }
-        AtRestKey::External(key) => key,
-    };
+            )),
+            AtRestKey::InDatabase => {
+                let upgraded = match db_key {
+                    Some(key) => reencrypt(c, &key, &key)?,
+                    None => 0,
+                };
+                return Ok(Ok(Prepared { moved_to_external: false, upgraded }));
+            }
+            AtRestKey::External(key) => key,
+        };
     let expected = check_value(key);
     if check.as_deref().is_some_and(|v| v != expected) {
         return Ok(Err("PLATFORM_SECRET_KEY is not the key this database's secrets are encrypted with".into()));
