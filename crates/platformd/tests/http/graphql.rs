@@ -165,6 +165,19 @@ both!(introspection, |s| {
     let fields: Vec<&str> = b["data"]["__type"]["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
     assert_eq!(fields, ["id", "databaseId", "login", "name", "isSiteAdmin", "createdAt", "updatedAt"]);
     assert_eq!(b["data"]["__type"]["fields"][5]["type"], json!({"kind": "NON_NULL", "name": null, "ofType": {"name": "DateTime"}}));
+    // The introspection query GraphQL tools send, within the limits.
+    let full = "query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
+        types { ...FullType } directives { name description locations args { ...InputValue } } } }
+      fragment FullType on __Type { kind name description
+        fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
+        inputFields { ...InputValue } interfaces { ...TypeRef }
+        enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
+      fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
+      fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
+        ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } }";
+    let b = query(&s, &t, full).await;
+    let types = b["data"]["__schema"]["types"].as_array().unwrap_or_else(|| panic!("{b}"));
+    assert!(types.iter().any(|t| t["name"] == "User" && t["fields"].as_array().is_some_and(|f| f.len() == 7)), "{b}");
     // The limits hold for introspection too.
     let deep = format!("{{ __schema {{ types {{ {}name{} }} }} }}", "fields { type { ".repeat(12), " } }".repeat(12));
     assert_graphql_error(200, &query(&s, &t, &deep).await, 200, "Query is nested too deep.");
