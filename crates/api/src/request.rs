@@ -270,6 +270,18 @@ pub async fn read_body(app: &crate::state::AppState, body: axum::body::Body, lim
     })
 }
 
+/// A request's body within the configured size ([`read_body`]); a larger `Content-Length` is
+/// refused before anything is read.
+pub async fn read_request_body(app: &crate::state::AppState, req: Request) -> Result<Bytes, ApiError> {
+    let limit = app.config.max_body_bytes;
+    let declared =
+        req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(ApiError::payload_too_large());
+    }
+    read_body(app, req.into_body(), limit).await
+}
+
 /// A JSON object body. Empty bodies read as `{}` (required fields then fail validation);
 /// invalid JSON is `400 Problems parsing JSON`, other JSON `400 Body should be a JSON object`,
 /// a body over the configured size `413`.
@@ -279,13 +291,7 @@ impl FromRequest<Shared> for JsonBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
-        let limit = app.config.max_body_bytes;
-        let declared =
-            req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
-        if declared.is_some_and(|n| n > limit) {
-            return Err(ApiError::payload_too_large());
-        }
-        let bytes = read_body(app, req.into_body(), limit).await?;
+        let bytes = read_request_body(app, req).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(JsonBody(Value::Object(Default::default())));
         }

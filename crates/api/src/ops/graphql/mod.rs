@@ -1,149 +1,181 @@
 //! The GraphQL endpoint, `POST {base}/graphql` (and `/api/graphql` beside a `/api/v3` base, the
-//! enterprise layout): just the `viewer` query, which clients send to learn who their
-//! credential is (`gh auth status`: `query UserCurrent{viewer{login}}`). Everything else
-//! GraphQL can ask is answered with a `NOT_SUPPORTED` error, never guessed at.
+//! enterprise layout), on the async-graphql library: it parses, validates (fields unknown to
+//! [`schema`] are its validation errors), answers introspection and executes. Clients send
+//! `viewer` to learn who their credential is (`gh auth status`: `query UserCurrent{viewer{login}}`).
 //!
-//! It sits behind the same contract as the REST operations (authentication and its 401,
-//! secondary limits, the primary limit counted in the `graphql` resource) but is no
-//! [`crate::operation::Operation`]: one URL whose answer depends on the query in the body is not
-//! a REST operation, and the OpenAPI document describes only those.
-mod query;
+//! It sits behind the same contract as the REST operations (authentication and its 401, the
+//! failed-login lockout, secondary limits, the primary limit counted in the `graphql` resource)
+//! but is no [`crate::operation::Operation`]: one URL whose answer depends on the query in the
+//! body is not a REST operation, and the OpenAPI document describes only those. Its body is read
+//! as REST bodies are (the size limit and its 413, the body-read timeout and its 408); what a
+//! document may cost is in [`limits`]. Everything runs inside the handler's future, nothing is
+//! spawned: a client that goes away (or [`limits::MAX_EXECUTION`]) drops it, and the work with it.
+mod limits;
+mod schema;
 
-use axum::body::Bytes;
+use async_graphql::parser::{parse_query, Error as ParseError};
+use async_graphql::{ServerError, Variables};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Router};
-use platform_core::ids::node_id;
-use platform_store::domain::accounts::Account;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use self::query::{Field, QueryError};
 use crate::error::ApiError;
+use crate::principal::Principal;
 use crate::ratelimit::GRAPHQL_PATH;
 use crate::reply::json_response;
-use crate::request::ReqInfo;
-use crate::shape::Timestamp;
+use crate::request::{read_request_body, ReqInfo};
 use crate::state::Shared;
 
 const DOCS: &str = "https://docs.service.example/graphql";
-
-/// The fields of `viewer` answered (what the user store holds).
-const VIEWER_FIELDS: &str = "__typename login id databaseId name isSiteAdmin createdAt updatedAt";
 
 pub fn routes(r: axum::Router<Shared>) -> Router<Shared> {
     r.route(GRAPHQL_PATH, post(serve))
 }
 
-async fn serve(Extension(info): Extension<ReqInfo>, body: Bytes) -> Response {
-    if matches!(info.principal, crate::principal::Principal::Anonymous) {
+async fn serve(State(app): State<Shared>, Extension(info): Extension<ReqInfo>, req: Request) -> Response {
+    if matches!(info.principal, Principal::Anonymous) {
         // The hosted GraphQL endpoint's words for the REST "Requires authentication".
         return ApiError::new(StatusCode::UNAUTHORIZED, "This endpoint requires you to be authenticated.").with_docs(DOCS).into_response();
     }
-    let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(&body) else {
-        return errors(StatusCode::BAD_REQUEST, json!({ "message": "Problems parsing JSON" }));
+    let body = match read_request_body(&app, req).await {
+        Ok(body) => body,
+        Err(e) => return e.into_response(),
     };
-    let Some(Value::String(src)) = request.get("query") else {
-        return errors(StatusCode::BAD_REQUEST, json!({ "message": "A query attribute must be specified and must be a string." }));
+    let request = match read_request(&body) {
+        Ok(request) => request,
+        Err(message) => return json_response(StatusCode::BAD_REQUEST, &json!({ "errors": [{ "message": message }] })),
     };
-    let op = match query::parse(src) {
-        Ok(op) => op,
-        Err(QueryError::Syntax(message, (line, column))) => {
-            return errors(StatusCode::OK, json!({ "message": message, "locations": [{ "line": line, "column": column }] }))
-        }
-        Err(QueryError::Unsupported(what)) => return errors(StatusCode::OK, unsupported(&what)),
+    answer(request.data(app).data(info)).await
+}
+
+/// The GraphQL request of a body: `query` (required), `operationName` and `variables`.
+fn read_request(body: &[u8]) -> Result<async_graphql::Request, &'static str> {
+    // serde_json refuses JSON nested more than 128 deep, so variables cannot nest deeper.
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(body) else { return Err("Problems parsing JSON") };
+    let Some(Value::String(query)) = fields.remove("query") else {
+        return Err("A query attribute must be specified and must be a string.");
     };
-    // `operationName` must name the document's operation when given.
-    if let Some(Value::String(wanted)) = request.get("operationName").filter(|n| n.as_str().is_some_and(|n| !n.is_empty())) {
-        if op.name.as_deref() != Some(wanted) {
-            return errors(StatusCode::OK, json!({ "message": format!("No operation named \"{wanted}\"") }));
+    let mut request = async_graphql::Request::new(query);
+    match fields.remove("operationName") {
+        Some(Value::String(name)) if !name.is_empty() => request = request.operation_name(name),
+        None | Some(Value::Null | Value::String(_)) => {}
+        Some(_) => return Err("operationName must be a string."),
+    }
+    match fields.remove("variables") {
+        Some(v @ Value::Object(_)) => request = request.variables(Variables::from_json(v)),
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("variables must be an object."),
+    }
+    Ok(request)
+}
+
+/// Checks, parses and executes; the answer is always a GraphQL response (status 200).
+async fn answer(mut request: async_graphql::Request) -> Response {
+    if let Err(e) = limits::check_text(&request.query) {
+        return respond(async_graphql::Response::from_errors(vec![e]));
+    }
+    let doc = match parse_query(&request.query).map_err(parse_error).and_then(|doc| limits::check_fragments(&doc).map(|()| doc)) {
+        Ok(doc) => doc,
+        Err(e) => return respond(async_graphql::Response::from_errors(vec![e])),
+    };
+    request.set_parsed_query(doc);
+    match tokio::time::timeout(limits::MAX_EXECUTION, schema::schema().execute(request)).await {
+        Ok(response) => respond(response),
+        Err(_) => {
+            let message = format!("The query ran longer than {} seconds and was stopped.", limits::MAX_EXECUTION.as_secs());
+            respond(async_graphql::Response::from_errors(vec![ServerError::new(message, None)]))
         }
     }
-    match execute(&op.selections, info.principal.user()) {
-        Ok(data) => json_response(StatusCode::OK, &json!({ "data": data })),
-        Err(Refusal::Error(e)) => errors(StatusCode::OK, e),
-        Err(Refusal::Null(e)) => json_response(StatusCode::OK, &json!({ "data": null, "errors": [e] })),
+}
+
+/// A syntax error as one line, `Parse error at [line, column]: expected …` (the library's message
+/// draws the line of the document with a caret under the place).
+fn parse_error(e: ParseError) -> ServerError {
+    match (&e, e.positions().next()) {
+        (ParseError::Syntax { message, .. }, Some(at)) => {
+            let what = message.lines().rev().find_map(|l| l.trim().strip_prefix("= ")).unwrap_or("invalid syntax");
+            ServerError::new(format!("Parse error at [{}, {}]: {what}", at.line, at.column), Some(at))
+        }
+        _ => e.into(),
     }
 }
 
-/// Why a query has no data: an error about the query itself, or one met while resolving a
-/// non-null field (the data is then `null`).
-enum Refusal {
-    Error(Value),
-    Null(Value),
-}
-
-fn errors(status: StatusCode, error: Value) -> Response {
-    json_response(status, &json!({ "errors": [error] }))
-}
-
-fn unsupported(what: &str) -> Value {
-    json!({
-        "type": "NOT_SUPPORTED",
-        "message": format!("{what} not supported: this server answers only the viewer query, `{{ viewer {{ {VIEWER_FIELDS} }} }}`."),
-    })
-}
-
-/// Answers the operation's selections; each response key once (a repeated key must select the
-/// same field, as GraphQL's field merging requires).
-fn execute(selections: &[Field], user: Option<&Account>) -> Result<Map<String, Value>, Refusal> {
-    let mut data = Map::new();
-    for f in selections {
-        let value = match (f.name.as_str(), &f.selections) {
-            ("__typename", None) => json!("Query"),
-            ("viewer", Some(fields)) => match user {
-                Some(user) => Value::Object(viewer(user, fields)?),
-                // Installation, workflow and app credentials act for no user.
-                None => {
-                    return Err(Refusal::Null(json!({
-                        "type": "FORBIDDEN",
-                        "path": [f.key()],
-                        "message": "Resource not accessible by integration",
-                    })))
-                }
-            },
-            ("viewer", None) => {
-                return Err(Refusal::Error(json!({
-                    "message": "Field must have selections (field 'viewer' returns User but has no selections. Did you mean 'viewer { ... }'?)"
-                })))
+/// The response as JSON, each error's `type` (`FORBIDDEN`, …) beside its message as the hosted
+/// API writes it rather than among its extensions.
+fn respond(response: async_graphql::Response) -> Response {
+    let mut body = serde_json::to_value(&response).unwrap_or_else(|_| json!({ "data": null }));
+    for error in body.get_mut("errors").and_then(Value::as_array_mut).into_iter().flatten() {
+        let Some(error) = error.as_object_mut() else { continue };
+        let Some(extensions) = error.get_mut("extensions").and_then(Value::as_object_mut) else { continue };
+        if let Some(kind) = extensions.remove("type") {
+            if extensions.is_empty() {
+                error.remove("extensions");
             }
-            (name, _) => return Err(Refusal::Error(unsupported(&format!("The field `{name}` is")))),
-        };
-        merge(&mut data, selections, f, value)?;
-    }
-    Ok(data)
-}
-
-fn viewer(user: &Account, fields: &[Field]) -> Result<Map<String, Value>, Refusal> {
-    let mut out = Map::new();
-    for f in fields {
-        let value = match f.name.as_str() {
-            "__typename" => json!("User"),
-            "login" => json!(user.login),
-            "id" => json!(node_id("User", user.id)),
-            "databaseId" => json!(user.id),
-            "name" => json!(user.name),
-            "isSiteAdmin" => json!(user.site_admin),
-            "createdAt" => json!(Timestamp(user.created_at)),
-            "updatedAt" => json!(Timestamp(user.updated_at)),
-            name => return Err(Refusal::Error(unsupported(&format!("The field `User.{name}` is")))),
-        };
-        // Every field answered is a scalar.
-        if f.selections.is_some() {
-            return Err(Refusal::Error(json!({ "message": format!("Selections can't be made on scalars (field '{}' of User)", f.name) })));
+            error.insert("type".into(), kind);
         }
-        merge(&mut out, fields, f, value)?;
     }
-    Ok(out)
+    json_response(StatusCode::OK, &body)
 }
 
-/// Puts `f`'s value under its key, refusing two different fields under one key.
-fn merge(into: &mut Map<String, Value>, siblings: &[Field], f: &Field, value: Value) -> Result<(), Refusal> {
-    if let Some(other) = siblings.iter().find(|o| o.key() == f.key() && o.name != f.name) {
-        return Err(Refusal::Error(json!({
-            "message": format!("Field '{}' has a field conflict: {} or {}?", f.key(), f.name, other.name)
-        })));
+#[cfg(test)]
+mod tests {
+    use super::limits::{MAX_NESTING, MAX_QUERY_BYTES};
+    use super::*;
+
+    /// The answer to `query` (with `variables`) from an anonymous caller, and its status.
+    async fn run(query: &str, variables: Value) -> (StatusCode, Value) {
+        let info = ReqInfo {
+            principal: Principal::Anonymous,
+            ip: std::net::Ipv4Addr::LOCALHOST.into(),
+            version: platform_core::ApiVersion::DEFAULT,
+            request_id: "test".into(),
+            generation: crate::state::Generation::Local,
+        };
+        let request = read_request(json!({ "query": query, "variables": variables }).to_string().as_bytes()).unwrap();
+        let response = answer(request.data(info)).await;
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (status, serde_json::from_slice(&body).unwrap())
     }
-    into.insert(f.key().to_string(), value);
-    Ok(())
+
+    /// Every way a document nests, as deep as the text limits let it, is answered (parsed,
+    /// validated, refused or executed) within a quarter of a runtime worker's 2 MiB stack.
+    #[test]
+    fn documents_at_the_limits_fit_a_small_stack() {
+        let n = MAX_NESTING - 4;
+        let nest = |open: &str, inner: &str, close: &str| format!("{}{inner}{}", open.repeat(n), close.repeat(n));
+        let fragments: String = (0..n).map(|i| format!("fragment F{i} on User {{ ...F{} }}\n", i + 1)).collect();
+        let documents = [
+            format!("{{ viewer {{ {} }} }}", nest("a {", "login", "}")),
+            format!("{{ viewer {{ {} }} }}", nest("... {", "login", "}")),
+            format!("{{ viewer(x: {}) {{ login }} }}", nest("[", "1", "]")),
+            format!("{{ viewer(x: {}) {{ login }} }}", nest("{a: ", "1", "}")),
+            format!("{{ viewer @include(if: {}) {{ login }} }}", nest("[", "true", "]")),
+            format!("query($v: {}) {{ viewer {{ login }} }}", nest("[", "Int", "]")),
+            format!("query($v: [Int] = {}) {{ viewer {{ login }} }}", nest("[", "1", "]")),
+            format!("{{ viewer {{ ...F0 }} }}\n{fragments}fragment F{n} on User {{ login }}"),
+            format!("{{ viewer {{ {}}} }}", "login ".repeat((MAX_QUERY_BYTES - 20) / 6)),
+            format!("{{ viewer {{ {}}} }}", (0..(MAX_QUERY_BYTES - 20) / 13).map(|i| format!("a{i:04}: login ")).collect::<String>()),
+            "{ __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }".into(),
+        ];
+        let variables = [json!({}), json!({ "v": serde_json::from_str::<Value>(&nest("[", "1", "]")).unwrap() })];
+        std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+                for doc in &documents {
+                    for v in &variables {
+                        let (status, body) = rt.block_on(run(doc, v.clone()));
+                        assert_eq!(status, StatusCode::OK, "{body}");
+                        assert!(body["errors"].is_array() || body["data"].is_object(), "{body}");
+                    }
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
 }
