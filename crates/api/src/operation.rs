@@ -131,7 +131,7 @@ pub enum On {
 impl On {
     /// What a path names when the declaration does not say: a repository under `/repos/` and
     /// `/networks/`, nothing otherwise.
-    const fn of_path(path: &str) -> On {
+    pub const fn of_path(path: &str) -> On {
         if starts_with(path, "/repos/{owner}/{repo}") || starts_with(path, "/networks/{owner}/{repo}") {
             On::Repo
         } else {

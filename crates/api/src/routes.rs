@@ -5,7 +5,7 @@ use axum::extract::{Request, State};
 use axum::routing::MethodFilter;
 use axum::Router;
 
-use crate::operation::Operation;
+use crate::operation::{On, Operation};
 use crate::request::Handler;
 use crate::state::Shared;
 
@@ -30,7 +30,7 @@ impl Api {
         A: Send + 'static,
     {
         assert!(H::takes().fits(op), "{}: the handler's query or body type is not the declared one", op.id);
-        let names_repo = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
+        let names_repo = On::of_path(op.path) == On::Repo;
         assert!(!names_repo || op.on.names_repo(), "{}: the path names a repository the declaration does not authorize", op.id);
         let filter = MethodFilter::try_from(op.method.http()).expect("operation method");
         let route = axum::routing::on(filter, move |State(app): State<Shared>, req: Request| {
