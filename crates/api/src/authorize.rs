@@ -3,13 +3,13 @@
 //! may not act on is 403; anonymous callers of non-public operations get 401.
 use platform_core::TokenKind;
 use platform_store::domain::repos::{self, Lookup, Reach, Repo};
-use platform_store::domain::{accounts, security_managers};
+use platform_store::domain::{accounts, enterprise_teams, security_managers};
 use platform_store::{Conn, DbError};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Level};
+use crate::operation::{Access, AuthKind, Level, On};
 use crate::principal::{Principal, Role, TokenAuth};
-use crate::request::Ctx;
+use crate::request::{Ctx, EnterpriseCaller, OrgCaller, Target};
 
 /// Scopes implied by a held scope (`repo` covers `repo:status`, …).
 fn scope_covers(held: &str, wanted: &str) -> bool {
@@ -174,81 +174,219 @@ pub fn check_repo(p: &Principal, access: &Access, repo: &Repo, role: Role) -> Ap
     Ok(())
 }
 
-impl Ctx {
-    /// Resolves `{owner}/{repo}` of the path (case-insensitive, `.git` accepted) and authorizes
-    /// the operation on it. A renamed repository answers 301 to its new name.
-    pub async fn repo(&self) -> ApiResult<Repo> {
-        Ok(self.repo_role().await?.0)
-    }
-
-    /// Like [`Ctx::repo`], for operations that need repository admin (Administration): others
-    /// who may see the repository get 403.
-    pub async fn repo_admin(&self) -> ApiResult<(Repo, Role)> {
-        let (repo, role) = self.repo_role().await?;
-        if role < Role::Admin {
-            return Err(ApiError::forbidden("Must have admin rights to Repository."));
-        }
-        Ok((repo, role))
-    }
-
-    /// [`Ctx::repo`] with the caller's role on the repository.
-    pub async fn repo_role(&self) -> ApiResult<(Repo, Role)> {
-        let owner = self.param("owner").to_lowercase();
-        let name = self.param("repo");
-        let name = name.strip_suffix(".git").unwrap_or(name).to_lowercase();
-        let key = (owner, name, self.principal.cache_key());
-        let generation = self.access_generation();
-        let (found, role) = match generation.and_then(|g| self.app.caches.repos.get(&key, g)) {
-            Some(hit) => hit,
-            None => {
-                let principal = self.principal.clone();
-                let (owner, name) = (key.0.clone(), key.1.clone());
-                let loaded = self
-                    .app
-                    .store
-                    .read(move |c| -> Result<_, DbError> {
-                        let found = repos::lookup(c, &owner, &name)?;
-                        let role = match &found {
-                            Lookup::Found(r) | Lookup::Moved(r) => role_of(c, &principal, r)?,
-                            Lookup::Missing => Role::None,
-                        };
-                        Ok((found, role))
-                    })
-                    .await?;
-                if let Some(g) = generation {
-                    self.app.caches.repos.put(key, g, loaded.clone());
-                }
-                loaded
-            }
-        };
-        match found {
-            Lookup::Missing => Err(ApiError::not_found()),
-            Lookup::Moved(r) => {
-                if r.private && role == Role::None {
-                    return Err(ApiError::not_found());
-                }
-                Err(ApiError::moved(self.moved_location(&r)))
-            }
-            Lookup::Found(r) => {
-                check_repo(&self.principal, &self.op.access, &r, role)?;
-                Ok((r, role))
-            }
+/// Loads and authorizes what the operation's path names (`operation::On`), before its handler
+/// runs: the one place the contract applies an operation's access rule to a resource.
+pub async fn target(ctx: &Ctx) -> ApiResult<Target> {
+    let kinds = ctx.op.access.tokens;
+    if !kinds.is_empty() {
+        match &ctx.principal {
+            Principal::Anonymous => return Err(ApiError::requires_authentication()),
+            Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+            Principal::Token(t) if !kinds.contains(&t.token.kind) => return Err(not_accessible(t.token.kind)),
+            Principal::Token(_) => {}
         }
     }
+    Ok(match ctx.op.on {
+        On::Caller => match (ctx.op.access.auth, &ctx.principal) {
+            // The application of `{client_id}`, by its own basic credentials.
+            (AuthKind::AppBasic, Principal::App(a)) if a.app.client_id == ctx.param("client_id") => Target::App(a.app.clone()),
+            (AuthKind::AppBasic, Principal::Anonymous) => return Err(ApiError::requires_authentication()),
+            (AuthKind::AppBasic, _) => return Err(ApiError::not_found()),
+            // Nothing public: who the caller is comes first.
+            (AuthKind::Token, Principal::Anonymous) if !ctx.op.access.public => return Err(ApiError::requires_authentication()),
+            _ => Target::Nothing,
+        },
+        On::Repo | On::RepoAdmin => {
+            let (repo, role) = repo_role(ctx).await?;
+            if ctx.op.on == On::RepoAdmin && role < Role::Admin {
+                return Err(ApiError::forbidden(ADMIN_RIGHTS));
+            }
+            Target::Repo { repo, role }
+        }
+        On::OrgOwner => Target::Org(org_caller(ctx, Admit::Owners).await?),
+        On::OrgOwnerOrSecurityManager => Target::Org(org_caller(ctx, Admit::OwnersAndSecurityManagers).await?),
+        On::OrgMember => Target::Org(org_caller(ctx, Admit::Members).await?),
+        On::EnterpriseMember => Target::Enterprise(enterprise_member(ctx).await?),
+    })
+}
 
-    /// This request's URL with the repository's current `owner/name`.
-    fn moved_location(&self, r: &Repo) -> String {
-        let rest: Vec<&str> = self.path.splitn(5, '/').collect(); // "", "repos", owner, repo, rest
-        let tail = rest.get(4).map(|t| format!("/{t}")).unwrap_or_default();
-        let prefix = if rest.get(1) == Some(&"networks") { "networks" } else { "repos" };
-        let q = if self.query.pairs.is_empty() {
-            String::new()
-        } else {
-            let enc = crate::request::percent_encode;
-            format!("?{}", self.query.pairs.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&"))
-        };
-        format!("{}/{prefix}/{}/{}{tail}{q}", self.app.urls.api, r.owner.login, r.name)
+/// The refusal of repository administration to others who may see the repository.
+pub const ADMIN_RIGHTS: &str = "Must have admin rights to Repository.";
+
+/// Resolves `{owner}/{repo}` of the path (case-insensitive, `.git` accepted) and authorizes
+/// the operation on it, with the caller's role there. A renamed repository answers 301 to its
+/// new name.
+async fn repo_role(ctx: &Ctx) -> ApiResult<(Repo, Role)> {
+    let owner = ctx.param("owner").to_lowercase();
+    let name = ctx.param("repo");
+    let name = name.strip_suffix(".git").unwrap_or(name).to_lowercase();
+    let key = (owner, name, ctx.principal.cache_key());
+    let generation = ctx.access_generation();
+    let (found, role) = match generation.and_then(|g| ctx.app.caches.repos.get(&key, g)) {
+        Some(hit) => hit,
+        None => {
+            let principal = ctx.principal.clone();
+            let (owner, name) = (key.0.clone(), key.1.clone());
+            let loaded = ctx
+                .app
+                .store
+                .read(move |c| -> Result<_, DbError> {
+                    let found = repos::lookup(c, &owner, &name)?;
+                    let role = match &found {
+                        Lookup::Found(r) | Lookup::Moved(r) => role_of(c, &principal, r)?,
+                        Lookup::Missing => Role::None,
+                    };
+                    Ok((found, role))
+                })
+                .await?;
+            if let Some(g) = generation {
+                ctx.app.caches.repos.put(key, g, loaded.clone());
+            }
+            loaded
+        }
+    };
+    match found {
+        Lookup::Missing => Err(ApiError::not_found()),
+        Lookup::Moved(r) => {
+            if r.private && role == Role::None {
+                return Err(ApiError::not_found());
+            }
+            Err(ApiError::moved(moved_location(ctx, &r)))
+        }
+        Lookup::Found(r) => {
+            check_repo(&ctx.principal, &ctx.op.access, &r, role).map_err(|e| match ctx.op.scope_refusal {
+                // A scope token lacking the operation's scope hears the operation's own refusal.
+                Some(m) if e.status == axum::http::StatusCode::FORBIDDEN && uses_scopes(&ctx.principal) => ApiError::forbidden(m),
+                _ => e,
+            })?;
+            Ok((r, role))
+        }
     }
+}
+
+fn uses_scopes(p: &Principal) -> bool {
+    matches!(p, Principal::Token(t) if t.token.kind.uses_scopes())
+}
+
+/// This request's URL with the repository's current `owner/name`.
+fn moved_location(ctx: &Ctx, r: &Repo) -> String {
+    let rest: Vec<&str> = ctx.path.splitn(5, '/').collect(); // "", "repos", owner, repo, rest
+    let tail = rest.get(4).map(|t| format!("/{t}")).unwrap_or_default();
+    let prefix = if rest.get(1) == Some(&"networks") { "networks" } else { "repos" };
+    let pairs = ctx.query_pairs();
+    let q = if pairs.is_empty() { String::new() } else { format!("?{}", crate::request::encode_query(pairs)) };
+    format!("{}/{prefix}/{}/{}{tail}{q}", ctx.app.urls.api, r.owner.login, r.name)
+}
+
+/// Who an organization operation admits besides the organization's installations.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Admit {
+    Owners,
+    OwnersAndSecurityManagers,
+    Members,
+}
+
+/// Resolves `{org}` (or `{org_id}`) and authorizes an organization operation per the declared
+/// access: anonymous callers 401; an unknown organization, or one the caller is not admitted
+/// to, 404; credentials lacking the scope or permission 403. Installation tokens act for their
+/// organization with the permission.
+async fn org_caller(ctx: &Ctx, admit: Admit) -> ApiResult<OrgCaller> {
+    let t = match &ctx.principal {
+        Principal::Token(t) => t.clone(),
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::not_found()),
+    };
+    let key = match ctx.op.path.contains("{org_id}") {
+        true => Err(ctx.param("org_id").parse::<i64>().map_err(|_| ApiError::not_found())?),
+        false => Ok(ctx.param("org").to_string()),
+    };
+    let user_id = t.user.as_ref().map(|u| u.id);
+    let (org, role, manager) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let found = match &key {
+                Ok(login) => accounts::by_login(c, login)?,
+                Err(id) => accounts::by_id(c, *id)?,
+            };
+            let Some(org) = found.filter(|a| a.is_org()) else { return Ok((None, None, false)) };
+            let role = match user_id {
+                Some(u) => accounts::org_role(c, org.id, u)?,
+                None => None,
+            };
+            let manager = match user_id {
+                Some(u) if admit == Admit::OwnersAndSecurityManagers => security_managers::owner_or_manager(c, org.id, u)?,
+                _ => false,
+            };
+            Ok((Some(org), role, manager))
+        })
+        .await?;
+    let org = org.ok_or_else(ApiError::not_found)?;
+    let kind = t.token.kind;
+    let installation = kind == TokenKind::Installation;
+    match kind {
+        TokenKind::Workflow => return Err(ApiError::not_found()),
+        TokenKind::Installation => {
+            if t.installation.as_ref().is_none_or(|i| i.account_id != org.id) {
+                return Err(ApiError::not_found());
+            }
+        }
+        _ => {
+            let admitted = match admit {
+                Admit::Owners => role.as_deref() == Some("owner"),
+                Admit::OwnersAndSecurityManagers => manager,
+                Admit::Members => role.is_some(),
+            };
+            if !admitted || t.user.is_none() {
+                return Err(ApiError::not_found());
+            }
+            if kind == TokenKind::FineGrained && t.token.resource_owner_id.is_some_and(|o| o != org.id) {
+                return Err(ApiError::not_found());
+            }
+        }
+    }
+    if !grants(&t, &ctx.op.access, false) {
+        return Err(not_accessible(kind));
+    }
+    let oauth_app = if kind == TokenKind::Oauth { t.token.app_id } else { None };
+    Ok(OrgCaller { org, user: t.user.clone(), role, installation, oauth_app })
+}
+
+/// Resolves `{enterprise}` and authorizes an enterprise operation: tokens acting for a user
+/// (classic, OAuth, fine-grained) who is a member of the enterprise (404 otherwise), with the
+/// scope or permission (403); a fine-grained token reaches the enterprise through its user or
+/// one of the enterprise's organizations.
+async fn enterprise_member(ctx: &Ctx) -> ApiResult<EnterpriseCaller> {
+    let t = match &ctx.principal {
+        Principal::Anonymous => return Err(ApiError::requires_authentication()),
+        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
+        Principal::Token(t) => t.clone(),
+    };
+    let kind = t.token.kind;
+    let user = match (&t.user, kind) {
+        (Some(u), TokenKind::Classic | TokenKind::Oauth | TokenKind::FineGrained) => u.clone(),
+        _ => return Err(not_accessible(kind)),
+    };
+    let slug = ctx.param("enterprise").to_string();
+    let (user_id, resource_owner) = (user.id, t.token.resource_owner_id);
+    let (ent, role, reach) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(ent) = accounts::enterprise_by_slug(c, &slug)? else { return Ok((None, None, false)) };
+            let role = enterprise_teams::enterprise_role(c, ent.id, user_id)?;
+            let reach = match resource_owner {
+                None => true,
+                Some(o) => o == user_id || enterprise_teams::owns_org(c, ent.id, o)?,
+            };
+            Ok((Some(ent), role, reach))
+        })
+        .await?;
+    let (Some(ent), Some(role)) = (ent, role) else { return Err(ApiError::not_found()) };
+    if !grants(&t, &ctx.op.access, false) || (!kind.uses_scopes() && !reach) {
+        return Err(not_accessible(kind));
+    }
+    Ok(EnterpriseCaller { ent, user, owner: role == "owner", fine_grained: kind == TokenKind::FineGrained })
 }
 
 #[cfg(test)]
@@ -260,78 +398,5 @@ mod tests {
         assert!(has_scope(&held, &["repo:status"]));
         assert!(!has_scope(&["read:org".to_string()], &["repo", "repo:status"]));
         assert!(has_scope(&[], &[]));
-    }
-}
-
-/// The caller of an organization-administration operation (organization webhooks), authorized.
-#[derive(Clone, Debug)]
-pub struct OrgCaller {
-    pub org: accounts::Account,
-    /// The user acting (none for installation tokens).
-    pub user: Option<accounts::Account>,
-    /// The OAuth application of an OAuth token (it sees only what it created).
-    pub oauth_app: Option<i64>,
-}
-
-impl Ctx {
-    /// Resolves `{org}` and authorizes an organization-owner operation per the declared access:
-    /// anonymous callers 401; an unknown organization, or one the caller does not own, 404;
-    /// credentials lacking the scope or permission 403. Installation tokens act for their
-    /// organization with the permission.
-    pub async fn org_owner(&self) -> ApiResult<OrgCaller> {
-        self.org_caller(false).await
-    }
-
-    /// Like [`Ctx::org_owner`], also admitting members of the organization's security manager
-    /// teams (security operations).
-    pub async fn org_owner_or_security_manager(&self) -> ApiResult<OrgCaller> {
-        self.org_caller(true).await
-    }
-
-    async fn org_caller(&self, managers: bool) -> ApiResult<OrgCaller> {
-        let t = match &self.principal {
-            Principal::Token(t) => t.clone(),
-            Principal::Anonymous => return Err(ApiError::requires_authentication()),
-            Principal::App(_) => return Err(ApiError::not_found()),
-        };
-        let login = self.param("org").to_string();
-        let user_id = t.user.as_ref().map(|u| u.id);
-        let (org, admitted) = self
-            .app
-            .store
-            .read(move |c| -> Result<_, DbError> {
-                let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok((None, false)) };
-                let admitted = match user_id {
-                    Some(u) if managers => security_managers::owner_or_manager(c, org.id, u)?,
-                    Some(u) => accounts::org_role(c, org.id, u)?.as_deref() == Some("owner"),
-                    None => false,
-                };
-                Ok((Some(org), admitted))
-            })
-            .await?;
-        let org = org.ok_or_else(ApiError::not_found)?;
-        let kind = t.token.kind;
-        let access = &self.op.access;
-        match kind {
-            TokenKind::Workflow => return Err(ApiError::not_found()),
-            TokenKind::Installation => {
-                if t.installation.as_ref().is_none_or(|i| i.account_id != org.id) {
-                    return Err(ApiError::not_found());
-                }
-            }
-            _ => {
-                if !admitted {
-                    return Err(ApiError::not_found());
-                }
-                if kind == TokenKind::FineGrained && t.token.resource_owner_id.is_some_and(|o| o != org.id) {
-                    return Err(ApiError::not_found());
-                }
-            }
-        }
-        if !grants(&t, access, false) {
-            return Err(not_accessible(kind));
-        }
-        let oauth_app = if kind == TokenKind::Oauth { t.token.app_id } else { None };
-        Ok(OrgCaller { org, user: t.user.clone(), oauth_app })
     }
 }

@@ -1,8 +1,8 @@
-//! Conditional GETs answered before routing. When a GET served from the response cache
-//! (`Ctx::cached_until`) is asked again with its ETag, by the same caller, under the same store
-//! generation and within the span in which the cached answer is exact, the handler would only
-//! repeat its authorization and cache lookup to reach the same 304: the contract layer answers
-//! it here instead. Any write changes the generation and sends the next request the full way.
+//! Conditional GETs answered before routing. When a GET served from the response cache (an
+//! operation declared cached, `contract::declared`) is asked again with its ETag, by the same
+//! caller, under the same store generation and within the span in which the cached answer is
+//! exact, the contract would only repeat its authorization and cache lookup to reach the same
+//! 304: it answers here instead. Any write changes the generation and sends the next request the full way.
 use std::sync::Arc;
 
 use axum::body::Body;

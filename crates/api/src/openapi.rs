@@ -11,19 +11,7 @@ use schemars::SchemaGenerator;
 use crate::error::{BasicError, ValidationError};
 use crate::shape::schema_of;
 
-use crate::operation::{AuthKind, Level, Limits, Operation};
-use crate::validate::Ty;
-
-fn ty_schema(ty: Ty) -> Value {
-    match ty {
-        Ty::Str => json!({"type": "string"}),
-        Ty::Timestamp => json!({"type": "string", "format": "date-time"}),
-        Ty::Int => json!({"type": "integer"}),
-        Ty::Bool => json!({"type": "boolean"}),
-        Ty::Enum(values) => json!({"type": "string", "enum": values}),
-        Ty::Json(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({})),
-    }
-}
+use crate::operation::{AuthKind, Level, Limits, Operation, Verb};
 
 const COMMON_HEADERS: [&str; 7] = [
     "x-ratelimit-limit",
@@ -66,9 +54,9 @@ fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
         .into_iter()
         .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
         .collect();
-    for q in op.query {
-        params
-            .push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": ty_schema(q.ty)}));
+    for q in op.meta().query.iter().flat_map(|rules| &rules.params) {
+        let q = &q.param;
+        params.push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": q.schema}));
     }
     params.push(json!({"$ref": "#/components/parameters/ApiVersion"}));
 
@@ -80,13 +68,13 @@ fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
         let extra: Vec<&str> = (r.headers.iter().copied())
             .chain(polled.then_some("X-Poll-Interval"))
             .chain(closing_down.iter().copied())
-            .chain((op.method == "GET").then_some("ETag"))
+            .chain((op.method == Verb::Get).then_some("ETag"))
             .collect();
         let schema = r.schema.map(|of| of(g).to_value());
         responses.insert(r.status.to_string(), response(r.description, schema, &extra));
     }
     let repo_scoped = op.path.starts_with("/repos/{owner}/{repo}") || op.path.starts_with("/networks/{owner}/{repo}");
-    if op.method == "GET" {
+    if op.method == Verb::Get {
         let desc = if op.responses.iter().any(|r| r.headers.contains(&"Last-Modified")) {
             "Not modified: the `If-None-Match` ETag, or the `If-Modified-Since` time, is current (not charged)."
         } else {
@@ -118,7 +106,7 @@ fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
     if op.body.is_some() {
         responses.insert("413".into(), error(g, "The request body is too large.", false));
     }
-    if op.body.is_some() || !op.query.is_empty() {
+    if op.body.is_some() || op.query.is_some() {
         responses.insert("422".into(), error(g, "Validation failed: missing, mistyped or invalid fields or parameters.", true));
     }
 
@@ -240,7 +228,7 @@ mod tests {
         let mut ids = BTreeSet::new();
         for op in &api.ops {
             let o = &doc["paths"][op.path][op.method.as_str().to_lowercase()];
-            assert_eq!(o["operationId"], op.id, "{} {} missing", op.method, op.path);
+            assert_eq!(o["operationId"], op.id, "{} {} missing", op.method.as_str(), op.path);
             assert!(ids.insert(op.id), "duplicate operation id {}", op.id);
             let declared: Vec<&str> =
                 o["parameters"].as_array().unwrap().iter().filter(|p| p["in"] == "path").map(|p| p["name"].as_str().unwrap()).collect();

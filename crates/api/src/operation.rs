@@ -1,11 +1,31 @@
-//! Every operation is declared once: method, path, access rule and docs. The same declaration
-//! wires the route, enforces authentication/authorization, fills the `X-Accepted-*` headers and
-//! (later) feeds the OpenAPI document, so none of them can drift.
+//! Every operation is declared once, in a few lines of a `const` builder:
+//!
+//! ```ignore
+//! pub static CREATE: Operation = Operation::post("statuses/create", "/repos/{owner}/{repo}/statuses/{sha}", "Create a commit status")
+//!     .docs("https://docs.service.example/rest/commits/statuses#create-a-commit-status")
+//!     .access(Access::write(SCOPES, "statuses"))
+//!     .body::<CreateStatus>("Status")
+//!     .responds(&[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])]);
+//! ```
+//!
+//! The same declaration wires the route, and the contract enforces what it says before the
+//! handler runs (`contract/declared.rs`): the repository, organization or enterprise the path
+//! names ([`On`]) is loaded and authorized per the [`Access`] rule, the query is parsed into its
+//! declared type, the response cache answers a [`Cache`]d read, the secondary limits the
+//! operation counts toward are charged; a handler writes as [`Writes`] says; slashes in a
+//! [`Operation::slash_param`] are routed. It also fills the `X-Accepted-*` headers and the
+//! OpenAPI document, so none of them can drift.
+//!
+//! A `const` builder rather than an attribute macro: declarations stay plain Rust that any
+//! reader (and rust-analyzer) follows, and the build needs no proc-macro crate.
+use std::any::TypeId;
+use std::mem::ManuallyDrop;
 use std::sync::OnceLock;
 
 use axum::http::{HeaderName, HeaderValue, Method};
+use platform_core::TokenKind;
 
-use crate::validate::{BodyRules, Ty};
+use crate::validate::{BodyRules, QueryRules};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -44,38 +64,129 @@ pub struct Access {
     pub permission: Option<(&'static str, Level)>,
     /// Level of access to the resource the caller's identity needs (push access for writes).
     pub role: Level,
+    /// The kinds of token the operation serves (empty: every kind); checked before anything
+    /// else, so anonymous callers hear 401 and other kinds 403 whatever the path names.
+    pub tokens: &'static [TokenKind],
 }
 
 impl Access {
     pub const fn read(scopes: &'static [&'static str], permission: &'static str) -> Access {
-        Access { auth: AuthKind::Token, public: true, scopes, permission: Some((permission, Level::Read)), role: Level::Read }
+        Access { auth: AuthKind::Token, public: true, scopes, permission: Some((permission, Level::Read)), role: Level::Read, tokens: &[] }
     }
     pub const fn write(scopes: &'static [&'static str], permission: &'static str) -> Access {
-        Access { auth: AuthKind::Token, public: false, scopes, permission: Some((permission, Level::Write)), role: Level::Write }
+        Access {
+            auth: AuthKind::Token,
+            public: false,
+            scopes,
+            permission: Some((permission, Level::Write)),
+            role: Level::Write,
+            tokens: &[],
+        }
+    }
+    /// Tokens with one of `scopes` or the permission at `level`, acting at that level; nothing
+    /// public.
+    pub const fn token(scopes: &'static [&'static str], permission: Option<(&'static str, Level)>, level: Level) -> Access {
+        Access { auth: AuthKind::Token, public: false, scopes, permission, role: level, tokens: &[] }
     }
     pub const fn app_basic() -> Access {
-        Access { auth: AuthKind::AppBasic, public: false, scopes: &[], permission: None, role: Level::Read }
+        Access { auth: AuthKind::AppBasic, public: false, scopes: &[], permission: None, role: Level::Read, tokens: &[] }
     }
     pub const fn any() -> Access {
-        Access { auth: AuthKind::Any, public: true, scopes: &[], permission: None, role: Level::Read }
+        Access { auth: AuthKind::Any, public: true, scopes: &[], permission: None, role: Level::Read, tokens: &[] }
+    }
+    /// The same, readable without credentials where the resource is public.
+    pub const fn public(self) -> Access {
+        Access { public: true, ..self }
+    }
+    /// The same, for these kinds of token only.
+    pub const fn only(self, tokens: &'static [TokenKind]) -> Access {
+        Access { tokens, ..self }
     }
 }
 
-/// A query parameter of an operation.
-#[derive(Clone, Copy, Debug)]
-pub struct Param {
-    pub name: &'static str,
-    pub ty: Ty,
-    pub description: &'static str,
-    /// A query parameter the operation cannot do without (422 when missing).
-    pub required: bool,
+/// What an operation's path names, which the contract loads and authorizes (per the access
+/// rule) before the handler runs; the handler reads it from its context (`ctx.repo()`,
+/// `ctx.org()`, `ctx.enterprise()`) and so cannot forget the check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum On {
+    /// Nothing the contract loads: the caller's own resources, public profiles, lists filtered
+    /// by what the caller reaches. The default of paths that name no repository.
+    Caller,
+    /// `{owner}/{repo}`: the repository, case-insensitive (`.git` accepted; a renamed one answers
+    /// 301), authorized by `authorize::check_repo`. The default of `/repos/{owner}/{repo}…` and
+    /// `/networks/{owner}/{repo}…` paths.
+    Repo,
+    /// A repository its administrators alone may change (403 for others who see it).
+    RepoAdmin,
+    /// `{org}`: organization owners (and the organization's installations).
+    OrgOwner,
+    /// `{org}`: owners and members of its security manager teams.
+    OrgOwnerOrSecurityManager,
+    /// `{org}` or `{org_id}`: its members (and installations).
+    OrgMember,
+    /// `{enterprise}`: its members, with tokens acting for them.
+    EnterpriseMember,
 }
 
-/// `page` and `per_page` of a page-based list.
-pub const PAGINATION: [Param; 2] = [
-    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
-    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch.", required: false },
-];
+impl On {
+    /// What a path names when the declaration does not say: a repository under `/repos/` and
+    /// `/networks/`, nothing otherwise.
+    pub const fn of_path(path: &str) -> On {
+        if starts_with(path, "/repos/{owner}/{repo}") || starts_with(path, "/networks/{owner}/{repo}") {
+            On::Repo
+        } else {
+            On::Caller
+        }
+    }
+
+    pub fn names_repo(self) -> bool {
+        matches!(self, On::Repo | On::RepoAdmin)
+    }
+
+    pub fn names_org(self) -> bool {
+        matches!(self, On::OrgOwner | On::OrgOwnerOrSecurityManager | On::OrgMember)
+    }
+}
+
+const fn starts_with(s: &str, prefix: &str) -> bool {
+    let (s, p) = (s.as_bytes(), prefix.as_bytes());
+    if s.len() < p.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if s[i] != p[i] {
+            return false;
+        }
+        i += 1;
+    }
+    s.len() == p.len() || s[p.len()] == b'/'
+}
+
+/// Whether the contract's response cache answers a GET (authorization has run first; a write
+/// anywhere empties it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// Not cached: writes, and reads cheaper than keying, storing and admitting an entry.
+    No,
+    /// Per caller: an entry is served only to the token (application, anonymous caller) that
+    /// built it, so content that depends on who asks never reaches anyone else.
+    Caller,
+    /// Shared by every caller the contract admitted to the path's repository: for answers that
+    /// depend on the repository alone, not on who asks.
+    Repository,
+}
+
+/// What an operation's writes may change, which decides the caches they invalidate
+/// (`platform_store::Store::write_content`). Handlers write through `Ctx::write`, which reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// Anything, access included: every cache.
+    Anything,
+    /// Content only — never an account, membership, team, token, app, installation, grant or
+    /// repository — so the caches of credentials and repository access stay valid.
+    Content,
+}
 
 /// A success response: status, description, the schema of its body's type (none for an empty
 /// body) and the headers it carries besides the common ones.
@@ -100,45 +211,202 @@ impl Resp {
     }
 }
 
-/// A request body: the Rust type it deserializes into (one declaration: its schema is both the
-/// published requestBody and what `Ctx::body` checks) and the `resource` its validation errors
-/// name.
+/// A declared request body: the Rust type it deserializes into (its schema is both the
+/// published requestBody and what the contract checks) and the `resource` its validation
+/// errors name.
 #[derive(Clone, Copy, Debug)]
-pub struct Body {
+pub struct DeclaredBody {
     /// `resource` of validation errors, e.g. `Status`.
     pub resource: &'static str,
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-    type_name: fn() -> &'static str,
+    pub type_id: fn() -> TypeId,
 }
 
-impl Body {
-    pub const fn of<T: schemars::JsonSchema + serde::de::DeserializeOwned>(resource: &'static str) -> Body {
-        Body { resource, schema: crate::shape::schema_of::<T>, type_name: std::any::type_name::<T> }
+/// A declared query: the Rust type the parameters deserialize into; its fields (doc comments
+/// as descriptions) are the published parameters and what the contract checks.
+#[derive(Clone, Copy, Debug)]
+pub struct DeclaredQuery {
+    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    pub type_id: fn() -> TypeId,
+}
+
+/// A path parameter that may hold `/` (branch names, refs): the contract encodes its slashes
+/// before routing so the router sees one segment (`contract/path.rs`).
+#[derive(Clone, Copy, Debug)]
+pub struct SlashParam {
+    pub name: &'static str,
+    /// Last segments that name another resource below the path rather than a part of the
+    /// parameter (`…/commits/{ref}/check-runs`).
+    pub not_ending_in: &'static [&'static str],
+    /// Another path whose reads (GET, HEAD) this operation answers, as the hosted platform
+    /// does for the `url` it gives out (`…/git/refs/{ref}` read as `…/git/ref/{ref}`).
+    pub read_alias: Option<&'static str>,
+}
+
+/// HTTP method of an operation (`Copy`, so declarations are `const`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+            Verb::Put => "PUT",
+            Verb::Patch => "PATCH",
+            Verb::Delete => "DELETE",
+        }
     }
-    /// Whether `T` is the declared type (a handler reading another would skip its checks' intent).
-    pub fn is<T>(&self) -> bool {
-        (self.type_name)() == std::any::type_name::<T>()
+
+    pub fn http(self) -> Method {
+        match self {
+            Verb::Get => Method::GET,
+            Verb::Post => Method::POST,
+            Verb::Put => Method::PUT,
+            Verb::Patch => Method::PATCH,
+            Verb::Delete => Method::DELETE,
+        }
     }
 }
 
 pub struct Operation {
     /// `area/operation`, e.g. `statuses/get-combined`; the area is the OpenAPI tag.
     pub id: &'static str,
-    pub method: Method,
+    pub method: Verb,
     /// Path as the spec writes it, e.g. `/repos/{owner}/{repo}/commits/{ref}/status`.
     pub path: &'static str,
     pub summary: &'static str,
     pub docs: &'static str,
     pub access: Access,
-    pub query: &'static [Param],
-    /// The request body's type; handlers read it with `Ctx::body`.
-    pub body: Option<Body>,
+    /// What the path names, loaded and authorized before the handler runs.
+    pub on: On,
+    /// The 403 a scope token lacking the operation's scopes hears instead of the usual one
+    /// (repository deletion answers as to a non-admin, as on the hosted platform).
+    pub scope_refusal: Option<&'static str>,
+    /// The query's type; handlers take it as `request::Query<T>`.
+    pub query: Option<DeclaredQuery>,
+    /// The request body's type; handlers take it as `request::Body<T>`.
+    pub body: Option<DeclaredBody>,
     /// Success responses; error responses follow from the access rule and the body.
     pub responses: &'static [Resp],
     /// What sets the operation apart from the rest beyond access and responses.
     pub traits: Traits,
-    /// What follows from the fields above, worked out on first use.
-    pub derived: Derived,
+    pub cache: Cache,
+    pub writes: Writes,
+    pub slash: Option<SlashParam>,
+    /// What follows from the fields above, worked out on first use (never dropped: operations
+    /// are statics, and `ManuallyDrop` lets the builder move it in `const` code).
+    derived: ManuallyDrop<OnceLock<OpMeta>>,
+}
+
+impl Operation {
+    /// An operation with nothing declared beyond its method, path and summary: token access
+    /// with no scope, nothing public, no query or body, not cached, writes that may change
+    /// anything. The path decides what it names ([`On`]).
+    pub const fn new(method: Verb, id: &'static str, path: &'static str, summary: &'static str) -> Operation {
+        Operation {
+            id,
+            method,
+            path,
+            summary,
+            docs: "",
+            access: Access::token(&[], None, Level::Read),
+            on: On::of_path(path),
+            scope_refusal: None,
+            query: None,
+            body: None,
+            responses: &[],
+            traits: Traits::NONE,
+            cache: Cache::No,
+            writes: Writes::Anything,
+            slash: None,
+            derived: ManuallyDrop::new(OnceLock::new()),
+        }
+    }
+    pub const fn get(id: &'static str, path: &'static str, summary: &'static str) -> Operation {
+        Operation::new(Verb::Get, id, path, summary)
+    }
+    pub const fn post(id: &'static str, path: &'static str, summary: &'static str) -> Operation {
+        Operation::new(Verb::Post, id, path, summary)
+    }
+    pub const fn put(id: &'static str, path: &'static str, summary: &'static str) -> Operation {
+        Operation::new(Verb::Put, id, path, summary)
+    }
+    pub const fn patch(id: &'static str, path: &'static str, summary: &'static str) -> Operation {
+        Operation::new(Verb::Patch, id, path, summary)
+    }
+    pub const fn delete(id: &'static str, path: &'static str, summary: &'static str) -> Operation {
+        Operation::new(Verb::Delete, id, path, summary)
+    }
+
+    /// The documentation URL error bodies and the OpenAPI document link.
+    pub const fn docs(self, docs: &'static str) -> Operation {
+        Operation { docs, ..self }
+    }
+    pub const fn access(self, access: Access) -> Operation {
+        Operation { access, ..self }
+    }
+    /// What the path names, when it is not what the path alone says ([`On::of_path`]).
+    pub const fn on(self, on: On) -> Operation {
+        Operation { on, ..self }
+    }
+    /// A repository operation for its administrators only.
+    pub const fn admin(self) -> Operation {
+        Operation { on: On::RepoAdmin, ..self }
+    }
+    pub const fn scope_refusal(self, message: &'static str) -> Operation {
+        Operation { scope_refusal: Some(message), ..self }
+    }
+    /// The query parameters: the fields of `Q`.
+    pub const fn query<Q: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(self) -> Operation {
+        Operation { query: Some(DeclaredQuery { schema: crate::shape::schema_of::<Q>, type_id: TypeId::of::<Q> }), ..self }
+    }
+    /// The request body: `B`, whose validation errors name `resource`.
+    pub const fn body<B: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(self, resource: &'static str) -> Operation {
+        Operation { body: Some(DeclaredBody { resource, schema: crate::shape::schema_of::<B>, type_id: TypeId::of::<B> }), ..self }
+    }
+    pub const fn responds(self, responses: &'static [Resp]) -> Operation {
+        Operation { responses, ..self }
+    }
+    /// Served from the response cache, per caller.
+    pub const fn cached(self) -> Operation {
+        Operation { cache: Cache::Caller, ..self }
+    }
+    /// Served from the response cache to every caller admitted to the repository.
+    pub const fn cached_per_repository(self) -> Operation {
+        Operation { cache: Cache::Repository, ..self }
+    }
+    /// Writes content only, never access ([`Writes::Content`]).
+    pub const fn writes_content(self) -> Operation {
+        Operation { writes: Writes::Content, ..self }
+    }
+    /// The path parameter `name` may hold `/`.
+    pub const fn slash_param(self, name: &'static str) -> Operation {
+        Operation { slash: Some(SlashParam { name, not_ending_in: &[], read_alias: None }), ..self }
+    }
+    /// [`Operation::slash_param`], except when the path ends in one of `others` (resources below).
+    pub const fn slash_param_except(self, name: &'static str, others: &'static [&'static str]) -> Operation {
+        Operation { slash: Some(SlashParam { name, not_ending_in: others, read_alias: None }), ..self }
+    }
+    /// [`Operation::slash_param`], also answering reads of `alias` (same parameters).
+    pub const fn slash_param_read_alias(self, name: &'static str, alias: &'static str) -> Operation {
+        Operation { slash: Some(SlashParam { name, not_ending_in: &[], read_alias: Some(alias) }), ..self }
+    }
+    pub const fn closing_down(self, c: ClosingDown) -> Operation {
+        Operation { traits: Traits { closing_down: Some(c), ..self.traits }, ..self }
+    }
+    pub const fn polled(self, p: Poll) -> Operation {
+        Operation { traits: Traits { poll: Some(p), ..self.traits }, ..self }
+    }
+    pub const fn limits(self, limits: Limits) -> Operation {
+        Operation { traits: Traits { limits, ..self.traits }, ..self }
+    }
 }
 
 /// An operation's behaviour that is neither access nor shape: read by the contract, the limiter
@@ -156,13 +424,6 @@ pub struct Traits {
 impl Traits {
     /// The traits of most operations: none.
     pub const NONE: Traits = Traits { closing_down: None, poll: None, limits: Limits::Charged };
-
-    pub const fn closing_down(c: ClosingDown) -> Traits {
-        Traits { closing_down: Some(c), ..Traits::NONE }
-    }
-    pub const fn polled(p: Poll) -> Traits {
-        Traits { poll: Some(p), ..Traits::NONE }
-    }
 }
 
 /// Which setting gives a polled operation's `X-Poll-Interval`.
@@ -224,22 +485,7 @@ pub const IMPORTS_SUNSET: ClosingDown =
     ClosingDown { deprecation: "Tue, 12 Sep 2023 00:00:00 GMT", sunset: "Fri, 12 Apr 2024 00:00:00 GMT" };
 
 /// What follows from an operation's declaration alone, worked out once per process (on first
-/// use) instead of on every request: the constant headers its responses carry, where its
-/// path names an organization, and its body's schema and checks.
-pub struct Derived(OnceLock<OpMeta>);
-
-impl Derived {
-    pub const fn new() -> Derived {
-        Derived(OnceLock::new())
-    }
-}
-
-impl Default for Derived {
-    fn default() -> Derived {
-        Derived::new()
-    }
-}
-
+/// use) instead of on every request.
 pub struct OpMeta {
     /// `X-Accepted-OAuth-Scopes`, `X-Accepted-Service-Permissions`, `Deprecation`, `Sunset`.
     pub headers: Vec<(HeaderName, HeaderValue)>,
@@ -247,6 +493,8 @@ pub struct OpMeta {
     pub org_segment: Option<usize>,
     /// The body's published schema and checks.
     pub body: Option<BodyRules>,
+    /// The query's published parameters and checks.
+    pub query: Option<QueryRules>,
 }
 
 impl OpMeta {
@@ -265,24 +513,60 @@ impl OpMeta {
         }
         let org_segment = op.path.split('/').position(|s| s == "{org}" || s == "{owner}");
         let body = op.body.map(|b| BodyRules::of(b.resource, b.schema));
-        OpMeta { headers, org_segment, body }
+        let query = op.query.map(|q| QueryRules::of(q.schema));
+        OpMeta { headers, org_segment, body, query }
     }
 }
 
 impl Operation {
     /// This operation's [`OpMeta`].
     pub fn meta(&'static self) -> &'static OpMeta {
-        self.derived.0.get_or_init(|| OpMeta::of(self))
+        self.derived.get_or_init(|| OpMeta::of(self))
     }
 
-    /// The body as this operation's declared type: checked first against its schema (the one
-    /// OpenAPI publishes) for the platform's messages, then deserialized. Handlers use
-    /// `Ctx::body`; the control plane, which takes an operation's body too, this.
-    pub fn read_body<T: serde::de::DeserializeOwned>(&'static self, body: serde_json::Value) -> Result<T, crate::error::ApiError> {
-        debug_assert!(self.body.is_some_and(|b| b.is::<T>()), "{}: not the declared body type", self.id);
+    /// The body as this operation's declared type `T`: checked first against its schema (the
+    /// one OpenAPI publishes) for the platform's messages, then deserialized. Handlers take
+    /// `request::Body<T>`; the control plane, which takes an operation's body too, this.
+    pub fn read_body<T: serde::de::DeserializeOwned + 'static>(
+        &'static self,
+        body: serde_json::Value,
+    ) -> Result<T, crate::error::ApiError> {
+        assert!(self.body.is_some_and(|b| (b.type_id)() == TypeId::of::<T>()), "{}: not the declared body type", self.id);
         if let Some(rules) = &self.meta().body {
             rules.check(&body)?;
         }
         serde_json::from_value(body).map_err(crate::error::ApiError::invalid_request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_decides_what_an_undeclared_operation_names() {
+        assert_eq!(On::of_path("/repos/{owner}/{repo}"), On::Repo);
+        assert_eq!(On::of_path("/repos/{owner}/{repo}/commits/{ref}"), On::Repo);
+        assert_eq!(On::of_path("/networks/{owner}/{repo}/events"), On::Repo);
+        assert_eq!(On::of_path("/repos/{owner}/{repository}"), On::Caller);
+        assert_eq!(On::of_path("/orgs/{org}/repos"), On::Caller);
+        assert_eq!(On::of_path("/user/repos"), On::Caller);
+    }
+
+    static OP: Operation = Operation::post("x/create", "/repos/{owner}/{repo}/x", "Create an x")
+        .docs("https://docs.service.example/x")
+        .access(Access::write(&["repo"], "contents"))
+        .writes_content()
+        .closing_down(IMPORTS_SUNSET)
+        .limits(Limits::IssuesTokens)
+        .responds(&[Resp::empty(201, "Created.")]);
+
+    #[test]
+    fn what_is_not_declared_is_the_default() {
+        assert_eq!((OP.method, OP.on, OP.cache, OP.writes), (Verb::Post, On::Repo, Cache::No, Writes::Content));
+        assert!(OP.query.is_none() && OP.body.is_none() && OP.slash.is_none() && OP.creates());
+        assert_eq!(OP.traits.limits, Limits::IssuesTokens);
+        assert!(OP.traits.closing_down.is_some() && OP.traits.poll.is_none());
+        assert_eq!(OP.meta().headers.len(), 4);
     }
 }

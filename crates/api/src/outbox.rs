@@ -51,6 +51,7 @@ pub async fn drain(state: &Shared, consumer: &Arc<dyn Consumer>) -> Result<Drain
         }
         let now = state.clock.now();
         let consumer2 = consumer.clone();
+        #[allow(clippy::disallowed_methods)] // see `Consumer::drain`: no access changes
         let n = state
             .store
             .write_content(move |c| -> Result<usize, ApiError> {

@@ -68,8 +68,13 @@ impl Reply {
         }
         self
     }
+    /// The platform time until which this answer is exact (the response cache keeps it that
+    /// long; by default, until the next write).
     pub(crate) fn fresh_until(self, until: i64) -> Self {
         Reply { fresh_until: Some(until), ..self }
+    }
+    pub(crate) fn exact_until(&self) -> Option<i64> {
+        self.fresh_until
     }
     pub fn body(&self) -> Option<&Bytes> {
         self.body.as_ref()

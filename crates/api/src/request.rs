@@ -1,18 +1,24 @@
-//! Extractors: the request context every handler takes, path and query parameters, and JSON
-//! bodies whose rejections are our own error bodies.
-use std::collections::HashMap;
-use std::hash::BuildHasher;
+//! What a handler receives: its context ([`Ctx`], with what the declaration names already
+//! loaded and authorized), the typed query ([`Query`]) and body ([`Body`]), through the
+//! [`Handler`] trait every operation's handler implements; and JSON bodies whose rejections are
+//! our own error bodies.
+use std::any::TypeId;
+use std::future::Future;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
-use axum::http::request::Parts;
+use axum::extract::{FromRequest, Request};
 use platform_core::pagination::Page;
 use platform_core::ApiVersion;
+use platform_store::domain::accounts::{Account, Enterprise};
+use platform_store::domain::repos::Repo;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::ApiError;
-use crate::operation::Operation;
-use crate::principal::Principal;
+use crate::error::{ApiError, ApiResult};
+use crate::operation::{Operation, Writes};
+use crate::principal::{Principal, Role};
+use crate::reply::Reply;
 use crate::state::Shared;
 
 /// Set by the contract layer on every API request.
@@ -26,9 +32,45 @@ pub struct ReqInfo {
     pub generation: crate::state::Generation,
 }
 
-/// The operation a route serves; set by the route's own layer.
+/// The operation that answered; set on its response.
 #[derive(Clone, Copy)]
 pub struct OpRef(pub &'static Operation);
+
+/// What the operation's path names, loaded and authorized by the contract (`operation::On`).
+pub enum Target {
+    Nothing,
+    /// The application of `{client_id}`, by its own basic credentials (`AuthKind::AppBasic`).
+    App(platform_store::domain::apps::App),
+    Repo {
+        repo: Repo,
+        role: Role,
+    },
+    Org(OrgCaller),
+    Enterprise(EnterpriseCaller),
+}
+
+/// The caller of an organization operation, authorized.
+#[derive(Clone, Debug)]
+pub struct OrgCaller {
+    pub org: Account,
+    /// The user acting (none for installation tokens).
+    pub user: Option<Account>,
+    /// The user's role in the organization (`owner`, `member`).
+    pub role: Option<String>,
+    /// An installation token of the organization.
+    pub installation: bool,
+    /// The OAuth application of an OAuth token (it sees only what it created).
+    pub oauth_app: Option<i64>,
+}
+
+/// The caller of an enterprise operation: a member, authorized.
+#[derive(Clone, Debug)]
+pub struct EnterpriseCaller {
+    pub ent: Enterprise,
+    pub user: Account,
+    pub owner: bool,
+    pub fine_grained: bool,
+}
 
 pub struct Ctx {
     pub app: Shared,
@@ -40,70 +82,105 @@ pub struct Ctx {
     pub op: &'static Operation,
     /// Request path below the API base, e.g. `/repos/o/r/commits/main/statuses`.
     pub path: String,
-    pub query: Query,
-    params: HashMap<String, String>,
+    /// Decoded query pairs in request order (handlers read their typed [`Query`]).
+    pairs: Vec<(String, String)>,
+    params: Vec<(String, String)>,
+    target: Target,
 }
 
-impl FromRequestParts<Shared> for Ctx {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, ApiError> {
-        let info = parts.extensions.get::<ReqInfo>().cloned().ok_or_else(ApiError::internal)?;
-        let op = parts.extensions.get::<OpRef>().copied().ok_or_else(ApiError::internal)?.0;
-        let raw = RawPathParams::from_request_parts(parts, app).await.map_err(|_| ApiError::not_found())?;
-        // What the operation itself counts toward the secondary limits.
-        let app_id = match &info.principal {
-            Principal::App(a) => Some(a.app.id),
-            Principal::Token(t) => t.app.as_ref().map(|a| a.id),
-            Principal::Anonymous => None,
-        };
-        if let Err(retry_after) = app.secondary.operation(info.principal.rate_class(info.ip).bucket, op, app_id, app.clock.now()).await {
-            return Err(crate::secondary::refusal(axum::http::StatusCode::FORBIDDEN, &info.request_id, retry_after));
-        }
-        // NUL can name nothing stored (PostgreSQL text refuses it): such a path names no
-        // resource, and such a query value is no valid filter.
-        if raw.iter().any(|(_, v)| v.contains('\0')) {
-            return Err(ApiError::not_found());
-        }
-        let query = Query::parse(parts.uri.query().unwrap_or(""));
-        if query.pairs.iter().any(|(k, v)| k.contains('\0') || v.contains('\0')) {
-            return Err(ApiError::invalid_request("Query parameters may not contain NUL characters."));
-        }
-        let params = raw.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Ok(Ctx {
-            app: app.clone(),
+impl Ctx {
+    /// The context of a routed request, before its target is loaded.
+    pub(crate) fn new(
+        app: Shared,
+        info: ReqInfo,
+        op: &'static Operation,
+        path: String,
+        pairs: Vec<(String, String)>,
+        params: Vec<(String, String)>,
+    ) -> Ctx {
+        Ctx {
+            app,
             principal: info.principal,
             observed: info.generation,
             ip: info.ip,
             version: info.version,
             op,
-            path: parts.uri.path().to_string(),
-            query,
+            path,
+            pairs,
             params,
-        })
+            target: Target::Nothing,
+        }
     }
-}
 
-/// Fixed keys: the admission set only needs a spread, not secrecy.
-static ASKED_HASHER: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x5eed);
+    pub(crate) fn set_target(&mut self, target: Target) {
+        self.target = target;
+    }
 
-impl Ctx {
     /// A path parameter of the route (missing only through a routing bug).
     pub fn param(&self, name: &str) -> &str {
-        self.params.get(name).map(String::as_str).unwrap_or("")
+        self.params.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
     }
 
-    /// The body as the operation's declared type: checked first against its schema (the one
-    /// OpenAPI publishes) for the platform's messages, then deserialized.
-    pub fn body<T: serde::de::DeserializeOwned>(&self, body: Value) -> Result<T, ApiError> {
-        self.op.read_body(body)
+    /// The repository of the path, authorized (the declaration names one: `On::Repo`).
+    pub fn repo(&self) -> &Repo {
+        match &self.target {
+            Target::Repo { repo, .. } => repo,
+            _ => self.undeclared("a repository"),
+        }
     }
 
-    /// `page`/`per_page` of the query with the operation's default and maximum; a value that is
-    /// not an integer is `422 Invalid request.`
-    pub fn page(&self, default: i64, max: i64) -> Result<Page, ApiError> {
-        Page::parse(self.query.get("page"), self.query.get("per_page"), default, max)
-            .map_err(|(name, v)| ApiError::invalid_request(format!("For '{name}', {v:?} is not an integer.")))
+    /// The caller's role on [`Ctx::repo`].
+    pub fn role(&self) -> Role {
+        match &self.target {
+            Target::Repo { role, .. } => *role,
+            _ => self.undeclared("a repository"),
+        }
+    }
+
+    /// The organization of the path and its caller, authorized (`On::Org…`).
+    pub fn org(&self) -> &OrgCaller {
+        match &self.target {
+            Target::Org(c) => c,
+            _ => self.undeclared("an organization"),
+        }
+    }
+
+    /// The enterprise of the path and its member calling, authorized (`On::EnterpriseMember`).
+    pub fn enterprise(&self) -> &EnterpriseCaller {
+        match &self.target {
+            Target::Enterprise(c) => c,
+            _ => self.undeclared("an enterprise"),
+        }
+    }
+
+    /// The application of the path, authenticated by its own credentials (`AuthKind::AppBasic`).
+    pub fn application(&self) -> &platform_store::domain::apps::App {
+        match &self.target {
+            Target::App(a) => a,
+            _ => self.undeclared("an application"),
+        }
+    }
+
+    /// A handler reading what its declaration does not name: a bug the first test of the
+    /// operation shows (a panic answers 500).
+    fn undeclared(&self, what: &str) -> ! {
+        panic!("{}: the handler reads {what} its declaration does not name", self.op.id)
+    }
+
+    /// Runs `f` in one write transaction, as the declaration's [`Writes`] says (which caches it
+    /// invalidates).
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn platform_store::Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<platform_store::DbError> + Send + 'static,
+    {
+        match self.op.writes {
+            Writes::Anything => self.app.store.write(f).await,
+            // The one place content writes are chosen: by the declaration.
+            #[allow(clippy::disallowed_methods)]
+            Writes::Content => self.app.store.write_content(f).await,
+        }
     }
 
     /// The generation caches are keyed by for this request now (`None`: no cache).
@@ -116,98 +193,240 @@ impl Ctx {
         self.app.access_generation(self.observed)
     }
 
-    /// Serves a GET from the response cache when nothing was written since it was built. Entries
-    /// are per caller (token, app or anonymous) as well as per request, so content that depends on
-    /// who asks can never be served to someone else; authorization has already run.
-    pub async fn cached<F>(&self, build: F) -> Result<crate::reply::Reply, ApiError>
-    where
-        F: std::future::Future<Output = Result<crate::reply::Reply, ApiError>>,
-    {
-        self.cached_until(Sharing::Caller, async { Ok((build.await?, i64::MAX)) }).await
+    /// The decoded query pairs in request order, for links that repeat the request's query.
+    pub fn query_pairs(&self) -> &[(String, String)] {
+        &self.pairs
     }
 
-    /// Like [`Ctx::cached`], for answers that are exact only until a time of the platform clock
-    /// (`build` returns it with the reply), and that callers with the same view may share. The
-    /// entry carries its ETag so the contract layer need not hash the body again.
-    pub async fn cached_until<F>(&self, sharing: Sharing, build: F) -> Result<crate::reply::Reply, ApiError>
-    where
-        F: std::future::Future<Output = Result<(crate::reply::Reply, i64), ApiError>>,
-    {
-        let Some(generation) = self.generation() else { return Ok(build.await?.0) };
-        let now = self.app.clock.now();
-        let key = match sharing {
-            Sharing::Caller => (self.path_and_query(), self.version, self.principal.cache_key()),
-            Sharing::View(view) => (format!("{view}|{}", self.path_and_query()), self.version, 0),
-        };
-        if let Some((from, until, hit)) = self.app.caches.responses.get(&key, generation) {
-            if from <= now && now < until {
-                return Ok(hit);
-            }
-        }
-        let (reply, until) = build.await?;
-        let etag = reply.body().map(|b| crate::etag::etag_of(b));
-        let reply = match etag {
-            Some(e) => reply.header("etag", e),
-            None => reply,
-        }
-        .fresh_until(until);
-        // Admission on the second request: one-off URLs (cursors, unique names, salts) would
-        // otherwise push out the answers that are asked again, and hold memory for nothing.
-        let asked = ASKED_HASHER.hash_one(&key);
-        if self.app.caches.asked.get(&asked, generation).is_some() {
-            self.app.caches.responses.put(key, generation, (now, until, reply.clone()));
-        } else {
-            self.app.caches.asked.put(asked, generation, ());
-        }
-        Ok(reply)
-    }
-
-    fn path_and_query(&self) -> String {
-        let q: Vec<String> = self.query.pairs.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
-        format!("{}?{}", self.path, q.join("&"))
+    /// The request's path and query, as the response cache keys it.
+    pub fn path_and_query(&self) -> String {
+        format!("{}?{}", self.path, encode_query(&self.pairs))
     }
 
     /// `Link` header for a page-based list: absolute URLs that repeat the request's query.
     pub fn link(&self, page: Page, total: i64) -> Option<String> {
         page.link_header(total, |n| {
-            let mut q: Vec<(String, String)> = self.query.pairs.iter().filter(|(k, _)| k != "page").cloned().collect();
+            let mut q: Vec<(String, String)> = self.pairs.iter().filter(|(k, _)| k != "page").cloned().collect();
             q.push(("page".into(), n.to_string()));
             format!("{}{}?{}", self.app.urls.api, self.path, encode_query(&q))
         })
     }
 }
 
-/// Who may be served a cached response.
-pub enum Sharing {
-    /// Only the caller that built it.
-    Caller,
-    /// Every caller with this view of the resource (a key naming what they may see).
-    View(String),
+/// `page` and `per_page` of a page-based list; `#[serde(flatten)]` into a query type.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+pub struct Pagination {
+    /// Results per page (max 100).
+    per_page: Option<i64>,
+    /// Page number of the results to fetch.
+    page: Option<i64>,
+}
+
+impl Pagination {
+    /// The page asked for, with the operation's default size and maximum.
+    pub fn page(&self, default: i64, max: i64) -> Page {
+        Page::of(self.page, self.per_page, default, max)
+    }
+}
+
+/// The query as the operation's declared type `Q` (`Operation::query`): checked by the contract
+/// against the type's schema, then deserialized.
+pub struct Query<Q>(pub Q);
+
+impl<Q: serde::de::DeserializeOwned> Query<Q> {
+    fn read(query: serde_json::Map<String, Value>) -> ApiResult<Query<Q>> {
+        serde_json::from_value(Value::Object(query)).map(Query).map_err(ApiError::invalid_request)
+    }
+}
+
+/// The body as the operation's declared type `B` (`Operation::body`): a JSON object checked
+/// against the type's schema (the one OpenAPI publishes) for the platform's messages, then
+/// deserialized.
+pub struct Body<B>(pub B);
+
+impl<B: serde::de::DeserializeOwned + 'static> Body<B> {
+    fn read(ctx: &Ctx, body: Payload) -> ApiResult<Body<B>> {
+        match body {
+            Payload::Json(v) => ctx.op.read_body(v).map(Body),
+            _ => Err(ApiError::internal()),
+        }
+    }
+}
+
+/// The body as a JSON object, for a handler that checks the declared body in an order of its
+/// own (`Operation::read_body` then reads it as the declared type).
+pub struct BodyValue(pub Value);
+
+/// The body as sent (within the size limit), for an operation whose declared body needs a
+/// reader of its own.
+pub struct RawBody(pub Bytes);
+
+/// What a handler takes besides its context: the checked query (read into its `Query<Q>`) and
+/// the request body, read by the contract.
+pub struct Input {
+    pub query: serde_json::Map<String, Value>,
+    pub body: Payload,
+}
+
+/// A request body as the contract read it: as the handler takes it.
+pub enum Payload {
+    /// The handler takes no body: none is read.
+    Nothing,
+    /// A JSON object ([`JsonBody`]), for [`Body`] and [`BodyValue`].
+    Json(Value),
+    /// The bytes, for [`RawBody`].
+    Bytes(Bytes),
+}
+
+impl Payload {
+    /// Reads the body as a handler taking `takes` needs it: the size limit, the read timeout and
+    /// (for JSON) the syntax are a request's first answers, before what it names is looked at.
+    pub async fn read(app: &crate::state::AppState, takes: TakesBody, length: Option<usize>, body: axum::body::Body) -> ApiResult<Payload> {
+        Ok(match takes {
+            TakesBody::Nothing => Payload::Nothing,
+            TakesBody::Typed(_) | TakesBody::Value => Payload::Json(JsonBody::parse(&read_limited(app, length, body).await?)?),
+            TakesBody::Raw => Payload::Bytes(read_limited(app, length, body).await?),
+        })
+    }
+}
+
+/// The query and body types a handler takes, matched against its operation's declaration when
+/// the route is registered (so the types are named once, and a mismatch stops the server).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Takes {
+    pub query: Option<TypeId>,
+    pub body: TakesBody,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TakesBody {
+    Nothing,
+    Typed(TypeId),
+    /// The JSON object ([`BodyValue`]) or the body as sent ([`RawBody`]), for any declared body.
+    Value,
+    Raw,
+}
+
+impl Takes {
+    const NOTHING: Takes = Takes { query: None, body: TakesBody::Nothing };
+
+    /// Whether a handler taking this serves `op` as declared.
+    pub fn fits(&self, op: &Operation) -> bool {
+        let query = op.query.map(|q| (q.type_id)());
+        let body = match (op.body, self.body) {
+            (None, TakesBody::Nothing) => true,
+            (Some(b), TakesBody::Typed(t)) => (b.type_id)() == t,
+            (Some(_), TakesBody::Value | TakesBody::Raw) => true,
+            _ => false,
+        };
+        query == self.query && body
+    }
+}
+
+/// An operation's handler: an `async fn(Ctx[, Query<Q>][, Body<B>]) -> ApiResult<Reply>` (or
+/// `(Ctx, RawBody)`). The contract builds the context and checks the query before calling it.
+pub trait Handler<Args>: Clone + Send + Sync + 'static {
+    fn takes() -> Takes;
+    fn call(self, ctx: Ctx, input: Input) -> impl Future<Output = ApiResult<Reply>> + Send;
+}
+
+impl<F, Fut> Handler<()> for F
+where
+    F: FnOnce(Ctx) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Reply>> + Send,
+{
+    fn takes() -> Takes {
+        Takes::NOTHING
+    }
+    fn call(self, ctx: Ctx, _: Input) -> impl Future<Output = ApiResult<Reply>> + Send {
+        self(ctx)
+    }
+}
+
+impl<F, Fut, Q> Handler<(Query<Q>,)> for F
+where
+    F: FnOnce(Ctx, Query<Q>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Reply>> + Send,
+    Q: serde::de::DeserializeOwned + Send + 'static,
+{
+    fn takes() -> Takes {
+        Takes { query: Some(TypeId::of::<Q>()), ..Takes::NOTHING }
+    }
+    async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
+        let q = Query::read(input.query)?;
+        self(ctx, q).await
+    }
+}
+
+impl<F, Fut, B> Handler<(Body<B>,)> for F
+where
+    F: FnOnce(Ctx, Body<B>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Reply>> + Send,
+    B: serde::de::DeserializeOwned + Send + 'static,
+{
+    fn takes() -> Takes {
+        Takes { body: TakesBody::Typed(TypeId::of::<B>()), ..Takes::NOTHING }
+    }
+    async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
+        let b = Body::read(&ctx, input.body)?;
+        self(ctx, b).await
+    }
+}
+
+impl<F, Fut, Q, B> Handler<(Query<Q>, Body<B>)> for F
+where
+    F: FnOnce(Ctx, Query<Q>, Body<B>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Reply>> + Send,
+    Q: serde::de::DeserializeOwned + Send + 'static,
+    B: serde::de::DeserializeOwned + Send + 'static,
+{
+    fn takes() -> Takes {
+        Takes { query: Some(TypeId::of::<Q>()), body: TakesBody::Typed(TypeId::of::<B>()) }
+    }
+    async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
+        let q = Query::read(input.query)?;
+        let b = Body::read(&ctx, input.body)?;
+        self(ctx, q, b).await
+    }
+}
+
+impl<F, Fut> Handler<(BodyValue,)> for F
+where
+    F: FnOnce(Ctx, BodyValue) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Reply>> + Send,
+{
+    fn takes() -> Takes {
+        Takes { body: TakesBody::Value, ..Takes::NOTHING }
+    }
+    async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
+        let Payload::Json(v) = input.body else { return Err(ApiError::internal()) };
+        self(ctx, BodyValue(v)).await
+    }
+}
+
+impl<F, Fut> Handler<(RawBody,)> for F
+where
+    F: FnOnce(Ctx, RawBody) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ApiResult<Reply>> + Send,
+{
+    fn takes() -> Takes {
+        Takes { body: TakesBody::Raw, ..Takes::NOTHING }
+    }
+    async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
+        let Payload::Bytes(b) = input.body else { return Err(ApiError::internal()) };
+        self(ctx, RawBody(b)).await
+    }
 }
 
 /// Decoded query pairs in request order.
-#[derive(Clone, Debug, Default)]
-pub struct Query {
-    pub pairs: Vec<(String, String)>,
-}
-
-impl Query {
-    pub fn parse(q: &str) -> Query {
-        let pairs = q
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                (percent_decode(k), percent_decode(v))
-            })
-            .collect();
-        Query { pairs }
-    }
-
-    /// The last value given for `name`.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
 }
 
 pub fn percent_decode(s: &str) -> String {
@@ -253,7 +472,7 @@ pub fn percent_encode(s: &str) -> String {
     out
 }
 
-fn encode_query(pairs: &[(String, String)]) -> String {
+pub fn encode_query(pairs: &[(String, String)]) -> String {
     pairs.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect::<Vec<_>>().join("&")
 }
 
@@ -270,39 +489,49 @@ pub async fn read_body(app: &crate::state::AppState, body: axum::body::Body, lim
     })
 }
 
-/// A request's body within the configured size ([`read_body`]); a larger `Content-Length` is
-/// refused before anything is read.
-pub async fn read_request_body(app: &crate::state::AppState, req: Request) -> Result<Bytes, ApiError> {
-    let limit = app.config.max_body_bytes;
-    let declared =
-        req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(ApiError::payload_too_large());
-    }
-    read_body(app, req.into_body(), limit).await
-}
-
 /// A JSON object body. Empty bodies read as `{}` (required fields then fail validation);
 /// invalid JSON is `400 Problems parsing JSON`, other JSON `400 Body should be a JSON object`,
 /// a body over the configured size `413`.
 pub struct JsonBody(pub Value);
 
-impl FromRequest<Shared> for JsonBody {
-    type Rejection = ApiError;
+/// A body of at most the configured size (`length`: its Content-Length, refused before
+/// anything is read when larger).
+pub async fn read_limited(app: &crate::state::AppState, length: Option<usize>, body: axum::body::Body) -> ApiResult<Bytes> {
+    let limit = app.config.max_body_bytes;
+    if length.is_some_and(|n| n > limit) {
+        return Err(ApiError::payload_too_large());
+    }
+    read_body(app, body, limit).await
+}
 
-    async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
-        let bytes = read_request_body(app, req).await?;
+impl JsonBody {
+    /// A JSON object body read within the limits.
+    pub fn parse(bytes: &[u8]) -> ApiResult<Value> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(JsonBody(Value::Object(Default::default())));
+            return Ok(Value::Object(Default::default()));
         }
-        match serde_json::from_slice::<Value>(&bytes) {
+        match serde_json::from_slice::<Value>(bytes) {
             Ok(v @ Value::Object(_)) => {
                 crate::validate::check_strings(&v)?;
-                Ok(JsonBody(v))
+                Ok(v)
             }
             Ok(_) => Err(ApiError::bad_request("Body should be a JSON object")),
             Err(_) => Err(ApiError::bad_request("Problems parsing JSON")),
         }
+    }
+}
+
+/// A request's declared body length.
+pub fn content_length(headers: &axum::http::HeaderMap) -> Option<usize> {
+    headers.get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok())
+}
+
+impl FromRequest<Shared> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
+        let bytes = read_limited(app, content_length(req.headers()), req.into_body()).await?;
+        JsonBody::parse(&bytes).map(JsonBody)
     }
 }
 
@@ -312,19 +541,16 @@ mod tests {
     #[test]
     fn query_parsing_never_panics() {
         for s in platform_core::fuzz::strings(&["a=b&c=%20d", "%zz%4", "x=%C3%A9&y", "=&&="], 20_000, 7) {
-            let q = Query::parse(&s);
+            let _ = parse_query(&s);
             let _ = percent_encode(&percent_decode(&s));
-            let _ = q.get("a");
         }
     }
 
     use super::*;
     #[test]
     fn query_round_trip() {
-        let q = Query::parse("a=1&b=x%2Fy+z&a=2&flag");
-        assert_eq!(q.get("a"), Some("2"));
-        assert_eq!(q.get("b"), Some("x/y z"));
-        assert_eq!(q.get("flag"), Some(""));
+        let q = parse_query("a=1&b=x%2Fy+z&a=2&flag");
+        assert_eq!(q, [("a", "1"), ("b", "x/y z"), ("a", "2"), ("flag", "")].map(|(k, v)| (k.to_string(), v.to_string())));
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
         assert_eq!(percent_encode("heads/main x"), "heads%2Fmain%20x");
     }

@@ -8,9 +8,9 @@ use axum::routing::get;
 use axum::Router;
 use tower::Layer;
 
-use crate::contract::{contract, Uncharged};
+use crate::contract::{contract, Routing};
 use crate::error::ApiError;
-use crate::operation::{Limits, Operation};
+use crate::operation::Operation;
 use crate::routes::Api;
 use crate::state::Shared;
 
@@ -29,11 +29,10 @@ pub fn operations() -> &'static [&'static Operation] {
     OPS.get_or_init(|| api().ops)
 }
 
-/// The paths the primary limit never charges, from the operations' declarations: the contract
-/// decides before routing.
-fn uncharged() -> &'static Uncharged {
-    static PATHS: std::sync::OnceLock<Uncharged> = std::sync::OnceLock::new();
-    PATHS.get_or_init(|| Uncharged(operations().iter().filter(|o| o.traits.limits == Limits::Report).map(|o| o.path).collect()))
+/// What the contract decides before routing, from the operations' declarations.
+fn routing() -> &'static Routing {
+    static ROUTING: std::sync::OnceLock<Routing> = std::sync::OnceLock::new();
+    ROUTING.get_or_init(|| Routing::of(operations()))
 }
 
 /// The whole HTTP application: health and metrics, the API reference page (`/docs`), the
@@ -47,7 +46,7 @@ pub fn app(state: Shared) -> Router {
     // GraphQL (the `viewer` query only) is no operation but answers behind the same contract.
     let api_router: Router =
         crate::ops::graphql::routes(api.router).fallback(not_found).method_not_allowed_fallback(not_found).with_state(state.clone());
-    let api_service = middleware::from_fn_with_state((state.clone(), uncharged()), contract).layer(api_router);
+    let api_service = middleware::from_fn_with_state((state.clone(), routing()), contract).layer(api_router);
     // The API description and its reference page, at the root and under the public URL's path
     // (like the API), so `/api/v3/docs` finds `/api/v3/openapi.json` next to it.
     let reference = || {

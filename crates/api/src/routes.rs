@@ -1,13 +1,12 @@
-//! Route registration: each declared [`Operation`] is wired exactly once, with a layer that
-//! tags requests and responses with it (for auth headers, error docs, metrics, OpenAPI).
-use axum::handler::Handler;
-use axum::response::Response;
+//! Route registration: each declared [`Operation`] is wired exactly once, to its handler behind
+//! the contract's part for routed requests (`contract::declared`), which enforces the
+//! declaration before the handler runs.
+use axum::extract::{Request, State};
 use axum::routing::MethodFilter;
 use axum::Router;
-use tower::util::MapResponseLayer;
 
-use crate::operation::Operation;
-use crate::request::OpRef;
+use crate::operation::{On, Operation};
+use crate::request::Handler;
 use crate::state::Shared;
 
 pub struct Api {
@@ -22,20 +21,21 @@ impl Api {
         Api { router: Router::new(), ops: Vec::new() }
     }
 
-    pub fn op<H, T>(mut self, op: &'static Operation, handler: H) -> Api
+    /// Wires `op` to `handler`. The handler's query and body types must be the declared ones,
+    /// and a path naming a repository must be authorized as one: a mismatch stops the server at
+    /// startup (and every test), not a request.
+    pub fn op<H, A>(mut self, op: &'static Operation, handler: H) -> Api
     where
-        H: Handler<T, Shared>,
-        T: 'static,
+        H: Handler<A>,
+        A: Send + 'static,
     {
-        let filter = MethodFilter::try_from(op.method.clone()).expect("operation method");
-        // The operation travels with the request (for `Ctx`) and back with the response (for the
-        // contract layer). Plain combinators: a `from_fn` layer boxes a future on every request.
-        let route: axum::routing::MethodRouter<Shared> =
-            axum::routing::on(filter, handler).layer(MapResponseLayer::new(move |mut resp: Response| {
-                resp.extensions_mut().insert(OpRef(op));
-                resp
-            }));
-        let route = route.layer(axum::Extension(OpRef(op)));
+        assert!(H::takes().fits(op), "{}: the handler's query or body type is not the declared one", op.id);
+        let names_repo = On::of_path(op.path) == On::Repo;
+        assert!(!names_repo || op.on.names_repo(), "{}: the path names a repository the declaration does not authorize", op.id);
+        let filter = MethodFilter::try_from(op.method.http()).expect("operation method");
+        let route = axum::routing::on(filter, move |State(app): State<Shared>, req: Request| {
+            crate::contract::declared::serve(app, op, req, handler.clone())
+        });
         self.router = self.router.route(op.path, route);
         self.ops.push(op);
         self

@@ -132,7 +132,8 @@ pub struct Caches {
     /// (owner, repo, principal key) → the lookup and the caller's role.
     pub repos: GenCache<(String, String, i64), (Lookup, Role)>,
     /// (path and query, version, caller) → a whole GET response, with the span of the platform
-    /// clock in which it is exact (see `Ctx::cached_until`).
+    /// clock in which it is exact (the contract keeps the answers of operations declared cached:
+    /// `contract::declared`).
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
     /// Validators of cached GETs, for 304s answered before routing (`not_modified`).
     pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,

@@ -1,7 +1,8 @@
-//! Request bodies: each operation's body is one Rust type (`#[derive(Deserialize, JsonSchema)]`,
-//! named by [`crate::operation::Body::of`]). Its schema, worked out once per operation, is both
-//! what the OpenAPI document publishes and what [`BodyRules`] enforces before the handler
-//! deserializes the body (`Ctx::body`), so the two cannot drift. Missing or mistyped fields
+//! Request bodies and query parameters: each operation's body, and its query, is one Rust type
+//! (`#[derive(Deserialize, JsonSchema)]`, named by the declaration's `.body::<T>()` and
+//! `.query::<T>()`). Its schema, worked out once per operation, is both what the OpenAPI
+//! document publishes and what [`BodyRules`] and [`QueryRules`] enforce before the handler
+//! receives the value (`request::Body<T>`, `request::Query<T>`), so the two cannot drift. Missing or mistyped fields
 //! answer `422 Invalid request.`, overlong strings and values outside an enum
 //! `422 Validation Failed`, with the hosted platform's messages (serde's own would differ).
 //!
@@ -16,19 +17,6 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::error::ApiError;
-
-/// The type of a query parameter, as the OpenAPI document publishes it.
-#[derive(Clone, Copy, Debug)]
-pub enum Ty {
-    Str,
-    /// An ISO 8601 timestamp (a string; the handler parses it and answers 422 when it can't).
-    Timestamp,
-    Int,
-    Bool,
-    Enum(&'static [&'static str]),
-    /// Any value, published with this JSON Schema text; the handler validates it.
-    Json(&'static str),
-}
 
 /// Longest string field without a bound of its own: every stored string has a documented maximum.
 pub const DEFAULT_MAX_CHARS: usize = 1024;
@@ -83,6 +71,12 @@ pub fn by_handler_value(schema: Value) -> Schema {
     let mut s: Schema = schema.try_into().expect("an object schema");
     s.insert(BY_HANDLER.into(), true.into());
     s
+}
+
+/// A field's published schema, given as JSON Schema text (`#[schemars(schema_with = …)]`
+/// functions return this for a query parameter the handler reads further: a pattern, say).
+pub fn schema_text(text: &str) -> Schema {
+    serde_json::from_str::<Value>(text).expect("a JSON Schema text").try_into().expect("an object schema")
 }
 
 /// `#[schemars(transform = validate::nullable)]`: the field accepts `null` as well as absence.
@@ -309,6 +303,184 @@ impl BodyRules {
     }
 }
 
+/// Marks a query parameter whose values, repeated or sent as `name[]`, join into one
+/// comma-separated list (`#[schemars(transform = validate::comma_list)]`).
+const COMMA_LIST: &str = "x-comma-separated";
+
+/// `#[schemars(transform = validate::comma_list)]` on a query field: every value given for it
+/// (`name=a,b&name=c`, `name[]=a`) reaches the handler as one list, `["a", "b", "c"]`.
+pub fn comma_list(s: &mut Schema) {
+    s.insert(COMMA_LIST.into(), true.into());
+}
+
+/// `#[schemars(transform = validate::checked_by_handler)]` on a query field: published as
+/// declared (an enum, a pattern), passed to the handler as the string sent, which it checks
+/// with messages of its own.
+pub fn checked_by_handler(s: &mut Schema) {
+    s.insert(BY_HANDLER.into(), true.into());
+}
+
+#[derive(Debug)]
+enum QueryKind {
+    Int,
+    Bool,
+    /// A string, one of `allowed` when it is an enum.
+    Str {
+        allowed: Option<Vec<String>>,
+    },
+    /// Comma-separated and repeated values, each one of `allowed` when given.
+    List {
+        allowed: Option<Vec<String>>,
+    },
+}
+
+/// A query parameter as the OpenAPI document publishes it.
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub description: String,
+    /// A query parameter the operation cannot do without (422 when missing).
+    pub required: bool,
+    pub schema: Value,
+}
+
+/// A query parameter: how the contract reads it, and what the OpenAPI document publishes.
+#[derive(Debug)]
+pub struct QueryParam {
+    kind: QueryKind,
+    /// The published form.
+    pub param: Param,
+}
+
+impl QueryParam {
+    /// From a property of the query type's schema: its doc comment is the description; `null`
+    /// (an `Option`), integer formats and the markers are not published.
+    fn of(name: &str, mut schema: Value, required: bool) -> QueryParam {
+        let o = schema.as_object_mut().unwrap_or_else(|| panic!("query parameter {name}: not an object schema"));
+        let description = o.remove("description").and_then(|d| d.as_str().map(str::to_string)).unwrap_or_default();
+        let by_handler = o.remove(BY_HANDLER).is_some();
+        let list = o.remove(COMMA_LIST).is_some();
+        o.remove("default");
+        let ty = match o.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            Some(Value::Array(ts)) => match ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect::<Vec<_>>()[..] {
+                [t] => t.to_string(),
+                _ => panic!("query parameter {name}: one type besides null expected"),
+            },
+            _ => panic!("query parameter {name}: no type"),
+        };
+        o.insert("type".into(), Value::from(ty.as_str()));
+        if ty == "integer" {
+            o.remove("format");
+        }
+        if let Some(Value::Array(values)) = o.get_mut("enum") {
+            values.retain(|v| !v.is_null());
+        }
+        let values = |v: Option<&Value>| -> Option<Vec<String>> {
+            let v = v?.get("enum")?.as_array()?;
+            Some(v.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        };
+        let allowed = if by_handler { None } else { values(Some(&schema)).or_else(|| values(schema.get("items"))) };
+        let kind = match ty.as_str() {
+            _ if list => QueryKind::List { allowed },
+            "array" => QueryKind::List { allowed },
+            _ if by_handler => QueryKind::Str { allowed: None },
+            "integer" => QueryKind::Int,
+            "boolean" => QueryKind::Bool,
+            "string" => QueryKind::Str { allowed },
+            other => panic!("query parameter {name}: unsupported type {other}"),
+        };
+        QueryParam { kind, param: Param { name: name.into(), description, required, schema } }
+    }
+
+    fn takes(&self, key: &str) -> bool {
+        let name = self.param.name.as_str();
+        key == name || (matches!(self.kind, QueryKind::List { .. }) && key.strip_suffix("[]") == Some(name))
+    }
+
+    /// The JSON value of this parameter given `pairs` (`None`: absent), or the 422.
+    fn read(&self, pairs: &[(String, String)]) -> Result<Option<Value>, ApiError> {
+        let name = &self.param.name;
+        let not_one_of =
+            |v: &str, allowed: &[String]| ApiError::invalid_request(format!("For '{name}', {v:?} is not one of {}.", allowed.join(", ")));
+        if let QueryKind::List { allowed } = &self.kind {
+            let mut given = false;
+            let mut items = Vec::new();
+            for (_, v) in pairs.iter().filter(|(k, _)| self.takes(k)) {
+                given = true;
+                for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    if let Some(a) = allowed.as_ref().filter(|a| !a.iter().any(|x| x == item)) {
+                        return Err(not_one_of(item, a));
+                    }
+                    items.push(Value::from(item));
+                }
+            }
+            return Ok(given.then_some(Value::Array(items)));
+        }
+        // The last value given counts; an empty integer or boolean is absent.
+        let Some(v) = pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str()) else { return Ok(None) };
+        Ok(Some(match &self.kind {
+            QueryKind::Int if v.is_empty() => return Ok(None),
+            QueryKind::Int => Value::from(
+                platform_core::pagination::saturating_int(v)
+                    .ok_or_else(|| ApiError::invalid_request(format!("For '{name}', {v:?} is not an integer.")))?,
+            ),
+            QueryKind::Bool => match v.to_ascii_lowercase().as_str() {
+                "" => return Ok(None),
+                "true" | "1" => Value::Bool(true),
+                "false" | "0" => Value::Bool(false),
+                _ => return Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
+            },
+            QueryKind::Str { allowed: Some(a) } if !a.iter().any(|x| x == v) => return Err(not_one_of(v, a)),
+            QueryKind::Str { .. } | QueryKind::List { .. } => Value::from(v),
+        }))
+    }
+}
+
+/// An operation's query parameters, checked and read into the JSON object its query type
+/// deserializes from, worked out once per operation (parameters in declaration order: the first
+/// failing one answers). Integers and booleans that are not, and strings outside an enum, are
+/// `422 Invalid request.` with the hosted platform's messages; parameters the type does not
+/// declare pass through as strings (a type may read one it does not publish).
+#[derive(Debug)]
+pub struct QueryRules {
+    pub params: Vec<QueryParam>,
+}
+
+impl QueryRules {
+    pub fn of(schema: fn(&mut SchemaGenerator) -> Schema) -> QueryRules {
+        let schema = schema(&mut generator()).to_value();
+        let required: Vec<&str> =
+            (schema.get("required").and_then(Value::as_array)).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let params = (schema.get("properties").and_then(Value::as_object))
+            .map(|props| props.iter().map(|(name, p)| QueryParam::of(name, p.clone(), required.contains(&name.as_str()))).collect())
+            .unwrap_or_default();
+        QueryRules { params }
+    }
+
+    /// The query `pairs` (decoded, in request order) as the JSON object of the query type.
+    pub fn check(&self, pairs: &[(String, String)]) -> Result<serde_json::Map<String, Value>, ApiError> {
+        let mut out = serde_json::Map::new();
+        for p in &self.params {
+            match p.read(pairs)? {
+                Some(v) => {
+                    out.insert(p.param.name.clone(), v);
+                }
+                None if p.param.required => {
+                    return Err(ApiError::invalid_request(format!("\"{}\" wasn't supplied.", p.param.name)));
+                }
+                None => {}
+            }
+        }
+        for (k, v) in pairs.iter().rev() {
+            if !out.contains_key(k) && !self.params.iter().any(|p| p.takes(k)) {
+                out.insert(k.clone(), Value::from(v.as_str()));
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,6 +570,91 @@ mod tests {
         assert_eq!(name(json!({})), Patch::Absent);
         assert_eq!(name(json!({"name": null})), Patch::Null);
         assert_eq!(name(json!({"name": "n"})), Patch::Value("n".into()));
+    }
+
+    #[derive(Deserialize, JsonSchema, Debug, PartialEq)]
+    struct Page {
+        /// Results per page.
+        per_page: Option<i64>,
+    }
+
+    #[derive(Deserialize, JsonSchema, Debug, PartialEq)]
+    struct Listing {
+        /// Only these.
+        #[schemars(extend("enum" = ["a", "b"]))]
+        kind: Option<String>,
+        /// Shown or not.
+        shown: Option<bool>,
+        /// Required.
+        since: String,
+        #[serde(flatten)]
+        page: Page,
+        /// Keys.
+        #[serde(default)]
+        #[schemars(with = "Option<String>", extend("pattern" = "^x$"), transform = comma_list)]
+        keys: Vec<String>,
+        /// Checked further by the handler.
+        #[schemars(extend("enum" = ["up", "down"]), transform = checked_by_handler)]
+        way: Option<String>,
+        #[schemars(skip)]
+        hidden: Option<String>,
+    }
+
+    fn pairs(q: &str) -> Vec<(String, String)> {
+        q.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    fn read(q: &str) -> Result<Listing, String> {
+        let rules = QueryRules::of(crate::shape::schema_of::<Listing>);
+        let m = rules.check(&pairs(q)).map_err(|e| e.message.to_string())?;
+        serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn query_parameters_are_published_from_the_type() {
+        let rules = QueryRules::of(crate::shape::schema_of::<Listing>);
+        let published: Vec<Value> =
+            rules.params.iter().map(|p| json!([p.param.name, p.param.description, p.param.required, p.param.schema])).collect();
+        assert_eq!(
+            published,
+            [
+                json!(["kind", "Only these.", false, {"type": "string", "enum": ["a", "b"]}]),
+                json!(["shown", "Shown or not.", false, {"type": "boolean"}]),
+                json!(["since", "Required.", true, {"type": "string"}]),
+                json!(["per_page", "Results per page.", false, {"type": "integer"}]),
+                json!(["keys", "Keys.", false, {"type": "string", "pattern": "^x$"}]),
+                json!(["way", "Checked further by the handler.", false, {"type": "string", "enum": ["up", "down"]}]),
+            ]
+        );
+    }
+
+    #[test]
+    fn query_parameters_are_checked_and_typed() {
+        let got = read("since=t&kind=a&shown=TRUE&per_page=+7&keys=x,y&keys[]=z&way=sideways&hidden=h&other=1").unwrap();
+        let want = Listing {
+            kind: Some("a".into()),
+            shown: Some(true),
+            since: "t".into(),
+            page: Page { per_page: Some(7) },
+            keys: vec!["x".into(), "y".into(), "z".into()],
+            way: Some("sideways".into()),
+            hidden: Some("h".into()),
+        };
+        assert_eq!(got, want);
+        // The last value counts; empty integers and booleans are absent.
+        let got = read("since=a&since=b&per_page=&shown=").unwrap();
+        assert_eq!((got.since.as_str(), got.page.per_page, got.shown), ("b", None, None));
+        assert_eq!(read("per_page=99999999999999999999&since=t").unwrap().page.per_page, Some(i64::MAX));
+        let refused = [
+            ("kind=a", "Invalid request.\n\n\"since\" wasn't supplied."),
+            ("since=t&kind=c", "Invalid request.\n\nFor 'kind', \"c\" is not one of a, b."),
+            ("since=t&kind=", "Invalid request.\n\nFor 'kind', \"\" is not one of a, b."),
+            ("since=t&shown=maybe", "Invalid request.\n\nFor 'shown', \"maybe\" is not a boolean."),
+            ("since=t&per_page=x", "Invalid request.\n\nFor 'per_page', \"x\" is not an integer."),
+        ];
+        for (q, message) in refused {
+            assert_eq!(read(q).unwrap_err(), message, "{q}");
+        }
     }
 
     #[test]

@@ -22,13 +22,18 @@ impl Page {
     /// From raw query values. Unparsable or out-of-range values fall back the way the hosted
     /// platform does: `per_page` is clamped to `1..=max`, `page` below 1 is 1.
     pub fn from_query(page: Option<&str>, per_page: Option<&str>, default: i64, max: i64) -> Page {
-        let per_page = match per_page.and_then(|v| v.trim().parse::<i64>().ok()) {
+        let int = |v: Option<&str>| v.and_then(|v| v.trim().parse::<i64>().ok());
+        Page::of(int(page), int(per_page), default, max)
+    }
+
+    /// From integer values (absent: the defaults), clamped as [`Page::from_query`] says.
+    pub fn of(page: Option<i64>, per_page: Option<i64>, default: i64, max: i64) -> Page {
+        let per_page = match per_page {
             Some(n) if n >= 1 => n.min(max),
             Some(_) => default.min(max),
             None => default,
         };
-        let page = page.and_then(|v| v.trim().parse::<i64>().ok()).filter(|p| *p >= 1).unwrap_or(1);
-        Page { page, per_page }
+        Page { page: page.filter(|p| *p >= 1).unwrap_or(1), per_page }
     }
 
     pub fn offset(&self) -> i64 {
@@ -62,7 +67,7 @@ impl Page {
 }
 
 /// An integer of any size (`[+-]digits`), saturated to the `i64` range.
-fn saturating_int(s: &str) -> Option<i64> {
+pub fn saturating_int(s: &str) -> Option<i64> {
     let t = s.trim();
     let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {

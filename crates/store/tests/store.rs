@@ -276,6 +276,7 @@ async fn reads_see_committed_writes(store: Store, _db: TestDatabase) {
 /// Every write moves the write generation; only a write that may change access moves the access
 /// one; unobserved writes move neither. On PostgreSQL a second store on the same database (a
 /// second node) observes what the first wrote.
+#[allow(clippy::disallowed_methods)]
 async fn generations_follow_what_a_write_may_change(store: Store, db: TestDatabase) {
     let observe = |s: &Store| {
         let s = s.clone();

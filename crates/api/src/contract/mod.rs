@@ -1,12 +1,14 @@
 //! The request contract of document 1, applied to every API request in one place, as stages:
 //!
-//! 1. [`path::locate`]: below the public URL's path, branch names as one segment;
+//! 1. [`path::locate`]: below the public URL's path, branch names as one segment (the
+//!    operations' declared slash parameters, [`path::SlashRoutes`]);
 //! 2. [`admit`]: preflight, API version, User-Agent, lockout, authentication, secondary limits,
 //!    (the limits count in the resource the path decides: `graphql` for the GraphQL endpoint)
 //!    injected faults (`faults.rs`), the primary rate limit — or the refusal;
 //! 3. [`conditional`]: a conditional GET whose answer is known not to have changed is a 304
 //!    without routing;
-//! 4. [`handle`]: the operation itself (a panic answers 500);
+//! 4. [`handle`]: the operation — its declaration enforced, then its handler ([`declared`]);
+//!    a panic answers 500;
 //! 5. [`validate`]: a strong ETag on successful GETs, and the 304 for a matching
 //!    `If-None-Match` (or a handler's `Last-Modified` and `If-Modified-Since`); neither 304 is
 //!    charged;
@@ -16,6 +18,7 @@
 //!
 //! The stages share one [`Exchange`] on the stack: the hot path allocates nothing more than
 //! the single function it replaced.
+pub mod declared;
 mod path;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -37,7 +40,7 @@ use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
 use crate::etag::{etag_matches, etag_of, not_modified_since};
 use crate::headers as names;
 use crate::not_modified;
-use crate::operation::{Operation, Poll};
+use crate::operation::{Limits, Operation, Poll};
 use crate::principal::Principal;
 use crate::ratelimit::{Quota, RateClass, Resource};
 use crate::reply::Fresh;
@@ -49,14 +52,24 @@ pub const EXPOSED_HEADERS: &str = "ETag, Link, Location, Retry-After, X-Service-
 const ALLOWED_HEADERS: &str = "Authorization, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Unmodified-Since, Accept, Accept-Encoding, User-Agent, X-Requested-With, X-Service-OTP, X-Service-Api-Version";
 const UA_MESSAGE: &str = "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.service.example/rest/overview/resources-in-the-rest-api#user-agent-required).";
 
-/// What the contract knows about the operations before routing: the paths the primary limit
-/// never charges (operations with `Limits::Report`). Built once by the router from the
-/// operations' declarations.
+/// What the contract knows about the operations before routing, from their declarations (built
+/// once per process by the router): the paths the primary limit never charges (operations with
+/// `Limits::Report`) and the parameters that may hold slashes.
 #[derive(Debug, Default)]
-pub struct Uncharged(pub Vec<&'static str>);
+pub struct Routing {
+    uncharged: Vec<&'static str>,
+    slashes: path::SlashRoutes,
+}
+
+impl Routing {
+    pub fn of(ops: &[&'static Operation]) -> Routing {
+        let uncharged = ops.iter().filter(|o| o.traits.limits == Limits::Report).map(|o| o.path).collect();
+        Routing { uncharged, slashes: path::SlashRoutes::of(ops) }
+    }
+}
 
 /// The contract's state: the application and what it knows of the operations before routing.
-pub type ContractState = (Shared, &'static Uncharged);
+pub type ContractState = (Shared, &'static Routing);
 
 /// What the stages learn about one request, read by the later ones.
 struct Exchange {
@@ -90,10 +103,10 @@ struct Admitted<'a> {
 /// A conditional GET's validator: the cache key of the answer and the generation it is valid in.
 type Validator = (not_modified::Key, u64);
 
-pub async fn contract(State((app, uncharged)): State<ContractState>, mut req: Request, next: Next) -> Response {
+pub async fn contract(State((app, routing)): State<ContractState>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
     app.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
-    let (api_path, path) = path::locate(app.urls.base_path(), &mut req);
+    let (api_path, path) = path::locate(app.urls.base_path(), &routing.slashes, &mut req);
     let mut x = Exchange {
         started,
         rid: request_id(),
@@ -107,7 +120,7 @@ pub async fn contract(State((app, uncharged)): State<ContractState>, mut req: Re
         rate_limited: false,
         answered_by: None,
     };
-    let resp = match admit(&app, uncharged, &mut x, req.headers(), &api_path).await {
+    let resp = match admit(&app, routing, &mut x, req.headers(), &api_path).await {
         Err(refusal) => refusal,
         Ok(admitted) => match conditional(&app, &mut x, &admitted, req.headers(), req.uri()).await {
             Err(not_modified) => not_modified,
@@ -129,7 +142,7 @@ pub async fn contract(State((app, uncharged)): State<ContractState>, mut req: Re
 /// that refuses the request.
 async fn admit<'a>(
     app: &'a Shared,
-    uncharged: &Uncharged,
+    routing: &Routing,
     x: &mut Exchange,
     headers: &HeaderMap,
     api_path: &str,
@@ -195,7 +208,7 @@ async fn admit<'a>(
         return Err(f.response);
     }
     let now = app.clock.now();
-    let charged = app.config.rate_limits && !uncharged.0.contains(&x.path.as_str());
+    let charged = app.config.rate_limits && !routing.uncharged.contains(&x.path.as_str());
     if charged {
         match app.limiter.charge(&class, now).await {
             Ok(q) => x.quota = Some(q),

@@ -1,6 +1,6 @@
 //! OAuth application authorizations (document 2): application owners check, reset and revoke
 //! user tokens with the application's basic credentials.
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_core::ids::sha256_hex;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::Account;
@@ -12,66 +12,39 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Body, Derived, Limits, Operation, Resp, Traits};
-use crate::principal::Principal;
+use crate::operation::{Access, Limits, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, SimpleUser};
 
-pub static DELETE_GRANT: Operation = Operation {
-    id: "authorizations/delete-grant",
-    method: Method::DELETE,
-    path: "/applications/{client_id}/grant",
-    summary: "Delete an app authorization",
-    docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-authorization",
-    access: Access::app_basic(),
-    query: &[],
-    body: Some(BODY),
-    responses: &[Resp::empty(204, "The grant and every token of the application for the user are gone.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
-pub static CHECK_TOKEN: Operation = Operation {
-    id: "authorizations/check-token",
-    method: Method::POST,
-    path: "/applications/{client_id}/token",
-    summary: "Check a token",
-    docs: "https://docs.service.example/rest/apps/oauth-applications#check-a-token",
-    access: Access::app_basic(),
-    query: &[],
-    body: Some(BODY),
-    responses: &[Resp::typed::<Authorization>(200, "The token is valid.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
-pub static RESET_TOKEN: Operation = Operation {
-    id: "authorizations/reset-token",
-    method: Method::PATCH,
-    path: "/applications/{client_id}/token",
-    summary: "Reset a token",
-    docs: "https://docs.service.example/rest/apps/oauth-applications#reset-a-token",
-    access: Access::app_basic(),
-    query: &[],
-    body: Some(BODY),
-    responses: &[Resp::typed::<Authorization>(200, "The token was replaced; `token` holds the new one.")],
-    traits: Traits { limits: Limits::IssuesTokens, ..Traits::NONE },
-    derived: Derived::new(),
-};
-pub static DELETE_TOKEN: Operation = Operation {
-    id: "authorizations/delete-token",
-    method: Method::DELETE,
-    path: "/applications/{client_id}/token",
-    summary: "Delete an app token",
-    docs: "https://docs.service.example/rest/apps/oauth-applications#delete-an-app-token",
-    access: Access::app_basic(),
-    query: &[],
-    body: Some(BODY),
-    responses: &[Resp::empty(204, "The token is revoked.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static DELETE_GRANT: Operation =
+    Operation::delete("authorizations/delete-grant", "/applications/{client_id}/grant", "Delete an app authorization")
+        .docs("https://docs.service.example/rest/apps/oauth-applications#delete-an-app-authorization")
+        .access(Access::app_basic())
+        .body::<AccessToken>("Authorization")
+        .responds(&[Resp::empty(204, "The grant and every token of the application for the user are gone.")]);
+
+pub static CHECK_TOKEN: Operation = Operation::post("authorizations/check-token", "/applications/{client_id}/token", "Check a token")
+    .docs("https://docs.service.example/rest/apps/oauth-applications#check-a-token")
+    .access(Access::app_basic())
+    .body::<AccessToken>("Authorization")
+    .responds(&[Resp::typed::<Authorization>(200, "The token is valid.")]);
+
+pub static RESET_TOKEN: Operation = Operation::patch("authorizations/reset-token", "/applications/{client_id}/token", "Reset a token")
+    .docs("https://docs.service.example/rest/apps/oauth-applications#reset-a-token")
+    .access(Access::app_basic())
+    .body::<AccessToken>("Authorization")
+    .limits(Limits::IssuesTokens)
+    .responds(&[Resp::typed::<Authorization>(200, "The token was replaced; `token` holds the new one.")]);
+
+pub static DELETE_TOKEN: Operation =
+    Operation::delete("authorizations/delete-token", "/applications/{client_id}/token", "Delete an app token")
+        .docs("https://docs.service.example/rest/apps/oauth-applications#delete-an-app-token")
+        .access(Access::app_basic())
+        .body::<AccessToken>("Authorization")
+        .responds(&[Resp::empty(204, "The token is revoked.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&DELETE_GRANT, delete_grant).op(&CHECK_TOKEN, check_token).op(&RESET_TOKEN, reset_token).op(&DELETE_TOKEN, delete_token)
@@ -82,21 +55,10 @@ struct AccessToken {
     access_token: String,
 }
 
-const BODY: Body = Body::of::<AccessToken>("Authorization");
-
-/// The application whose basic credentials were sent, which must be the one of the path.
-fn application(ctx: &Ctx) -> ApiResult<App> {
-    match &ctx.principal {
-        Principal::App(a) if a.app.client_id == ctx.param("client_id") => Ok(a.app.clone()),
-        Principal::Anonymous => Err(ApiError::requires_authentication()),
-        _ => Err(ApiError::not_found()),
-    }
-}
-
-/// The application's live token named by `access_token`, with its user; 404 when it is not one.
-async fn app_token(ctx: &Ctx, body: Value) -> ApiResult<(App, Token, Account, String)> {
-    let app = application(ctx)?;
-    let text = ctx.body::<AccessToken>(body)?.access_token;
+/// The live token of the path's application (authenticated by the contract) named by
+/// `access_token`, with its user; 404 when it is not one.
+async fn app_token(ctx: &Ctx, AccessToken { access_token: text }: AccessToken) -> ApiResult<(App, Token, Account, String)> {
+    let app = ctx.application().clone();
     let hash = sha256_hex(text.as_bytes());
     let now = ctx.app.clock.now();
     let found = ctx.app.store.read(move |c| tokens::by_hash(c, &hash)).await?;
@@ -167,21 +129,19 @@ fn authorization(ctx: &Ctx, app: &App, t: &Token, user: &Account, text: &str) ->
     }
 }
 
-async fn check_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn check_token(ctx: Ctx, Body(body): Body<AccessToken>) -> ApiResult<Reply> {
     let (app, t, user, text) = app_token(&ctx, body).await?;
     Ok(Reply::ok(authorization(&ctx, &app, &t, &user, &text)))
 }
 
 /// The new token works at once and the old one stops at once: one commit swaps the hash.
-async fn reset_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn reset_token(ctx: Ctx, Body(body): Body<AccessToken>) -> ApiResult<Reply> {
     let (app, t, user, _) = app_token(&ctx, body).await?;
     let text = t.kind.generate();
     let (hash, last8) = (sha256_hex(text.as_bytes()), text[text.len() - 8..].to_string());
     let now = ctx.app.clock.now();
     let id = t.id;
     let fresh = ctx
-        .app
-        .store
         .write(move |c| -> Result<_, DbError> {
             tokens::replace_secret(c, id, &hash, &last8, now)?;
             tokens::by_id(c, id)
@@ -191,15 +151,15 @@ async fn reset_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     Ok(Reply::ok(authorization(&ctx, &app, &fresh, &user, &text)))
 }
 
-async fn delete_token(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn delete_token(ctx: Ctx, Body(body): Body<AccessToken>) -> ApiResult<Reply> {
     let (_, t, _, _) = app_token(&ctx, body).await?;
-    ctx.app.store.write(move |c| tokens::delete(c, t.id)).await?;
+    ctx.write(move |c| tokens::delete(c, t.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
 /// Revokes the grant: every token of this application for the token's user.
-async fn delete_grant(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn delete_grant(ctx: Ctx, Body(body): Body<AccessToken>) -> ApiResult<Reply> {
     let (app, _, user, _) = app_token(&ctx, body).await?;
-    ctx.app.store.write(move |c| tokens::delete_for_app_user(c, app.id, user.id)).await?;
+    ctx.write(move |c| tokens::delete_for_app_user(c, app.id, user.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

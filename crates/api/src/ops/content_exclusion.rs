@@ -5,8 +5,7 @@
 //! read) or the Assistant content exclusion permission. Bodies over [`MAX_BODY_BYTES`] are 413.
 use std::fmt;
 
-use axum::body::Body;
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_store::domain::content_exclusions as store;
 use schemars::JsonSchema;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -14,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{self, Access, AuthKind, Derived, Level, Operation, Resp, Traits};
+use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, RawBody};
 use crate::routes::Api;
 
 /// The largest rules body accepted (neither the spec nor api-facts names one): 64 KiB, far more
@@ -24,49 +23,30 @@ use crate::routes::Api;
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 const PERMISSION: &str = "assistant_content_exclusion";
 
-pub static GET: Operation = Operation {
-    id: "assistant-exclusions/get",
-    method: Method::GET,
-    path: "/orgs/{org}/assistant/content_exclusion",
-    summary: "Get assistant content exclusion rules for an organization",
-    docs: "https://docs.service.example/rest/assistant/assistant-content-exclusion-management#get-assistant-content-exclusion-rules-for-an-organization",
-    access: Access {
-        auth: AuthKind::Token,
-        public: false,
-        scopes: &["assistant", "read:org"],
-        permission: Some((PERMISSION, Level::Read)),
-        role: Level::Read,
-    },
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<ContentExclusionRules>(200, "The rules: scope keys to arrays of path strings (`{}` when none are set).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation = Operation::get(
+    "assistant-exclusions/get",
+    "/orgs/{org}/assistant/content_exclusion",
+    "Get assistant content exclusion rules for an organization",
+)
+.docs("https://docs.service.example/rest/assistant/assistant-content-exclusion-management#get-assistant-content-exclusion-rules-for-an-organization")
+.access(Access::token(&["assistant", "read:org"], Some((PERMISSION, Level::Read)), Level::Read))
+.on(On::OrgOwner)
+.responds(&[Resp::typed::<ContentExclusionRules>(200, "The rules: scope keys to arrays of path strings (`{}` when none are set).")]);
 
-pub static SET: Operation = Operation {
-    id: "assistant-exclusions/set",
-    method: Method::PUT,
-    path: "/orgs/{org}/assistant/content_exclusion",
-    summary: "Set assistant content exclusion rules for an organization",
-    docs: "https://docs.service.example/rest/assistant/assistant-content-exclusion-management#set-assistant-content-exclusion-rules-for-an-organization",
-    access: Access {
-        auth: AuthKind::Token,
-        public: false,
-        scopes: &["assistant"],
-        permission: Some((PERMISSION, Level::Write)),
-        role: Level::Write,
-    },
-    query: &[],
-    // The rules object, read by `parse_rules` (comments and duplicate keys need its parser).
-    body: Some(operation::Body::of::<ContentExclusionRules>("ContentExclusion")),
-    responses: &[Resp::typed::<ContentExclusionSet>(
-        200,
-        "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.",
-    )],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static SET: Operation = Operation::put(
+    "assistant-exclusions/set",
+    "/orgs/{org}/assistant/content_exclusion",
+    "Set assistant content exclusion rules for an organization",
+)
+.docs("https://docs.service.example/rest/assistant/assistant-content-exclusion-management#set-assistant-content-exclusion-rules-for-an-organization")
+.access(Access::token(&["assistant"], Some((PERMISSION, Level::Write)), Level::Write))
+.on(On::OrgOwner)
+// The rules object, read by `parse_rules` (comments and duplicate keys need its parser).
+.body::<ContentExclusionRules>("ContentExclusion")
+.responds(&[Resp::typed::<ContentExclusionSet>(
+    200,
+    "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.",
+)]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&GET, get).op(&SET, set)
@@ -83,23 +63,22 @@ pub struct ContentExclusionSet {
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let org_id = caller.org.id;
+    let org_id = ctx.org().org.id;
     let stored = ctx.app.store.read(move |c| store::get(c, org_id)).await?;
     // Stored as validated by `set`.
     let rules = stored.and_then(|s| serde_json::from_str(&s).ok()).map(ContentExclusionRules).unwrap_or_default();
     Ok(Reply::ok(rules))
 }
 
-async fn set(ctx: Ctx, body: Body) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let limit = MAX_BODY_BYTES.min(ctx.app.config.max_body_bytes);
-    let bytes = crate::request::read_body(&ctx.app, body, limit).await?;
-    let rules = parse_rules(&bytes)?;
+async fn set(ctx: Ctx, RawBody(body): RawBody) -> ApiResult<Reply> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::payload_too_large());
+    }
+    let rules = parse_rules(&body)?;
     crate::validate::check_strings(&Value::Object(rules.clone()))?;
-    let (org_id, now) = (caller.org.id, ctx.app.clock.now());
+    let (org_id, now) = (ctx.org().org.id, ctx.app.clock.now());
     let text = Value::Object(rules).to_string();
-    ctx.app.store.write(move |c| store::set(c, org_id, &text, now)).await?;
+    ctx.write(move |c| store::set(c, org_id, &text, now)).await?;
     Ok(Reply::ok(ContentExclusionSet { message: "Content exclusion rules updated.".into() }))
 }
 

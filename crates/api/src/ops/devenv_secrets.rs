@@ -3,75 +3,44 @@
 //! on write (invalid base64, a stale `key_id` or a box that does not open are 422), then kept
 //! encrypted under the server key; they are never returned or logged. `repo` scope or the Devenv
 //! secrets permission (write for every operation); push access to read, admin to change.
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
+use platform_core::TokenKind;
 use platform_store::domain::devenv_secrets::{self as store, Secret};
 use platform_store::DbError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
-use crate::principal::Principal;
-use crate::principal::Role;
+use crate::operation::{Access, Level, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, JsonBody, Pagination, Query};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::shape::Timestamp;
 use crate::validate::SEALED_VALUE_MAX_CHARS;
 
-const ACCESS: Access = Access {
-    auth: AuthKind::Token,
-    public: false,
-    scopes: &["repo"],
-    permission: Some(("devenv_secrets", Level::Write)),
-    role: Level::Write,
-};
+const ACCESS: Access = Access::token(&["repo"], Some(("devenv_secrets", Level::Write)), Level::Write);
 const BASE: &str = "/repos/{owner}/{repo}/devenvs/secrets";
 
-pub static LIST: Operation = Operation {
-    id: "devenv-secrets/list",
-    method: Method::GET,
-    path: BASE,
-    summary: "List repository secrets",
-    docs: "https://docs.service.example/rest/devenvs/repository-secrets#list-repository-secrets",
-    access: ACCESS,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<DevenvSecretList>(200, "The repository's secrets (names and dates, never values).").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST: Operation = Operation::get("devenv-secrets/list", BASE, "List repository secrets")
+    .docs("https://docs.service.example/rest/devenvs/repository-secrets#list-repository-secrets")
+    .access(ACCESS)
+    .query::<Pagination>()
+    .responds(&[Resp::typed::<DevenvSecretList>(200, "The repository's secrets (names and dates, never values).").with_headers(&["Link"])]);
 
-pub static GET_PUBLIC_KEY: Operation = Operation {
-    id: "devenv-secrets/get-public-key",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/devenvs/secrets/public-key",
-    summary: "Get a repository public key",
-    docs: "https://docs.service.example/rest/devenvs/repository-secrets#get-a-repository-public-key",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<PublicKey>(200, "The repository's X25519 public key: seal values for it.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_PUBLIC_KEY: Operation =
+    Operation::get("devenv-secrets/get-public-key", "/repos/{owner}/{repo}/devenvs/secrets/public-key", "Get a repository public key")
+        .docs("https://docs.service.example/rest/devenvs/repository-secrets#get-a-repository-public-key")
+        // Not available to app tokens.
+        .access(ACCESS.only(&[TokenKind::Classic, TokenKind::FineGrained, TokenKind::Oauth]))
+        .responds(&[Resp::typed::<PublicKey>(200, "The repository's X25519 public key: seal values for it.")]);
 
-pub static GET: Operation = Operation {
-    id: "devenv-secrets/get",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
-    summary: "Get a repository secret",
-    docs: "https://docs.service.example/rest/devenvs/repository-secrets#get-a-repository-secret",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<DevenvSecret>(200, "The secret's metadata (never its value).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation =
+    Operation::get("devenv-secrets/get", "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}", "Get a repository secret")
+        .docs("https://docs.service.example/rest/devenvs/repository-secrets#get-a-repository-secret")
+        .access(ACCESS)
+        .responds(&[Resp::typed::<DevenvSecret>(200, "The secret's metadata (never its value).")]);
 
 #[derive(Deserialize, JsonSchema)]
 struct PutSecret {
@@ -80,33 +49,23 @@ struct PutSecret {
     key_id: String,
 }
 
-pub static PUT: Operation = Operation {
-    id: "devenv-secrets/create-or-update",
-    method: Method::PUT,
-    path: "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
-    summary: "Create or update a repository secret",
-    docs: "https://docs.service.example/rest/devenvs/repository-secrets#create-or-update-a-repository-secret",
-    access: ACCESS,
-    query: &[],
-    body: Some(Body::of::<PutSecret>("Secret")),
-    responses: &[Resp::typed::<crate::shapes::Empty>(201, "The secret was created."), Resp::empty(204, "The secret's value was replaced.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static PUT: Operation = Operation::put(
+    "devenv-secrets/create-or-update",
+    "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
+    "Create or update a repository secret",
+)
+.docs("https://docs.service.example/rest/devenvs/repository-secrets#create-or-update-a-repository-secret")
+.access(ACCESS)
+.admin()
+.body::<PutSecret>("Secret")
+.responds(&[Resp::typed::<crate::shapes::Empty>(201, "The secret was created."), Resp::empty(204, "The secret's value was replaced.")]);
 
-pub static DELETE: Operation = Operation {
-    id: "devenv-secrets/delete",
-    method: Method::DELETE,
-    path: "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}",
-    summary: "Delete a repository secret",
-    docs: "https://docs.service.example/rest/devenvs/repository-secrets#delete-a-repository-secret",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The secret was deleted.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static DELETE: Operation =
+    Operation::delete("devenv-secrets/delete", "/repos/{owner}/{repo}/devenvs/secrets/{secret_name}", "Delete a repository secret")
+        .docs("https://docs.service.example/rest/devenvs/repository-secrets#delete-a-repository-secret")
+        .access(ACCESS)
+        .admin()
+        .responds(&[Resp::empty(204, "The secret was deleted.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list).op(&GET_PUBLIC_KEY, public_key).op(&GET, get).op(&PUT, put).op(&DELETE, delete)
@@ -158,18 +117,9 @@ fn devenv_secret(s: &Secret) -> DevenvSecret {
     DevenvSecret { name: s.name.clone(), created_at: Timestamp(s.created_at), updated_at: Timestamp(s.updated_at), visibility: "all" }
 }
 
-/// Changing secrets needs a repository admin.
-fn require_admin(role: Role) -> ApiResult<()> {
-    if role == Role::Admin {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden("Must have admin rights to Repository."))
-    }
-}
-
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    let page = ctx.page(30, 100)?;
+async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let repo = ctx.repo().clone();
+    let page = q.page(30, 100);
     let (rows, total) = ctx.app.store.read(move |c| store::list(c, repo.id, page.offset(), page.per_page)).await?;
     let body = DevenvSecretList { total_count: total, secrets: rows.iter().map(devenv_secret).collect() };
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
@@ -177,30 +127,21 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
 
 async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    // Not available to app tokens.
-    if let Principal::Token(t) = &ctx.principal {
-        if t.token.kind.is_integration() {
-            return Err(not_accessible(t.token.kind));
-        }
-    }
-    let repo = ctx.repo().await?;
-    let now = ctx.app.clock.now();
-    let key = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Repo(repo.id), now)).await?;
+    let (repo_id, now) = (ctx.repo().id, ctx.app.clock.now());
+    let key = ctx.write(move |c| secrets::public_key(c, &sk, KeyScope::Repo(repo_id), now)).await?;
     Ok(Reply::ok(PublicKey::new(key)))
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
+    let repo_id = ctx.repo().id;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(ApiError::not_found)?;
-    let s = ctx.app.store.read(move |c| store::get(c, repo.id, &name)).await?.ok_or_else(ApiError::not_found)?;
+    let s = ctx.app.store.read(move |c| store::get(c, repo_id, &name)).await?.ok_or_else(ApiError::not_found)?;
     Ok(Reply::ok(devenv_secret(&s)))
 }
 
-async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn put(ctx: Ctx, Body(b): Body<PutSecret>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let (repo, role) = ctx.repo_role().await?;
-    require_admin(role)?;
-    let b: PutSecret = ctx.body(body)?;
+    let repo_id = ctx.repo().id;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(|| {
         ApiError::invalid_field(
             "Secret",
@@ -212,21 +153,18 @@ async fn put(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (value, key_id) = (b.encrypted_value, b.key_id);
     let now = ctx.app.clock.now();
     let created = ctx
-        .app
-        .store
         .write(move |c| -> ApiResult<bool> {
-            let enc = secrets::open_sealed(c, &sk, KeyScope::Repo(repo.id), &key_id, &value, now)?.map_err(|e| e.into_error("Secret"))?;
-            Ok(store::put(c, repo.id, &name, &enc, now)?)
+            let enc = secrets::open_sealed(c, &sk, KeyScope::Repo(repo_id), &key_id, &value, now)?.map_err(|e| e.into_error("Secret"))?;
+            Ok(store::put(c, repo_id, &name, &enc, now)?)
         })
         .await?;
     Ok(if created { Reply::created(Value::Object(Map::new())) } else { Reply::empty(StatusCode::NO_CONTENT) })
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_role().await?;
-    require_admin(role)?;
+    let repo_id = ctx.repo().id;
     let name = secret_name(ctx.param("secret_name")).ok_or_else(ApiError::not_found)?;
-    if !ctx.app.store.write(move |c| store::delete(c, repo.id, &name)).await? {
+    if !ctx.write(move |c| store::delete(c, repo_id, &name)).await? {
         return Err(ApiError::not_found());
     }
     Ok(Reply::empty(StatusCode::NO_CONTENT))

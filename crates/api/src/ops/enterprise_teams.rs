@@ -4,175 +4,118 @@
 //! Enterprise teams permission; app tokens are refused. The caller must belong to the
 //! enterprise (else 404); changes need an enterprise owner (403); the teams of a user need an
 //! owner or a fine-grained token with `enterprise_teams: read`.
-use axum::http::{Method, StatusCode};
-use platform_core::TokenKind;
+use axum::http::StatusCode;
 use platform_store::domain::accounts::{self, Account, Enterprise};
 use platform_store::domain::enterprise_teams::{self as teams, EnterpriseTeam as TeamRow};
 use platform_store::{Conn, DbError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
-use crate::principal::Principal;
+use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, EnterpriseCaller, JsonBody, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{simple_user, Urls};
 
 const PERMISSION: &str = "enterprise_teams";
-const READ: Access = Access {
-    auth: AuthKind::Token,
-    public: false,
-    scopes: &["read:enterprise"],
-    permission: Some((PERMISSION, Level::Read)),
-    role: Level::Read,
-};
-const WRITE: Access = Access {
-    auth: AuthKind::Token,
-    public: false,
-    scopes: &["admin:enterprise"],
-    permission: Some((PERMISSION, Level::Write)),
-    role: Level::Write,
-};
+const READ: Access = Access::token(&["read:enterprise"], Some((PERMISSION, Level::Read)), Level::Read);
+const WRITE: Access = Access::token(&["admin:enterprise"], Some((PERMISSION, Level::Write)), Level::Write);
 const TEAM: &str = "/enterprises/{enterprise}/teams/{enterprise-team}/memberships";
 
-pub static LIST_FOR_USER: Operation = Operation {
-    id: "enterprise-teams/list-for-user",
-    method: Method::GET,
-    path: "/enterprises/{enterprise}/members/{username}/teams",
-    summary: "List enterprise teams for a user",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams-for-a-user",
-    access: READ,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise teams the user belongs to.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_USER: Operation = Operation::get(
+    "enterprise-teams/list-for-user",
+    "/enterprises/{enterprise}/members/{username}/teams",
+    "List enterprise teams for a user",
+)
+.docs("https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams-for-a-user")
+.access(READ)
+.on(On::EnterpriseMember)
+.query::<Pagination>()
+.responds(&[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise teams the user belongs to.").with_headers(&["Link"])]);
 
-pub static LIST_TEAMS: Operation = Operation {
-    id: "enterprise-teams/list",
-    method: Method::GET,
-    path: "/enterprises/{enterprise}/teams",
-    summary: "List enterprise teams",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams",
-    access: READ,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise's teams, by slug.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_TEAMS: Operation = Operation::get("enterprise-teams/list", "/enterprises/{enterprise}/teams", "List enterprise teams")
+    .docs("https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams")
+    .access(READ)
+    .on(On::EnterpriseMember)
+    .cached()
+    .query::<Pagination>()
+    .responds(&[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise's teams, by slug.").with_headers(&["Link"])]);
 
 /// The team of the path is found by slug (with or without `ent:`) or by id, as for memberships.
-pub static GET_TEAM: Operation = Operation {
-    id: "enterprise-teams/get",
-    method: Method::GET,
-    path: "/enterprises/{enterprise}/teams/{enterprise-team}",
-    summary: "Get an enterprise team",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-teams#get-an-enterprise-team",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<EnterpriseTeam>(200, "The team.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_TEAM: Operation =
+    Operation::get("enterprise-teams/get", "/enterprises/{enterprise}/teams/{enterprise-team}", "Get an enterprise team")
+        .docs("https://docs.service.example/rest/enterprise-teams/enterprise-teams#get-an-enterprise-team")
+        .access(READ)
+        .on(On::EnterpriseMember)
+        .cached()
+        .responds(&[Resp::typed::<EnterpriseTeam>(200, "The team.")]);
 
-pub static LIST: Operation = Operation {
-    id: "enterprise-team-members/list",
-    method: Method::GET,
-    path: TEAM,
-    summary: "List members in an enterprise team",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#list-members-in-an-enterprise-team",
-    access: READ,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The team's members, by login.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST: Operation = Operation::get("enterprise-team-members/list", TEAM, "List members in an enterprise team")
+    .docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#list-members-in-an-enterprise-team")
+    .access(READ)
+    .on(On::EnterpriseMember)
+    .query::<Pagination>()
+    .responds(&[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The team's members, by login.").with_headers(&["Link"])]);
 
 #[derive(Deserialize, JsonSchema)]
 struct Usernames {
     usernames: Vec<String>,
 }
 
-const USERNAMES: Body = Body::of::<Usernames>("EnterpriseTeamMembership");
+pub static BULK_ADD: Operation = Operation::post(
+    "enterprise-team-members/bulk-add",
+    "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/add",
+    "Bulk add team members",
+)
+.docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-add-team-members")
+.access(WRITE)
+.on(On::EnterpriseMember)
+.body::<Usernames>("EnterpriseTeamMembership")
+.responds(&[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named, now members (all or none are added).")]);
 
-pub static BULK_ADD: Operation = Operation {
-    id: "enterprise-team-members/bulk-add",
-    method: Method::POST,
-    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/add",
-    summary: "Bulk add team members",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-add-team-members",
-    access: WRITE,
-    query: &[],
-    body: Some(USERNAMES),
-    responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named, now members (all or none are added).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static BULK_REMOVE: Operation = Operation::post(
+    "enterprise-team-members/bulk-remove",
+    "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/remove",
+    "Bulk remove team members",
+)
+.docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-remove-team-members")
+.access(WRITE)
+.on(On::EnterpriseMember)
+.body::<Usernames>("EnterpriseTeamMembership")
+.responds(&[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named that were members and are removed.")]);
 
-pub static BULK_REMOVE: Operation = Operation {
-    id: "enterprise-team-members/bulk-remove",
-    method: Method::POST,
-    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/remove",
-    summary: "Bulk remove team members",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-remove-team-members",
-    access: WRITE,
-    query: &[],
-    body: Some(USERNAMES),
-    responses: &[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named that were members and are removed.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation = Operation::get(
+    "enterprise-team-members/get",
+    "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
+    "Get enterprise team membership",
+)
+.docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#get-enterprise-team-membership")
+.access(READ)
+.on(On::EnterpriseMember)
+.responds(&[Resp::typed::<crate::shapes::SimpleUser>(200, "The user, a member of the team (404 otherwise).")]);
 
-pub static GET: Operation = Operation {
-    id: "enterprise-team-members/get",
-    method: Method::GET,
-    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
-    summary: "Get enterprise team membership",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#get-enterprise-team-membership",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<crate::shapes::SimpleUser>(200, "The user, a member of the team (404 otherwise).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static ADD: Operation = Operation::put(
+    "enterprise-team-members/add",
+    "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
+    "Add team member",
+)
+.docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#add-team-member")
+.access(WRITE)
+.on(On::EnterpriseMember)
+.responds(&[Resp::typed::<crate::shapes::SimpleUser>(201, "The user, now a member.")]);
 
-pub static ADD: Operation = Operation {
-    id: "enterprise-team-members/add",
-    method: Method::PUT,
-    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
-    summary: "Add team member",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#add-team-member",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<crate::shapes::SimpleUser>(201, "The user, now a member.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
-
-pub static REMOVE: Operation = Operation {
-    id: "enterprise-team-members/remove",
-    method: Method::DELETE,
-    path: "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
-    summary: "Remove team membership",
-    docs: "https://docs.service.example/rest/enterprise-teams/enterprise-team-members#remove-team-membership",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The user is not a member (any more).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static REMOVE: Operation = Operation::delete(
+    "enterprise-team-members/remove",
+    "/enterprises/{enterprise}/teams/{enterprise-team}/memberships/{username}",
+    "Remove team membership",
+)
+.docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#remove-team-membership")
+.access(WRITE)
+.on(On::EnterpriseMember)
+.responds(&[Resp::empty(204, "The user is not a member (any more).")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_FOR_USER, list_for_user)
@@ -227,53 +170,8 @@ pub fn team_json(u: &Urls, ent: &Enterprise, t: &TeamRow) -> EnterpriseTeam {
     }
 }
 
-/// The authorized caller of an enterprise operation.
-struct Caller {
-    ent: Enterprise,
-    owner: bool,
-    fine_grained: bool,
-}
-
-/// Authenticates and authorizes per the operation: tokens acting for a user (classic, OAuth,
-/// fine-grained) of an enterprise member, with the scope or permission.
-async fn caller(ctx: &Ctx) -> ApiResult<Caller> {
-    let t = match &ctx.principal {
-        Principal::Anonymous => return Err(ApiError::requires_authentication()),
-        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
-        Principal::Token(t) => t.clone(),
-    };
-    let kind = t.token.kind;
-    let user = match (&t.user, kind) {
-        (Some(u), TokenKind::Classic | TokenKind::Oauth | TokenKind::FineGrained) => u.clone(),
-        _ => return Err(not_accessible(kind)),
-    };
-    let slug = ctx.param("enterprise").to_string();
-    let resource_owner = t.token.resource_owner_id;
-    let (ent, role, reach) = ctx
-        .app
-        .store
-        .read(move |c| -> Result<_, DbError> {
-            let Some(ent) = accounts::enterprise_by_slug(c, &slug)? else { return Ok((None, None, false)) };
-            let role = teams::enterprise_role(c, ent.id, user.id)?;
-            // A fine-grained token reaches the enterprise through its user or one of its organizations.
-            let reach = match resource_owner {
-                None => true,
-                Some(o) => o == user.id || teams::owns_org(c, ent.id, o)?,
-            };
-            Ok((Some(ent), role, reach))
-        })
-        .await?;
-    let (Some(ent), Some(role)) = (ent, role) else { return Err(ApiError::not_found()) };
-    let access = &ctx.op.access;
-    // A fine-grained token reaches only its resource owner's enterprise.
-    if !grants(&t, access, false) || (!kind.uses_scopes() && !reach) {
-        return Err(not_accessible(kind));
-    }
-    Ok(Caller { ent, owner: role == "owner", fine_grained: kind == TokenKind::FineGrained })
-}
-
 /// Only enterprise owners change memberships.
-fn require_owner(c: &Caller) -> ApiResult<()> {
+fn require_owner(c: &EnterpriseCaller) -> ApiResult<()> {
     if c.owner {
         Ok(())
     } else {
@@ -281,8 +179,8 @@ fn require_owner(c: &Caller) -> ApiResult<()> {
     }
 }
 
-async fn team(ctx: &Ctx, caller: &Caller) -> ApiResult<TeamRow> {
-    let (ent_id, key) = (caller.ent.id, ctx.param("enterprise-team").to_string());
+async fn team(ctx: &Ctx) -> ApiResult<TeamRow> {
+    let (ent_id, key) = (ctx.enterprise().ent.id, ctx.param("enterprise-team").to_string());
     ctx.app.store.read(move |c| teams::find(c, ent_id, &key)).await?.ok_or_else(ApiError::not_found)
 }
 
@@ -292,12 +190,12 @@ async fn path_user(ctx: &Ctx) -> ApiResult<Account> {
     ctx.app.store.read(move |c| accounts::by_login(c, &login)).await?.filter(|a| !a.is_org()).ok_or_else(ApiError::not_found)
 }
 
-async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
+async fn list_for_user(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let caller = ctx.enterprise();
     if !caller.owner && !caller.fine_grained {
         return Err(ApiError::forbidden("Must be an enterprise owner, or use a token with the enterprise_teams read permission."));
     }
-    let page = ctx.page(30, 100)?;
+    let page = q.page(30, 100);
     let user = path_user(&ctx).await?;
     let ent_id = caller.ent.id;
     let (rows, total) = ctx
@@ -315,31 +213,23 @@ async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
-async fn list_teams(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    let page = ctx.page(30, 100)?;
-    ctx.cached(async {
-        let ent_id = caller.ent.id;
-        let (rows, total) = ctx.app.store.read(move |c| teams::list(c, ent_id, page.offset(), page.per_page)).await?;
-        let body: Vec<EnterpriseTeam> = rows.iter().map(|t| team_json(&ctx.app.urls, &caller.ent, t)).collect();
-        Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
-    })
-    .await
+async fn list_teams(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let ent = &ctx.enterprise().ent;
+    let page = q.page(30, 100);
+    let ent_id = ent.id;
+    let (rows, total) = ctx.app.store.read(move |c| teams::list(c, ent_id, page.offset(), page.per_page)).await?;
+    let body: Vec<EnterpriseTeam> = rows.iter().map(|t| team_json(&ctx.app.urls, ent, t)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
 async fn get_team(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    ctx.cached(async {
-        let t = team(&ctx, &caller).await?;
-        Ok(Reply::ok(team_json(&ctx.app.urls, &caller.ent, &t)))
-    })
-    .await
+    let t = team(&ctx).await?;
+    Ok(Reply::ok(team_json(&ctx.app.urls, &ctx.enterprise().ent, &t)))
 }
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    let page = ctx.page(30, 100)?;
-    let team = team(&ctx, &caller).await?;
+async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let page = q.page(30, 100);
+    let team = team(&ctx).await?;
     let (rows, total) = ctx.app.store.read(move |c| teams::members(c, team.id, page.offset(), page.per_page)).await?;
     let body: Vec<crate::shapes::SimpleUser> = rows.iter().map(|a| simple_user(&ctx.app.urls, a)).collect();
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
@@ -374,15 +264,11 @@ fn enterprise_users(c: &mut dyn Conn, ent_id: i64, logins: &[String]) -> ApiResu
     }
 }
 
-async fn bulk(ctx: Ctx, body: Value, adding: bool) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    let team = team(&ctx, &caller).await?;
-    require_owner(&caller)?;
-    let logins = ctx.body::<Usernames>(body)?.usernames;
-    let (ent_id, now) = (caller.ent.id, ctx.app.clock.now());
+async fn bulk(ctx: Ctx, Usernames { usernames: logins }: Usernames, adding: bool) -> ApiResult<Reply> {
+    let team = team(&ctx).await?;
+    require_owner(ctx.enterprise())?;
+    let (ent_id, now) = (ctx.enterprise().ent.id, ctx.app.clock.now());
     let changed = ctx
-        .app
-        .store
         .write(move |c| -> ApiResult<Vec<Account>> {
             let users = enterprise_users(c, ent_id, &logins)?;
             let mut out = Vec::new();
@@ -400,17 +286,16 @@ async fn bulk(ctx: Ctx, body: Value, adding: bool) -> ApiResult<Reply> {
     Ok(Reply::ok(changed.iter().map(|a| simple_user(&ctx.app.urls, a)).collect::<Vec<_>>()))
 }
 
-async fn bulk_add(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn bulk_add(ctx: Ctx, Body(body): Body<Usernames>) -> ApiResult<Reply> {
     bulk(ctx, body, true).await
 }
 
-async fn bulk_remove(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn bulk_remove(ctx: Ctx, Body(body): Body<Usernames>) -> ApiResult<Reply> {
     bulk(ctx, body, false).await
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    let team = team(&ctx, &caller).await?;
+    let team = team(&ctx).await?;
     let user = path_user(&ctx).await?;
     let uid = user.id;
     if !ctx.app.store.read(move |c| teams::is_member(c, team.id, uid)).await? {
@@ -420,31 +305,27 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn add(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    let team = team(&ctx, &caller).await?;
-    require_owner(&caller)?;
+    let team = team(&ctx).await?;
+    require_owner(ctx.enterprise())?;
     let user = path_user(&ctx).await?;
-    let (ent_id, login, now) = (caller.ent.id, user.login.clone(), ctx.app.clock.now());
-    ctx.app
-        .store
-        .write(move |c| -> ApiResult<()> {
-            let users = enterprise_users(c, ent_id, &[login])?;
-            for u in users {
-                teams::add_member(c, team.id, u.id, now)?;
-            }
-            Ok(())
-        })
-        .await?;
+    let (ent_id, login, now) = (ctx.enterprise().ent.id, user.login.clone(), ctx.app.clock.now());
+    ctx.write(move |c| -> ApiResult<()> {
+        let users = enterprise_users(c, ent_id, &[login])?;
+        for u in users {
+            teams::add_member(c, team.id, u.id, now)?;
+        }
+        Ok(())
+    })
+    .await?;
     Ok(Reply::created(simple_user(&ctx.app.urls, &user)))
 }
 
 async fn remove(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = caller(&ctx).await?;
-    let team = team(&ctx, &caller).await?;
-    require_owner(&caller)?;
+    let team = team(&ctx).await?;
+    require_owner(ctx.enterprise())?;
     let user = path_user(&ctx).await?;
     let (uid, now) = (user.id, ctx.app.clock.now());
-    ctx.app.store.write(move |c| teams::remove_member(c, team.id, uid, now)).await?;
+    ctx.write(move |c| teams::remove_member(c, team.id, uid, now)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 

@@ -6,7 +6,7 @@
 //! written and no event of the timeline has left the window, so a conditional poll that answers
 //! 304 neither queries the database nor hashes a body.
 
-use axum::http::Method;
+use platform_core::pagination::Page;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::feeds::{self, FeedEvent, Scope};
@@ -17,10 +17,10 @@ use serde_json::{json, Value};
 
 use crate::authorize::{has_permission, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Poll, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Level, Operation, Poll, Resp};
 use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::{Ctx, Sharing};
+use crate::request::{Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
@@ -31,118 +31,77 @@ pub const WINDOW_SECONDS: i64 = 30 * 24 * 3600;
 const HEADERS: &[&str] = &["Link"];
 
 /// Public data, readable without credentials; no scope or permission.
-const PUBLIC: Access = Access { auth: AuthKind::Token, public: true, scopes: &[], permission: None, role: Level::Read };
+const PUBLIC: Access = Access::token(&[], None, Level::Read).public();
 /// A repository's events: Metadata read; private repositories need a private-repository scope.
 const REPO: Access = Access::read(&["repo"], "metadata");
 /// A user's events: private ones need the optional Events (user) permission of fine-grained tokens.
-const USER: Access =
-    Access { auth: AuthKind::Token, public: true, scopes: &[], permission: Some(("events", Level::Read)), role: Level::Read };
+const USER: Access = Access::token(&[], Some(("events", Level::Read)), Level::Read).public();
 /// The user's organization dashboard: authenticated as that user, Events (organization) read.
-const ORG_FOR_USER: Access =
-    Access { auth: AuthKind::Token, public: false, scopes: &[], permission: Some(("events", Level::Read)), role: Level::Read };
+const ORG_FOR_USER: Access = Access::token(&[], Some(("events", Level::Read)), Level::Read);
 
-pub static LIST_PUBLIC: Operation = Operation {
-    id: "events/list-public",
-    method: Method::GET,
-    path: "/events",
-    summary: "List public events",
-    docs: "https://docs.service.example/rest/activity/events#list-public-events",
-    access: PUBLIC,
-    query: &PAGINATION,
-    body: None,
-    responses: &[
+pub static LIST_PUBLIC: Operation = Operation::get("events/list-public", "/events", "List public events")
+    .docs("https://docs.service.example/rest/activity/events#list-public-events")
+    .access(PUBLIC)
+    .cached()
+    .query::<Pagination>()
+    .polled(Poll::Feed)
+    .responds(&[
         Resp::typed::<Vec<Event>>(200, "Public events of public repositories, newest first (`per_page` default 15).").with_headers(HEADERS)
-    ],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+    ]);
 
-pub static LIST_FOR_NETWORK: Operation = Operation {
-    id: "events/list-for-network",
-    method: Method::GET,
-    path: "/networks/{owner}/{repo}/events",
-    summary: "List public events for a network of repositories",
-    docs: "https://docs.service.example/rest/activity/events#list-public-events-for-a-network-of-repositories",
-    access: REPO,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<Event>>(200, "Events of the repository's network, newest first.").with_headers(HEADERS)],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+pub static LIST_FOR_NETWORK: Operation =
+    Operation::get("events/list-for-network", "/networks/{owner}/{repo}/events", "List public events for a network of repositories")
+        .docs("https://docs.service.example/rest/activity/events#list-public-events-for-a-network-of-repositories")
+        .access(REPO)
+        .cached()
+        .query::<Pagination>()
+        .polled(Poll::Feed)
+        .responds(&[Resp::typed::<Vec<Event>>(200, "Events of the repository's network, newest first.").with_headers(HEADERS)]);
 
-pub static LIST_FOR_ORG: Operation = Operation {
-    id: "events/list-for-org",
-    method: Method::GET,
-    path: "/orgs/{org}/events",
-    summary: "List public organization events",
-    docs: "https://docs.service.example/rest/activity/events#list-public-organization-events",
-    access: PUBLIC,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<Event>>(200, "Public events of the organization's repositories, newest first; elements carry `org`.")
-        .with_headers(HEADERS)],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+pub static LIST_FOR_ORG: Operation = Operation::get("events/list-for-org", "/orgs/{org}/events", "List public organization events")
+    .docs("https://docs.service.example/rest/activity/events#list-public-organization-events")
+    .access(PUBLIC)
+    .cached()
+    .query::<Pagination>()
+    .polled(Poll::Feed)
+    .responds(&[Resp::typed::<Vec<Event>>(200, "Public events of the organization's repositories, newest first; elements carry `org`.")
+        .with_headers(HEADERS)]);
 
-pub static LIST_FOR_REPO: Operation = Operation {
-    id: "events/list-for-repo",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/events",
-    summary: "List repository events",
-    docs: "https://docs.service.example/rest/activity/events#list-repository-events",
-    access: REPO,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<Event>>(200, "Events of the repository, newest first.").with_headers(HEADERS)],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+pub static LIST_FOR_REPO: Operation = Operation::get("events/list-for-repo", "/repos/{owner}/{repo}/events", "List repository events")
+    .docs("https://docs.service.example/rest/activity/events#list-repository-events")
+    .access(REPO)
+    .cached()
+    .query::<Pagination>()
+    .polled(Poll::Feed)
+    .responds(&[Resp::typed::<Vec<Event>>(200, "Events of the repository, newest first.").with_headers(HEADERS)]);
 
-pub static LIST_FOR_USER: Operation = Operation {
-    id: "events/list-for-user",
-    method: Method::GET,
-    path: "/users/{username}/events",
-    summary: "List events for the authenticated user",
-    docs: "https://docs.service.example/rest/activity/events#list-events-for-the-authenticated-user",
-    access: USER,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<Event>>(200, "Events the user performed, newest first; private ones only for the user themself.")
-        .with_headers(HEADERS)],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+pub static LIST_FOR_USER: Operation =
+    Operation::get("events/list-for-user", "/users/{username}/events", "List events for the authenticated user")
+        .docs("https://docs.service.example/rest/activity/events#list-events-for-the-authenticated-user")
+        .access(USER)
+        .cached()
+        .query::<Pagination>()
+        .polled(Poll::Feed)
+        .responds(&[Resp::typed::<Vec<Event>>(200, "Events the user performed, newest first; private ones only for the user themself.")
+            .with_headers(HEADERS)]);
 
-pub static LIST_PUBLIC_FOR_USER: Operation = Operation {
-    id: "events/list-public-for-user",
-    method: Method::GET,
-    path: "/users/{username}/events/public",
-    summary: "List public events for a user",
-    docs: "https://docs.service.example/rest/activity/events#list-public-events-for-a-user",
-    access: PUBLIC,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<Event>>(200, "Public events the user performed, newest first.").with_headers(HEADERS)],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+pub static LIST_PUBLIC_FOR_USER: Operation =
+    Operation::get("events/list-public-for-user", "/users/{username}/events/public", "List public events for a user")
+        .docs("https://docs.service.example/rest/activity/events#list-public-events-for-a-user")
+        .access(PUBLIC)
+        .cached()
+        .query::<Pagination>()
+        .polled(Poll::Feed)
+        .responds(&[Resp::typed::<Vec<Event>>(200, "Public events the user performed, newest first.").with_headers(HEADERS)]);
 
-pub static LIST_ORG_FOR_USER: Operation = Operation {
-    id: "events/list-org-for-user",
-    method: Method::GET,
-    path: "/users/{username}/events/orgs/{org}",
-    summary: "List organization events for the authenticated user",
-    docs: "https://docs.service.example/rest/activity/events#list-organization-events-for-the-authenticated-user",
-    access: ORG_FOR_USER,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<Event>>(200, "The user's organization dashboard: events of the organization's repositories (private ones for members), newest first; elements carry `org`.")
-    .with_headers(HEADERS)],
-    traits: Traits::polled(Poll::Feed),
-    derived: Derived::new(),
-};
+pub static LIST_ORG_FOR_USER: Operation = Operation::get("events/list-org-for-user", "/users/{username}/events/orgs/{org}", "List organization events for the authenticated user")
+    .docs("https://docs.service.example/rest/activity/events#list-organization-events-for-the-authenticated-user")
+    .access(ORG_FOR_USER)
+    .cached()
+    .query::<Pagination>()
+    .polled(Poll::Feed)
+    .responds(&[Resp::typed::<Vec<Event>>(200, "The user's organization dashboard: events of the organization's repositories (private ones for members), newest first; elements carry `org`.")
+    .with_headers(HEADERS)]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_PUBLIC, list_public)
@@ -154,34 +113,33 @@ pub fn routes(api: Api) -> Api {
         .op(&LIST_ORG_FOR_USER, list_org_for_user)
 }
 
-async fn list_public(ctx: Ctx) -> ApiResult<Reply> {
-    feed(&ctx, Scope::Public, "public".into(), 15).await
+async fn list_public(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    feed(&ctx, Scope::Public, q.page(15, 100)).await
 }
 
 /// The repository and network feeds (no forks exist, so a network is its repository): the
 /// repository's events to whoever may see the repository.
-async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    feed(&ctx, Scope::Repo(repo.id), format!("repo:{}", repo.id), 30).await
+async fn list_for_repo(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    feed(&ctx, Scope::Repo(ctx.repo().id), q.page(30, 100)).await
 }
 
-async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
+async fn list_for_org(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let org = account(&ctx, ctx.param("org"), true).await?;
-    feed(&ctx, Scope::Org { id: org.id, public_only: true }, format!("org:{}:public", org.id), 30).await
+    feed(&ctx, Scope::Org { id: org.id, public_only: true }, q.page(30, 100)).await
 }
 
-async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
+async fn list_for_user(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let user = account(&ctx, ctx.param("username"), false).await?;
     let own = sees_own_private_events(&ctx.principal, &user);
-    feed(&ctx, Scope::Actor { id: user.id, public_only: !own }, format!("actor:{}:{own}", user.id), 30).await
+    feed(&ctx, Scope::Actor { id: user.id, public_only: !own }, q.page(30, 100)).await
 }
 
-async fn list_public_for_user(ctx: Ctx) -> ApiResult<Reply> {
+async fn list_public_for_user(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let user = account(&ctx, ctx.param("username"), false).await?;
-    feed(&ctx, Scope::Actor { id: user.id, public_only: true }, format!("actor:{}:false", user.id), 30).await
+    feed(&ctx, Scope::Actor { id: user.id, public_only: true }, q.page(30, 100)).await
 }
 
-async fn list_org_for_user(ctx: Ctx) -> ApiResult<Reply> {
+async fn list_org_for_user(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let t = match &ctx.principal {
         Principal::Anonymous => return Err(ApiError::requires_authentication()),
         Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
@@ -201,8 +159,7 @@ async fn list_org_for_user(ctx: Ctx) -> ApiResult<Reply> {
     }
     let (org_id, user_id) = (org.id, user.id);
     let member = ctx.app.store.read(move |c| accounts::org_role(c, org_id, user_id)).await?.is_some();
-    feed(&ctx, Scope::Org { id: org.id, public_only: !member }, format!("org:{}:{}", org.id, if member { "all" } else { "public" }), 30)
-        .await
+    feed(&ctx, Scope::Org { id: org.id, public_only: !member }, q.page(30, 100)).await
 }
 
 /// Private events of a user are visible to the user themself: classic and OAuth tokens always,
@@ -227,31 +184,24 @@ async fn account(ctx: &Ctx, login: &str, org: bool) -> ApiResult<Account> {
     found.filter(|a| !org || a.is_org()).ok_or_else(ApiError::not_found)
 }
 
-/// Serves a page of a timeline. `variant` names the timeline as the caller's identity may see
-/// it; only events of repositories the credential reaches are shown. With the request's path
-/// and query, both key the page cache.
-async fn feed(ctx: &Ctx, scope: Scope, variant: String, default_per_page: i64) -> ApiResult<Reply> {
-    let page = ctx.page(default_per_page, 100)?;
+/// Serves a page of a timeline: only events of repositories the credential reaches are shown.
+/// Pages are cached per caller (`Cache::Caller`) until the next write, or until the oldest
+/// event of the timeline leaves the window.
+async fn feed(ctx: &Ctx, scope: Scope, page: Page) -> ApiResult<Reply> {
     let now = ctx.app.clock.now();
     let reach = crate::authorize::reach(&ctx.principal, &ctx.op.access);
-    let variant = format!("{variant}:{}:{:?}:{:?}", reach.private, reach.owner, reach.only);
-    let reply = ctx
-        .cached_until(Sharing::View(variant), async {
-            let rows = ctx.app.store.read(move |c| -> Result<_, DbError> { feeds::timeline(c, scope) }).await?;
-            let cutoff = now - WINDOW_SECONDS;
-            let within =
-                |e: &FeedEvent| e.repo.as_ref().is_some_and(|(id, _)| reach.allows(*id, e.repo_owner_id.unwrap_or(-1), !e.activity.public));
-            let rows: Vec<FeedEvent> = rows.into_iter().filter(|e| e.activity.created_at >= cutoff && within(e)).collect();
-            // Exact until the oldest event of the timeline leaves the window.
-            let until = rows.iter().map(|e| e.activity.created_at + WINDOW_SECONDS).min().unwrap_or(i64::MAX);
-            let total = rows.len() as i64;
-            let start = page.offset().min(total) as usize;
-            let end = page.offset().saturating_add(page.per_page).min(total) as usize;
-            let body: Vec<Event> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
-            Ok((Reply::ok(body).opt_header("link", ctx.link(page, total)), until))
-        })
-        .await?;
-    Ok(reply)
+    let rows = ctx.app.store.read(move |c| -> Result<_, DbError> { feeds::timeline(c, scope) }).await?;
+    let cutoff = now - WINDOW_SECONDS;
+    let within =
+        |e: &FeedEvent| e.repo.as_ref().is_some_and(|(id, _)| reach.allows(*id, e.repo_owner_id.unwrap_or(-1), !e.activity.public));
+    let rows: Vec<FeedEvent> = rows.into_iter().filter(|e| e.activity.created_at >= cutoff && within(e)).collect();
+    // Exact until the oldest event of the timeline leaves the window.
+    let until = rows.iter().map(|e| e.activity.created_at + WINDOW_SECONDS).min().unwrap_or(i64::MAX);
+    let total = rows.len() as i64;
+    let start = page.offset().min(total) as usize;
+    let end = page.offset().saturating_add(page.per_page).min(total) as usize;
+    let body: Vec<Event> = rows[start..end].iter().map(|e| event(&ctx.app.urls, e)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)).fresh_until(until))
 }
 
 /// Event (api-facts §4.10): an activity event of the feeds.

@@ -1,99 +1,78 @@
 //! Branches, commits and refs (reads): what a repository's refs point at, as the branch, commit
 //! and git-ref shapes. Refs and the commits they have pointed at are kept by pushes (control
 //! plane); a commit's message and people come from a workflow run of it when there is one.
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_core::ids::{node_id, sha256_hex};
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::git::{self, Ref};
 use platform_store::domain::repos::Repo;
 use platform_store::DbError;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Derived, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{percent_encode, Ctx};
+use crate::request::{percent_encode, Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{repo_api_url, simple_user, SimpleUser, Urls};
-use crate::validate::Ty;
 
 const READ: Access = Access::read(&["repo"], "contents");
 
-const BRANCHES_QUERY: [Param; 3] = [
-    Param { name: "protected", ty: Ty::Bool, description: "Only protected (true) or unprotected (false) branches.", required: false },
-    PAGINATION[0],
-    PAGINATION[1],
-];
-
-macro_rules! op {
-    ($name:ident, $id:literal, $path:literal, $summary:literal, $docs:literal, $query:expr, $resp:expr) => {
-        pub static $name: Operation = Operation {
-            id: $id,
-            method: Method::GET,
-            path: $path,
-            summary: $summary,
-            docs: concat!("https://docs.service.example/rest/", $docs),
-            access: READ,
-            query: $query,
-            body: None,
-            responses: $resp,
-            traits: Traits::NONE,
-            derived: Derived::new(),
-        };
-    };
+/// The query of the branch list.
+#[derive(Deserialize, JsonSchema)]
+struct BranchesQuery {
+    /// Only protected (true) or unprotected (false) branches.
+    protected: Option<bool>,
+    #[serde(flatten)]
+    page: Pagination,
 }
 
-op!(
-    LIST_BRANCHES,
-    "branches/list",
-    "/repos/{owner}/{repo}/branches",
-    "List branches",
-    "branches/branches#list-branches",
-    &BRANCHES_QUERY,
-    &[Resp::typed::<Vec<ShortBranch>>(200, "Branches by name.").with_headers(&["Link"])]
-);
-op!(
-    GET_BRANCH,
-    "branches/get",
-    "/repos/{owner}/{repo}/branches/{branch}",
-    "Get a branch",
-    "branches/branches#get-a-branch",
-    &[],
-    &[Resp::typed::<BranchWithProtection>(200, "The branch (its name may contain slashes) and its commit.")]
-);
-op!(
-    GET_COMMIT,
-    "commits/get",
-    "/repos/{owner}/{repo}/commits/{ref}",
-    "Get a commit",
-    "commits/commits#get-a-commit",
-    &[],
-    &[
+pub static LIST_BRANCHES: Operation = Operation::get("branches/list", "/repos/{owner}/{repo}/branches", "List branches")
+    .docs("https://docs.service.example/rest/branches/branches#list-branches")
+    .access(READ)
+    .query::<BranchesQuery>()
+    .cached()
+    .responds(&[Resp::typed::<Vec<ShortBranch>>(200, "Branches by name.").with_headers(&["Link"])]);
+
+pub static GET_BRANCH: Operation = Operation::get("branches/get", "/repos/{owner}/{repo}/branches/{branch}", "Get a branch")
+    .docs("https://docs.service.example/rest/branches/branches#get-a-branch")
+    .access(READ)
+    .slash_param("branch")
+    .cached()
+    .responds(&[Resp::typed::<BranchWithProtection>(200, "The branch (its name may contain slashes) and its commit.")]);
+
+pub static GET_COMMIT: Operation = Operation::get("commits/get", "/repos/{owner}/{repo}/commits/{ref}", "Get a commit")
+    .docs("https://docs.service.example/rest/commits/commits#get-a-commit")
+    .access(READ)
+    // Other resources below a commit are not part of a ref.
+    .slash_param_except("ref", &["check-runs", "check-suites", "comments", "pulls", "branches-where-head"])
+    .cached()
+    .responds(&[
         Resp::typed::<Commit>(200, "The commit a sha (full or abbreviated), branch or tag names."),
-        Resp::typed::<crate::error::BasicError>(422, "No commit found for the reference.")
-    ]
-);
-op!(
-    GET_REF,
-    "git/get-ref",
-    "/repos/{owner}/{repo}/git/ref/{ref}",
-    "Get a reference",
-    "git/refs#get-a-reference",
-    &[],
-    &[Resp::typed::<GitRef>(200, "The reference (`heads/<branch>` or `tags/<tag>`, exactly).")]
-);
-op!(
-    LIST_MATCHING_REFS,
-    "git/list-matching-refs",
-    "/repos/{owner}/{repo}/git/matching-refs/{ref}",
-    "List matching references",
-    "git/refs#list-matching-references",
-    &PAGINATION,
-    &[Resp::typed::<Vec<GitRef>>(200, "References whose name starts with `refs/<ref>`, by name.").with_headers(&["Link"])]
-);
+        Resp::typed::<crate::error::BasicError>(422, "No commit found for the reference."),
+    ]);
+
+/// Also read through `…/git/refs/{ref}`, as on the hosted platform: it is the `url` of every
+/// reference and what a repository's `git_refs_url` expands to (other methods there are the
+/// reference writes).
+pub static GET_REF: Operation = Operation::get("git/get-ref", "/repos/{owner}/{repo}/git/ref/{ref}", "Get a reference")
+    .docs("https://docs.service.example/rest/git/refs#get-a-reference")
+    .access(READ)
+    .slash_param_read_alias("ref", "/repos/{owner}/{repo}/git/refs/{ref}")
+    .cached()
+    .responds(&[Resp::typed::<GitRef>(200, "The reference (`heads/<branch>` or `tags/<tag>`, exactly).")]);
+
+pub static LIST_MATCHING_REFS: Operation =
+    Operation::get("git/list-matching-refs", "/repos/{owner}/{repo}/git/matching-refs/{ref}", "List matching references")
+        .docs("https://docs.service.example/rest/git/refs#list-matching-references")
+        .access(READ)
+        .slash_param("ref")
+        .query::<Pagination>()
+        .cached()
+        .responds(&[Resp::typed::<Vec<GitRef>>(200, "References whose name starts with `refs/<ref>`, by name.").with_headers(&["Link"])]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_BRANCHES, list_branches)
@@ -348,27 +327,12 @@ fn branch_url(u: &Urls, repo: &Repo, name: &str) -> String {
 
 // ------------------------------------------------------------------ handlers
 
-/// `protected` of the query: `true`/`false`; anything else is a 422.
-fn protected_filter(ctx: &Ctx) -> ApiResult<Option<bool>> {
-    match ctx.query.get("protected") {
-        None | Some("") => Ok(None),
-        Some("true") => Ok(Some(true)),
-        Some("false") => Ok(Some(false)),
-        Some(v) => Err(ApiError::invalid_request(format!("For 'protected', {v:?} is not a boolean."))),
-    }
-}
-
-async fn list_branches(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(branches_page(&ctx, repo)).await
-}
-
-async fn branches_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
-    let only = protected_filter(ctx)?;
-    let page = ctx.page(30, 100)?;
+async fn list_branches(ctx: Ctx, Query(q): Query<BranchesQuery>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let page = q.page.page(30, 100);
     let id = repo.id;
     let refs = ctx.app.store.read(move |c| git::refs_with_prefix(c, id, "refs/heads/")).await?;
-    let is_protected = super::rulesets::protected_branches(ctx, &repo).await?;
+    let is_protected = super::rulesets::protected_branches(&ctx, repo).await?;
     let u = &ctx.app.urls;
     let all: Vec<ShortBranch> = refs
         .iter()
@@ -376,14 +340,14 @@ async fn branches_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
             let name = r.name["refs/heads/".len()..].to_string();
             let protected = is_protected(&name);
             ShortBranch {
-                commit: CommitLink { sha: r.sha.clone(), url: Uri(format!("{}/commits/{}", repo_api_url(u, &repo), r.sha)) },
+                commit: CommitLink { sha: r.sha.clone(), url: Uri(format!("{}/commits/{}", repo_api_url(u, repo), r.sha)) },
                 protection: protected.then(|| protection(true)),
-                protection_url: protected.then(|| Uri(format!("{}/protection", branch_url(u, &repo, &name)))),
+                protection_url: protected.then(|| Uri(format!("{}/protection", branch_url(u, repo, &name)))),
                 protected,
                 name,
             }
         })
-        .filter(|b| only.is_none_or(|p| p == b.protected))
+        .filter(|b| q.protected.is_none_or(|p| p == b.protected))
         .collect();
     let total = all.len() as i64;
     let shown: Vec<ShortBranch> = all.into_iter().skip(page.offset() as usize).take(page.per_page as usize).collect();
@@ -391,11 +355,7 @@ async fn branches_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
 }
 
 async fn get_branch(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(branch(&ctx, repo)).await
-}
-
-async fn branch(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
+    let repo = ctx.repo();
     let name = ctx.param("branch").to_string();
     let (id, full) = (repo.id, format!("refs/heads/{name}"));
     let found = ctx
@@ -408,11 +368,11 @@ async fn branch(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
         })
         .await?;
     let (r, k) = found.ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "Branch not found"))?;
-    let protected = super::rulesets::protected_branches(ctx, &repo).await?(&name);
+    let protected = super::rulesets::protected_branches(&ctx, repo).await?(&name);
     let u = &ctx.app.urls;
-    let url = branch_url(u, &repo, &name);
+    let url = branch_url(u, repo, &name);
     let body = BranchWithProtection {
-        commit: commit(u, &repo, &r.sha, &k),
+        commit: commit(u, repo, &r.sha, &k),
         links: BranchLinks { html: Uri(format!("{}/{}/tree/{name}", u.web, repo.full_name())), self_link: Uri(url.clone()) },
         protected,
         protection: protection(protected),
@@ -423,11 +383,7 @@ async fn branch(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
 }
 
 async fn get_commit(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(one_commit(&ctx, repo)).await
-}
-
-async fn one_commit(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
+    let repo = ctx.repo();
     let given = ctx.param("ref").to_string();
     let (id, g) = (repo.id, given.clone());
     let found = ctx
@@ -440,31 +396,23 @@ async fn one_commit(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
         })
         .await?;
     let (sha, k) = found.ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("No commit found for SHA: {given}")))?;
-    Ok(Reply::ok(commit(&ctx.app.urls, &repo, &sha, &k)))
+    Ok(Reply::ok(commit(&ctx.app.urls, repo, &sha, &k)))
 }
 
 async fn get_ref(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(one_ref(&ctx, repo)).await
-}
-
-async fn one_ref(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
+    let repo = ctx.repo();
     let (id, name) = (repo.id, format!("refs/{}", ctx.param("ref")));
     let r = ctx.app.store.read(move |c| git::get_ref(c, id, &name)).await?.ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(git_ref(&ctx.app.urls, &repo, &r)))
+    Ok(Reply::ok(git_ref(&ctx.app.urls, repo, &r)))
 }
 
-async fn list_matching_refs(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(matching_page(&ctx, repo)).await
-}
-
-async fn matching_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
-    let page = ctx.page(30, 100)?;
+async fn list_matching_refs(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let page = q.page(30, 100);
     let (id, prefix) = (repo.id, format!("refs/{}", ctx.param("ref")));
     let refs = ctx.app.store.read(move |c| git::refs_with_prefix(c, id, &prefix)).await?;
     let total = refs.len() as i64;
     let shown: Vec<GitRef> =
-        refs.iter().skip(page.offset() as usize).take(page.per_page as usize).map(|r| git_ref(&ctx.app.urls, &repo, r)).collect();
+        refs.iter().skip(page.offset() as usize).take(page.per_page as usize).map(|r| git_ref(&ctx.app.urls, repo, r)).collect();
     Ok(Reply::ok(shown).opt_header("link", ctx.link(page, total)))
 }

@@ -1,57 +1,32 @@
 //! `GET /`, `GET /meta` and `GET /rate_limit`.
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Derived, Limits, Operation, Resp, Traits};
+use crate::operation::{Access, Limits, Operation, Resp};
 use crate::ratelimit::{Quota, Resource};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::routes::Api;
 use crate::versions;
 
-pub static ROOT: Operation = Operation {
-    id: "meta/root",
-    method: Method::GET,
-    path: "/",
-    summary: "API root",
-    docs: "https://docs.service.example/rest/meta/meta#service-api-root",
-    access: Access::any(),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<Root>(200, "URL templates of the API.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static ROOT: Operation = Operation::get("meta/root", "/", "API root")
+    .docs("https://docs.service.example/rest/meta/meta#service-api-root")
+    .access(Access::any())
+    .responds(&[Resp::typed::<Root>(200, "URL templates of the API.")]);
 
-pub static RATE_LIMIT: Operation = Operation {
-    id: "rate-limit/get",
-    method: Method::GET,
-    path: "/rate_limit",
-    summary: "Get rate limit status for the authenticated user",
-    docs: "https://docs.service.example/rest/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
-    access: Access::any(),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<RateLimitOverview>(200, "The caller's rate-limit buckets; never charged.")],
-    traits: Traits { limits: Limits::Report, ..Traits::NONE },
-    derived: Derived::new(),
-};
+pub static RATE_LIMIT: Operation = Operation::get("rate-limit/get", "/rate_limit", "Get rate limit status for the authenticated user")
+    .docs("https://docs.service.example/rest/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user")
+    .access(Access::any())
+    .limits(Limits::Report)
+    .responds(&[Resp::typed::<RateLimitOverview>(200, "The caller's rate-limit buckets; never charged.")]);
 
-pub static META: Operation = Operation {
-    id: "meta/get",
-    method: Method::GET,
-    path: "/meta",
-    summary: "Get service meta information",
-    docs: "https://docs.service.example/rest/meta/meta#get-service-meta-information",
-    access: Access::any(),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<ApiOverview>(200, "What the service is: its domains and the addresses it serves and calls from.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static META: Operation = Operation::get("meta/get", "/meta", "Get service meta information")
+    .docs("https://docs.service.example/rest/meta/meta#get-service-meta-information")
+    .access(Access::any())
+    .cached()
+    .responds(&[Resp::typed::<ApiOverview>(200, "What the service is: its domains and the addresses it serves and calls from.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&ROOT, root).op(&META, meta).op(&RATE_LIMIT, rate_limit)
@@ -90,36 +65,33 @@ pub struct MetaDomains {
 }
 
 async fn meta(ctx: Ctx) -> ApiResult<Reply> {
-    ctx.cached(async {
-        let loopback = || vec!["127.0.0.1/32".to_string(), "::1/128".to_string()];
-        // The host clients reach, without its port.
-        let h = ctx.app.urls.host.as_str();
-        let host = h.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(h, |(h, _)| h).to_string();
-        Ok(Reply::ok(ApiOverview {
-            verifiable_password_authentication: false,
-            hooks: loopback(),
-            web: loopback(),
-            api: loopback(),
-            git: loopback(),
-            enterprise_importer: Vec::new(),
-            packages: Vec::new(),
-            pages: Vec::new(),
-            importer: Vec::new(),
-            actions: loopback(),
-            actions_macos: Vec::new(),
+    let loopback = || vec!["127.0.0.1/32".to_string(), "::1/128".to_string()];
+    // The host clients reach, without its port.
+    let h = ctx.app.urls.host.as_str();
+    let host = h.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(h, |(h, _)| h).to_string();
+    Ok(Reply::ok(ApiOverview {
+        verifiable_password_authentication: false,
+        hooks: loopback(),
+        web: loopback(),
+        api: loopback(),
+        git: loopback(),
+        enterprise_importer: Vec::new(),
+        packages: Vec::new(),
+        pages: Vec::new(),
+        importer: Vec::new(),
+        actions: loopback(),
+        actions_macos: Vec::new(),
+        devenvs: Vec::new(),
+        depbot: Vec::new(),
+        assistant: Vec::new(),
+        domains: MetaDomains {
+            website: vec![host.clone()],
             devenvs: Vec::new(),
-            depbot: Vec::new(),
             assistant: Vec::new(),
-            domains: MetaDomains {
-                website: vec![host.clone()],
-                devenvs: Vec::new(),
-                assistant: Vec::new(),
-                packages: Vec::new(),
-                actions: vec![host],
-            },
-        }))
-    })
-    .await
+            packages: Vec::new(),
+            actions: vec![host],
+        },
+    }))
 }
 
 /// Root: URL templates of the API.

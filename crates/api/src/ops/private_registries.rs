@@ -4,7 +4,8 @@
 //! `auth_type`, a sealed `encrypted_value` with the current `key_id` for the token kinds and none
 //! for the OIDC kinds, `selected_repository_ids` only with visibility `selected` (and naming the
 //! organization's repositories), and an `auth_type` that never changes.
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
+use platform_core::pagination::Page;
 use platform_store::domain::private_registries::{self as store, Registry};
 use platform_store::domain::repos;
 use platform_store::{Conn, DbError};
@@ -13,23 +14,17 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::ops::devenv_secrets::PublicKey;
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, Query};
 use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
 use crate::shape::{Timestamp, Uri};
-use crate::validate::{Patch, SEALED_VALUE_MAX_CHARS};
+use crate::validate::{checked_by_handler, Patch, SEALED_VALUE_MAX_CHARS};
 
 const fn access(level: Level) -> Access {
-    Access {
-        auth: AuthKind::Token,
-        public: false,
-        scopes: &["admin:org"],
-        permission: Some(("organization_private_registries", level)),
-        role: level,
-    }
+    Access::token(&["admin:org"], Some(("organization_private_registries", level)), level)
 }
 const RESOURCE: &str = "PrivateRegistryConfiguration";
 
@@ -168,91 +163,76 @@ impl RegistryFields {
     }
 }
 
-pub static LIST: Operation = Operation {
-    id: "private-registries/list",
-    method: Method::GET,
-    path: "/orgs/{org}/private-registries",
-    summary: "List private registries for an organization",
-    docs: "https://docs.service.example/rest/private-registries/organization-configurations#list-private-registries-for-an-organization",
-    access: access(Level::Read),
-    query: &PAGINATION,
-    body: None,
-    responses: &[
-        Resp::typed::<RegistryConfigList>(200, "The organization's configurations (never their secret values).").with_headers(&["Link"])
-    ],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+/// The list's query: its page parameters, checked here (their refusal is the 400 document 2 lists).
+#[derive(Deserialize, JsonSchema)]
+struct ListQuery {
+    /// Results per page (max 100).
+    #[schemars(with = "Option<i64>", transform = checked_by_handler)]
+    per_page: Option<String>,
+    /// Page number of the results to fetch.
+    #[schemars(with = "Option<i64>", transform = checked_by_handler)]
+    page: Option<String>,
+}
 
-pub static CREATE: Operation = Operation {
-    id: "private-registries/create",
-    method: Method::POST,
-    path: "/orgs/{org}/private-registries",
-    summary: "Create a private registry for an organization",
-    docs: "https://docs.service.example/rest/private-registries/organization-configurations#create-a-private-registry-for-an-organization",
-    access: access(Level::Write),
-    query: &[],
-    body: Some(Body::of::<CreateRegistry>(RESOURCE)),
-    responses: &[Resp::typed::<RegistryConfig>(201, "The configuration, with `selected_repository_ids`.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST: Operation =
+    Operation::get("private-registries/list", "/orgs/{org}/private-registries", "List private registries for an organization")
+        .docs(
+            "https://docs.service.example/rest/private-registries/organization-configurations#list-private-registries-for-an-organization",
+        )
+        .access(access(Level::Read))
+        .on(On::OrgOwner)
+        .query::<ListQuery>()
+        .responds(&[Resp::typed::<RegistryConfigList>(200, "The organization's configurations (never their secret values).")
+            .with_headers(&["Link"])]);
 
-pub static GET_PUBLIC_KEY: Operation = Operation {
-    id: "private-registries/get-public-key",
-    method: Method::GET,
-    path: "/orgs/{org}/private-registries/public-key",
-    summary: "Get private registries public key for an organization",
-    docs: "https://docs.service.example/rest/private-registries/organization-configurations#get-private-registries-public-key-for-an-organization",
-    access: access(Level::Read),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<PublicKey>(200, "The organization's X25519 public key: seal `encrypted_value` for it.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static CREATE: Operation = Operation::post(
+    "private-registries/create",
+    "/orgs/{org}/private-registries",
+    "Create a private registry for an organization",
+)
+.docs("https://docs.service.example/rest/private-registries/organization-configurations#create-a-private-registry-for-an-organization")
+.access(access(Level::Write))
+.on(On::OrgOwner)
+.body::<CreateRegistry>(RESOURCE)
+.responds(&[Resp::typed::<RegistryConfig>(201, "The configuration, with `selected_repository_ids`.")]);
 
-pub static GET: Operation = Operation {
-    id: "private-registries/get",
-    method: Method::GET,
-    path: "/orgs/{org}/private-registries/{secret_name}",
-    summary: "Get a private registry for an organization",
-    docs: "https://docs.service.example/rest/private-registries/organization-configurations#get-a-private-registry-for-an-organization",
-    access: access(Level::Read),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<RegistryConfig>(200, "The configuration.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_PUBLIC_KEY: Operation = Operation::get(
+    "private-registries/get-public-key",
+    "/orgs/{org}/private-registries/public-key",
+    "Get private registries public key for an organization",
+)
+.docs("https://docs.service.example/rest/private-registries/organization-configurations#get-private-registries-public-key-for-an-organization")
+.access(access(Level::Read))
+.on(On::OrgOwner)
+.responds(&[Resp::typed::<PublicKey>(200, "The organization's X25519 public key: seal `encrypted_value` for it.")]);
 
-pub static UPDATE: Operation = Operation {
-    id: "private-registries/update",
-    method: Method::PATCH,
-    path: "/orgs/{org}/private-registries/{secret_name}",
-    summary: "Update a private registry for an organization",
-    docs: "https://docs.service.example/rest/private-registries/organization-configurations#update-a-private-registry-for-an-organization",
-    access: access(Level::Write),
-    query: &[],
-    body: Some(Body::of::<UpdateRegistry>(RESOURCE)),
-    responses: &[Resp::empty(204, "The configuration was updated.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation =
+    Operation::get("private-registries/get", "/orgs/{org}/private-registries/{secret_name}", "Get a private registry for an organization")
+        .docs("https://docs.service.example/rest/private-registries/organization-configurations#get-a-private-registry-for-an-organization")
+        .access(access(Level::Read))
+        .on(On::OrgOwner)
+        .responds(&[Resp::typed::<RegistryConfig>(200, "The configuration.")]);
 
-pub static DELETE: Operation = Operation {
-    id: "private-registries/delete",
-    method: Method::DELETE,
-    path: "/orgs/{org}/private-registries/{secret_name}",
-    summary: "Delete a private registry for an organization",
-    docs: "https://docs.service.example/rest/private-registries/organization-configurations#delete-a-private-registry-for-an-organization",
-    access: access(Level::Write),
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The configuration was deleted.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static UPDATE: Operation = Operation::patch(
+    "private-registries/update",
+    "/orgs/{org}/private-registries/{secret_name}",
+    "Update a private registry for an organization",
+)
+.docs("https://docs.service.example/rest/private-registries/organization-configurations#update-a-private-registry-for-an-organization")
+.access(access(Level::Write))
+.on(On::OrgOwner)
+.body::<UpdateRegistry>(RESOURCE)
+.responds(&[Resp::empty(204, "The configuration was updated.")]);
+
+pub static DELETE: Operation = Operation::delete(
+    "private-registries/delete",
+    "/orgs/{org}/private-registries/{secret_name}",
+    "Delete a private registry for an organization",
+)
+.docs("https://docs.service.example/rest/private-registries/organization-configurations#delete-a-private-registry-for-an-organization")
+.access(access(Level::Write))
+.on(On::OrgOwner)
+.responds(&[Resp::empty(204, "The configuration was deleted.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list).op(&CREATE, create).op(&GET_PUBLIC_KEY, public_key).op(&GET, get).op(&UPDATE, update).op(&DELETE, delete)
@@ -494,59 +474,52 @@ async fn load(ctx: &Ctx, org_id: i64) -> ApiResult<Registry> {
     ctx.app.store.read(move |c| store::get(c, org_id, &name)).await?.ok_or_else(ApiError::not_found)
 }
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
+async fn list(ctx: Ctx, Query(q): Query<ListQuery>) -> ApiResult<Reply> {
     // A bad page parameter is the 400 document 2 lists for this operation.
-    let page = ctx.page(30, 100).map_err(|e| ApiError::bad_request(e.message))?;
-    let org_id = caller.org.id;
+    let page = Page::parse(q.page.as_deref(), q.per_page.as_deref(), 30, 100)
+        .map_err(|(name, v)| ApiError::bad_request(format!("Invalid request.\n\nFor '{name}', {v:?} is not an integer.")))?;
+    let org_id = ctx.org().org.id;
     let (rows, total) = ctx.app.store.read(move |c| store::list(c, org_id, page.offset(), page.per_page)).await?;
     let body = RegistryConfigList { total_count: total, configurations: rows.iter().map(|r| registry_config(r, false)).collect() };
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
-async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn create(ctx: Ctx, Body(body): Body<CreateRegistry>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let caller = ctx.org_owner().await?;
-    let body: CreateRegistry = ctx.body(body)?;
     let now = ctx.app.clock.now();
     let (r, sealed) = merge(&body.into(), None, now)?;
-    let org_id = caller.org.id;
-    let r = ctx.app.store.write(move |c| save(c, &sk, org_id, r, sealed, true, now)).await?;
+    let org_id = ctx.org().org.id;
+    let r = ctx.write(move |c| save(c, &sk, org_id, r, sealed, true, now)).await?;
     Ok(Reply::created(registry_config(&r, true)))
 }
 
 async fn public_key(ctx: Ctx) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let caller = ctx.org_owner().await?;
-    let (org_id, now) = (caller.org.id, ctx.app.clock.now());
-    let key = ctx.app.store.write(move |c| secrets::public_key(c, &sk, KeyScope::Org(org_id), now)).await?;
+    let (org_id, now) = (ctx.org().org.id, ctx.app.clock.now());
+    let key = ctx.write(move |c| secrets::public_key(c, &sk, KeyScope::Org(org_id), now)).await?;
     Ok(Reply::ok(PublicKey::new(key)))
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let r = load(&ctx, caller.org.id).await?;
+    let r = load(&ctx, ctx.org().org.id).await?;
     Ok(Reply::ok(registry_config(&r, false)))
 }
 
-async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn update(ctx: Ctx, Body(body): Body<UpdateRegistry>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let caller = ctx.org_owner().await?;
-    let existing = load(&ctx, caller.org.id).await?;
-    let body: UpdateRegistry = ctx.body(body)?;
+    let org_id = ctx.org().org.id;
+    let existing = load(&ctx, org_id).await?;
     let now = ctx.app.clock.now();
     let (r, sealed) = merge(&body, Some(&existing), now)?;
-    let org_id = caller.org.id;
-    ctx.app.store.write(move |c| save(c, &sk, org_id, r, sealed, false, now)).await?;
+    ctx.write(move |c| save(c, &sk, org_id, r, sealed, false, now)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
     // A name no configuration could have is the 400 document 2 lists for this operation.
     let name = name_of(&ctx).ok_or_else(|| ApiError::bad_request("Bad Request"))?;
-    let org_id = caller.org.id;
-    if !ctx.app.store.write(move |c| -> Result<bool, DbError> { store::delete(c, org_id, &name) }).await? {
+    let org_id = ctx.org().org.id;
+    if !ctx.write(move |c| -> Result<bool, DbError> { store::delete(c, org_id, &name) }).await? {
         return Err(ApiError::not_found());
     }
     Ok(Reply::empty(StatusCode::NO_CONTENT))

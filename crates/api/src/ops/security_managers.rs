@@ -2,11 +2,11 @@
 //! manager role. Organization owners (and, for the list, security managers); `admin:org` (`read:org` for the list) for scope
 //! tokens, the organization Administration permission otherwise. Responses carry `Deprecation`
 //! and `Sunset` (see [`crate::operation::ClosingDown`]).
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_store::domain::security_managers;
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, SECURITY_MANAGERS_SUNSET};
+use crate::operation::{Access, Level, On, Operation, Resp, SECURITY_MANAGERS_SUNSET};
 use crate::reply::Reply;
 use crate::request::Ctx;
 use crate::routes::Api;
@@ -15,70 +15,48 @@ use crate::shapes::{self, TeamSimple};
 const PERMISSION: &str = "organization_administration";
 
 const fn access(scopes: &'static [&'static str], level: Level) -> Access {
-    Access { auth: AuthKind::Token, public: false, scopes, permission: Some((PERMISSION, level)), role: level }
+    Access::token(scopes, Some((PERMISSION, level)), level)
 }
 
-pub static LIST: Operation = Operation {
-    id: "security-managers/list-teams",
-    method: Method::GET,
-    path: "/orgs/{org}/security-managers",
-    summary: "List security manager teams",
-    docs: "https://docs.service.example/rest/orgs/security-managers#list-security-manager-teams",
-    access: access(&["read:org"], Level::Read),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<Vec<TeamSimple>>(200, "The organization's security manager teams (closing down).")],
-    traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
-    derived: Derived::new(),
-};
+pub static LIST: Operation = Operation::get("security-managers/list-teams", "/orgs/{org}/security-managers", "List security manager teams")
+    .docs("https://docs.service.example/rest/orgs/security-managers#list-security-manager-teams")
+    .access(access(&["read:org"], Level::Read))
+    .on(On::OrgOwnerOrSecurityManager)
+    .closing_down(SECURITY_MANAGERS_SUNSET)
+    .responds(&[Resp::typed::<Vec<TeamSimple>>(200, "The organization's security manager teams (closing down).")]);
 
-pub static ADD: Operation = Operation {
-    id: "security-managers/add-team",
-    method: Method::PUT,
-    path: "/orgs/{org}/security-managers/teams/{team_slug}",
-    summary: "Add a security manager team",
-    docs: "https://docs.service.example/rest/orgs/security-managers#add-a-security-manager-team",
-    access: access(&["admin:org"], Level::Write),
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The team holds the security manager role (closing down).")],
-    traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
-    derived: Derived::new(),
-};
+pub static ADD: Operation =
+    Operation::put("security-managers/add-team", "/orgs/{org}/security-managers/teams/{team_slug}", "Add a security manager team")
+        .docs("https://docs.service.example/rest/orgs/security-managers#add-a-security-manager-team")
+        .access(access(&["admin:org"], Level::Write))
+        .on(On::OrgOwner)
+        .closing_down(SECURITY_MANAGERS_SUNSET)
+        .responds(&[Resp::empty(204, "The team holds the security manager role (closing down).")]);
 
-pub static REMOVE: Operation = Operation {
-    id: "security-managers/remove-team",
-    method: Method::DELETE,
-    path: "/orgs/{org}/security-managers/teams/{team_slug}",
-    summary: "Remove a security manager team",
-    docs: "https://docs.service.example/rest/orgs/security-managers#remove-a-security-manager-team",
-    access: access(&["admin:org"], Level::Write),
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The team no longer holds the role (closing down).")],
-    traits: Traits::closing_down(SECURITY_MANAGERS_SUNSET),
-    derived: Derived::new(),
-};
+pub static REMOVE: Operation =
+    Operation::delete("security-managers/remove-team", "/orgs/{org}/security-managers/teams/{team_slug}", "Remove a security manager team")
+        .docs("https://docs.service.example/rest/orgs/security-managers#remove-a-security-manager-team")
+        .access(access(&["admin:org"], Level::Write))
+        .on(On::OrgOwner)
+        .closing_down(SECURITY_MANAGERS_SUNSET)
+        .responds(&[Resp::empty(204, "The team no longer holds the role (closing down).")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list).op(&ADD, add).op(&REMOVE, remove)
 }
 
 async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner_or_security_manager().await?;
-    let org_id = caller.org.id;
+    let org = &ctx.org().org;
+    let org_id = org.id;
     let teams = ctx.app.store.read(move |c| security_managers::list(c, org_id)).await?;
-    let body: Vec<TeamSimple> = teams.iter().map(|t| shapes::team_simple(&ctx.app.urls, &caller.org, t)).collect();
+    let body: Vec<TeamSimple> = teams.iter().map(|t| shapes::team_simple(&ctx.app.urls, org, t)).collect();
     Ok(Reply::ok(body))
 }
 
 /// Grants (`true`) or revokes the role of the path's team; an unknown team is 404.
 async fn set(ctx: Ctx, grant: bool) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let (org_id, slug, now) = (caller.org.id, ctx.param("team_slug").to_string(), ctx.app.clock.now());
+    let (org_id, slug, now) = (ctx.org().org.id, ctx.param("team_slug").to_string(), ctx.app.clock.now());
     let found = ctx
-        .app
-        .store
         .write(move |c| -> Result<bool, platform_store::DbError> {
             let Some(team) = security_managers::team_by_slug(c, org_id, &slug)? else { return Ok(false) };
             if grant {

@@ -1,5 +1,4 @@
 //! Commit statuses (document 2).
-use axum::http::Method;
 use platform_core::ids::node_id;
 use platform_core::status::{combined_state, STATES};
 use platform_store::domain::activity::{self, NewActivity};
@@ -11,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Body, Derived, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, repo_api_url, MinimalRepository, SimpleUser, Urls};
@@ -21,91 +20,67 @@ use crate::validate::nullable;
 
 const SCOPES: &[&str] = &["repo", "repo:status"];
 
-pub static GET_COMBINED: Operation = Operation {
-    id: "statuses/get-combined",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/commits/{ref}/status",
-    summary: "Get the combined status for a specific reference",
-    docs: "https://docs.service.example/rest/commits/statuses#get-the-combined-status-for-a-specific-reference",
-    access: Access::read(SCOPES, "statuses"),
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<CombinedStatus>(200, "The combined status: the latest status of each context.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_COMBINED: Operation = Operation::get(
+    "statuses/get-combined",
+    "/repos/{owner}/{repo}/commits/{ref}/status",
+    "Get the combined status for a specific reference",
+)
+.docs("https://docs.service.example/rest/commits/statuses#get-the-combined-status-for-a-specific-reference")
+.access(Access::read(SCOPES, "statuses"))
+.slash_param("ref")
+.query::<Pagination>()
+.cached()
+.responds(&[Resp::typed::<CombinedStatus>(200, "The combined status: the latest status of each context.").with_headers(&["Link"])]);
 
-pub static LIST: Operation = Operation {
-    id: "statuses/list",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/commits/{ref}/statuses",
-    summary: "List commit statuses for a reference",
-    docs: "https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference",
-    access: Access::read(SCOPES, "statuses"),
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST: Operation =
+    Operation::get("statuses/list", "/repos/{owner}/{repo}/commits/{ref}/statuses", "List commit statuses for a reference")
+        .docs("https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference")
+        .access(Access::read(SCOPES, "statuses"))
+        .slash_param("ref")
+        .query::<Pagination>()
+        .cached()
+        .responds(&[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])]);
 
 /// The legacy list route; it shares its path with create, hence `{sha}`.
-pub static LIST_LEGACY: Operation = Operation {
-    id: "statuses/list-legacy",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/statuses/{sha}",
-    summary: "List commit statuses for a reference (legacy route)",
-    docs: "https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference",
-    access: Access::read(SCOPES, "statuses"),
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_LEGACY: Operation =
+    Operation::get("statuses/list-legacy", "/repos/{owner}/{repo}/statuses/{sha}", "List commit statuses for a reference (legacy route)")
+        .docs("https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference")
+        .access(Access::read(SCOPES, "statuses"))
+        .query::<Pagination>()
+        .cached()
+        .responds(&[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])]);
 
-pub static CREATE: Operation = Operation {
-    id: "statuses/create",
-    method: Method::POST,
-    path: "/repos/{owner}/{repo}/statuses/{sha}",
-    summary: "Create a commit status",
-    docs: "https://docs.service.example/rest/commits/statuses#create-a-commit-status",
-    access: Access::write(SCOPES, "statuses"),
-    query: &[],
-    body: Some(Body::of::<CreateStatus>("Status")),
-    responses: &[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static CREATE: Operation = Operation::post("statuses/create", "/repos/{owner}/{repo}/statuses/{sha}", "Create a commit status")
+    .docs("https://docs.service.example/rest/commits/statuses#create-a-commit-status")
+    .access(Access::write(SCOPES, "statuses"))
+    .body::<CreateStatus>("Status")
+    .writes_content()
+    .responds(&[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&GET_COMBINED, get_combined).op(&LIST, list).op(&LIST_LEGACY, list).op(&CREATE, create)
 }
 
 /// Resolves the ref of the path to a sha, 404 when it names nothing.
-async fn resolve(ctx: &Ctx, repo: &Repo, r: String) -> ApiResult<String> {
-    let id = repo.id;
+async fn resolve(ctx: &Ctx, r: String) -> ApiResult<String> {
+    let id = ctx.repo().id;
     ctx.app.store.read(move |c| repos::resolve_ref(c, id, &r)).await?.ok_or_else(ApiError::not_found)
 }
 
-async fn get_combined(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(combined(&ctx, repo)).await
-}
-
-async fn combined(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
-    let sha = resolve(ctx, &repo, ctx.param("ref").to_string()).await?;
-    let page = ctx.page(30, 100)?;
+async fn get_combined(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let sha = resolve(&ctx, ctx.param("ref").to_string()).await?;
+    let page = q.page(30, 100);
     let (id, s) = (repo.id, sha.clone());
     let (latest, states) = ctx.app.store.read(move |c| statuses::latest(c, id, &s, page.offset(), page.per_page)).await?;
     let u = &ctx.app.urls;
     let total = states.len() as i64;
-    let base = repo_api_url(u, &repo);
+    let base = repo_api_url(u, repo);
     let body = CombinedStatus {
         state: combined_state(states.iter().map(String::as_str)),
-        statuses: latest.iter().map(|s| simple_status(u, &repo, s)).collect(),
+        statuses: latest.iter().map(|s| simple_status(u, repo, s)).collect(),
         total_count: total,
-        repository: shapes::minimal_repository(u, ctx.version, &repo),
+        repository: shapes::minimal_repository(u, ctx.version, repo),
         commit_url: Uri(format!("{base}/commits/{sha}")),
         url: Uri(format!("{base}/commits/{sha}/status")),
         sha,
@@ -114,18 +89,13 @@ async fn combined(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
 }
 
 /// Both list routes: newest first, paginated.
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(list_page(&ctx, repo)).await
-}
-
-async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
+async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let r = if ctx.op.id == LIST_LEGACY.id { ctx.param("sha") } else { ctx.param("ref") };
-    let sha = resolve(ctx, &repo, r.to_string()).await?;
-    let page = ctx.page(30, 100)?;
-    let id = repo.id;
+    let sha = resolve(&ctx, r.to_string()).await?;
+    let page = q.page(30, 100);
+    let id = ctx.repo().id;
     let (rows, total) = ctx.app.store.read(move |c| statuses::list(c, id, &sha, page.offset(), page.per_page)).await?;
-    let body: Vec<CommitStatus> = rows.iter().map(|s| commit_status(&ctx.app.urls, &repo, s)).collect();
+    let body: Vec<CommitStatus> = rows.iter().map(|s| commit_status(&ctx.app.urls, ctx.repo(), s)).collect();
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
@@ -142,9 +112,8 @@ struct CreateStatus {
     context: Option<String>,
 }
 
-async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    let b: CreateStatus = ctx.body(body)?;
+async fn create(ctx: Ctx, Body(b): Body<CreateStatus>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
     let context = b.context.filter(|c| !c.is_empty()).unwrap_or_else(|| "default".into());
     let given = ctx.param("sha").to_string();
     let id = repo.id;
@@ -154,9 +123,7 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let now = ctx.app.clock.now();
     // The reference is resolved in the write's transaction: one trip to the database, not two.
     let status = ctx
-        .app
-        .store
-        .write_content(move |c| -> Result<_, ApiError> {
+        .write(move |c| -> Result<_, ApiError> {
             let unprocessable = |m: String| ApiError::new(axum::http::StatusCode::UNPROCESSABLE_ENTITY, m);
             let sha = repos::resolve_ref(c, id, &given)?.ok_or_else(|| unprocessable(format!("No commit found for SHA: {given}")))?;
             let n = NewStatus {
@@ -182,7 +149,7 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             Ok(st)
         })
         .await?;
-    let body = commit_status(&ctx.app.urls, &repo, &status);
+    let body = commit_status(&ctx.app.urls, repo, &status);
     let location = body.status.url.0.clone();
     Ok(Reply::created(body).header("location", location))
 }

@@ -9,6 +9,7 @@ mod cluster;
 mod connections;
 mod content_exclusion;
 mod contract;
+mod declared;
 mod depbot;
 mod devenv_secrets;
 mod docs;

@@ -1,6 +1,5 @@
 //! `GET /user/orgs` (the token user's organizations) and `GET /orgs/{org}` (an organization's
 //! profile; owners see the owner fields).
-use axum::http::Method;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::DbError;
@@ -9,65 +8,50 @@ use super::shapes::{self, Counts, OrgFacts, OrganizationFull, OrganizationSimple
 use super::users::token_user;
 use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Level, Operation, Resp};
 use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, Pagination, Query};
 use crate::routes::Api;
 
-pub static LIST_FOR_AUTHENTICATED_USER: Operation = Operation {
-    id: "orgs/list-for-authenticated-user",
-    method: Method::GET,
-    path: "/user/orgs",
-    summary: "List organizations for the authenticated user",
-    docs: "https://docs.service.example/rest/orgs/orgs#list-organizations-for-the-authenticated-user",
-    // Fine-grained tokens need no permission; they list the organization they are limited to.
-    access: Access { auth: AuthKind::Token, public: false, scopes: &["read:org", "user"], permission: None, role: Level::Read },
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<OrganizationSimple>>(200, "The organizations the user belongs to, by login.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_AUTHENTICATED_USER: Operation =
+    Operation::get("orgs/list-for-authenticated-user", "/user/orgs", "List organizations for the authenticated user")
+        .docs("https://docs.service.example/rest/orgs/orgs#list-organizations-for-the-authenticated-user")
+        // Fine-grained tokens need no permission; they list the organization they are limited to.
+        .access(Access::token(&["read:org", "user"], None, Level::Read))
+        .query::<Pagination>()
+        .cached()
+        .responds(&[
+            Resp::typed::<Vec<OrganizationSimple>>(200, "The organizations the user belongs to, by login.").with_headers(&["Link"])
+        ]);
 
 /// The fine-grained permission that shows an organization's owner fields.
 const ORG_ADMIN: (&str, Level) = ("organization_administration", Level::Read);
 
-pub static GET: Operation = Operation {
-    id: "orgs/get",
-    method: Method::GET,
-    path: "/orgs/{org}",
-    summary: "Get an organization",
-    docs: "https://docs.service.example/rest/orgs/orgs#get-an-organization",
-    access: Access { auth: AuthKind::Token, public: true, scopes: &[], permission: None, role: Level::Read },
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<OrganizationFull>(
+pub static GET: Operation = Operation::get("orgs/get", "/orgs/{org}", "Get an organization")
+    .docs("https://docs.service.example/rest/orgs/orgs#get-an-organization")
+    .access(Access::token(&[], None, Level::Read).public())
+    .cached()
+    .responds(&[Resp::typed::<OrganizationFull>(
         200,
         "The organization; owners (classic and OAuth tokens with `admin:org`, other tokens with Administration read) also see its plan, private repository counts and member settings.",
-    )],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+    )]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_FOR_AUTHENTICATED_USER, list_for_authenticated_user).op(&GET, get)
 }
 
-async fn list_for_authenticated_user(ctx: Ctx) -> ApiResult<Reply> {
+async fn list_for_authenticated_user(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let (user, t) = token_user(&ctx)?;
     if t.token.kind.uses_scopes() && !has_scope(&t.token.scopes, ctx.op.access.scopes) {
         return Err(not_accessible(t.token.kind));
     }
     // A fine-grained token limited to an organization reaches only that one.
     let only = t.token.resource_owner_id.filter(|o| t.token.kind == TokenKind::FineGrained && *o != user.id);
-    let page = ctx.page(30, 100)?;
-    ctx.cached(async {
-        let (rows, total) = ctx.app.store.read(move |c| accounts::orgs_of(c, user.id, only, page.offset(), page.per_page)).await?;
-        let body: Vec<OrganizationSimple> = rows.iter().map(|o| shapes::organization_simple(&ctx.app.urls, o)).collect();
-        Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
-    })
-    .await
+    let page = q.page(30, 100);
+    let (rows, total) = ctx.app.store.read(move |c| accounts::orgs_of(c, user.id, only, page.offset(), page.per_page)).await?;
+    let body: Vec<OrganizationSimple> = rows.iter().map(|o| shapes::organization_simple(&ctx.app.urls, o)).collect();
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
 /// Does the caller see the organization's owner fields? Owners with `admin:org` (scope
@@ -84,25 +68,15 @@ pub fn sees_owner_fields(p: &Principal, org_role: Option<&str>, org: &Account) -
     }
 }
 
-/// How a path names an organization: `{org}` (login) or `{org_id}`.
-pub enum OrgKey {
-    Login(String),
-    Id(i64),
-}
-
-/// The organization of the path (404 unless it is one) with what its full profile shows this
-/// caller, and the caller's role in it.
-pub async fn org_with_facts(ctx: &Ctx, key: OrgKey) -> ApiResult<(Account, Option<String>, OrgFacts)> {
+/// The organization of `login` (404 unless it is one) with what its full profile shows this
+/// caller.
+pub async fn org_with_facts(ctx: &Ctx, login: String) -> ApiResult<(Account, OrgFacts)> {
     let user_id = ctx.principal.user().map(|u| u.id);
     let (org, role, counts, seats) = ctx
         .app
         .store
         .read(move |c| -> Result<_, DbError> {
-            let found = match &key {
-                OrgKey::Login(login) => accounts::by_login(c, login)?,
-                OrgKey::Id(id) => accounts::by_id(c, *id)?,
-            };
-            let Some(org) = found.filter(Account::is_org) else { return Ok(None) };
+            let Some(org) = accounts::by_login(c, &login)?.filter(Account::is_org) else { return Ok(None) };
             let role = match user_id {
                 Some(u) => accounts::org_role(c, org.id, u)?,
                 None => None,
@@ -113,15 +87,28 @@ pub async fn org_with_facts(ctx: &Ctx, key: OrgKey) -> ApiResult<(Account, Optio
         })
         .await?
         .ok_or_else(ApiError::not_found)?;
-    let owner = sees_owner_fields(&ctx.principal, role.as_deref(), &org);
-    let facts = OrgFacts { counts: Counts { public_repos: counts.0, private_repos: counts.1 }, owner_seats: owner.then_some(seats) };
-    Ok((org, role, facts))
+    let facts = facts(&ctx.principal, &org, role.as_deref(), counts, seats);
+    Ok((org, facts))
+}
+
+/// What an organization's full profile shows the caller of an organization operation.
+pub async fn org_facts(ctx: &Ctx) -> ApiResult<OrgFacts> {
+    let caller = ctx.org();
+    let id = caller.org.id;
+    let (counts, seats) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> { Ok((accounts::repo_counts(c, id)?, accounts::org_member_count(c, id)?)) })
+        .await?;
+    Ok(facts(&ctx.principal, &caller.org, caller.role.as_deref(), counts, seats))
+}
+
+fn facts(p: &Principal, org: &Account, role: Option<&str>, counts: (i64, i64), seats: i64) -> OrgFacts {
+    let owner = sees_owner_fields(p, role, org);
+    OrgFacts { counts: Counts { public_repos: counts.0, private_repos: counts.1 }, owner_seats: owner.then_some(seats) }
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    ctx.cached(async {
-        let (org, _, facts) = org_with_facts(&ctx, OrgKey::Login(ctx.param("org").to_string())).await?;
-        Ok(Reply::ok(shapes::organization_full(&ctx.app.urls, &org, facts)))
-    })
-    .await
+    let (org, facts) = org_with_facts(&ctx, ctx.param("org").to_string()).await?;
+    Ok(Reply::ok(shapes::organization_full(&ctx.app.urls, &org, facts)))
 }

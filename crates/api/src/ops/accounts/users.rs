@@ -1,5 +1,4 @@
 //! `GET /user` (the token's user) and `GET /users/{username}` (any account's public profile).
-use axum::http::Method;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::DbError;
@@ -7,7 +6,7 @@ use platform_store::DbError;
 use super::shapes::{self, AuthenticatedUser, Counts, PublicUser};
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Resp, Traits};
+use crate::operation::{Access, Level, Operation, Resp};
 use crate::principal::Principal;
 use crate::reply::Reply;
 use crate::request::Ctx;
@@ -16,36 +15,19 @@ use crate::routes::Api;
 /// Scopes that show the private profile; without one a scope token sees the public one.
 const PROFILE_SCOPES: &[&str] = &["read:user"];
 
-pub static GET_AUTHENTICATED: Operation = Operation {
-    id: "users/get-authenticated",
-    method: Method::GET,
-    path: "/user",
-    summary: "Get the authenticated user",
-    docs: "https://docs.service.example/rest/users/users#get-the-authenticated-user",
-    access: Access { auth: AuthKind::Token, public: false, scopes: &[], permission: None, role: Level::Read },
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<AuthenticatedUser>(
+pub static GET_AUTHENTICATED: Operation = Operation::get("users/get-authenticated", "/user", "Get the authenticated user")
+    .docs("https://docs.service.example/rest/users/users#get-the-authenticated-user")
+    .cached()
+    .responds(&[Resp::typed::<AuthenticatedUser>(
         200,
         "The token's user: the private profile, or the public one for a classic or OAuth token without the `user` or `read:user` scope.",
-    )],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+    )]);
 
-pub static GET_BY_USERNAME: Operation = Operation {
-    id: "users/get-by-username",
-    method: Method::GET,
-    path: "/users/{username}",
-    summary: "Get a user",
-    docs: "https://docs.service.example/rest/users/users#get-a-user",
-    access: Access { auth: AuthKind::Token, public: true, scopes: &[], permission: None, role: Level::Read },
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<PublicUser>(200, "The account's public profile (`type` is `Organization` for an organization).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_BY_USERNAME: Operation = Operation::get("users/get-by-username", "/users/{username}", "Get a user")
+    .docs("https://docs.service.example/rest/users/users#get-a-user")
+    .access(Access::token(&[], None, Level::Read).public())
+    .cached()
+    .responds(&[Resp::typed::<PublicUser>(200, "The account's public profile (`type` is `Organization` for an organization).")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&GET_AUTHENTICATED, get_authenticated).op(&GET_BY_USERNAME, get_by_username)
@@ -73,33 +55,27 @@ pub fn token_user(ctx: &Ctx) -> ApiResult<(Account, &crate::principal::TokenAuth
 async fn get_authenticated(ctx: Ctx) -> ApiResult<Reply> {
     let (user, t) = token_user(&ctx)?;
     let private = !t.token.kind.uses_scopes() || has_scope(&t.token.scopes, PROFILE_SCOPES);
-    ctx.cached(async {
-        let n = counts(&ctx, user.id).await?;
-        let u = &ctx.app.urls;
-        Ok(Reply::ok(if private {
-            AuthenticatedUser::Private(shapes::private_user(u, &user, n))
-        } else {
-            AuthenticatedUser::Public(shapes::public_user(u, &user, n))
-        }))
-    })
-    .await
+    let n = counts(&ctx, user.id).await?;
+    let u = &ctx.app.urls;
+    Ok(Reply::ok(if private {
+        AuthenticatedUser::Private(shapes::private_user(u, &user, n))
+    } else {
+        AuthenticatedUser::Public(shapes::public_user(u, &user, n))
+    }))
 }
 
 async fn get_by_username(ctx: Ctx) -> ApiResult<Reply> {
-    ctx.cached(async {
-        let login = ctx.param("username").to_string();
-        let (account, n) = ctx
-            .app
-            .store
-            .read(move |c| -> Result<_, DbError> {
-                let Some(a) = accounts::by_login(c, &login)? else { return Ok(None) };
-                let n = accounts::repo_counts(c, a.id)?;
-                Ok(Some((a, n)))
-            })
-            .await?
-            .ok_or_else(ApiError::not_found)?;
-        let n = Counts { public_repos: n.0, private_repos: n.1 };
-        Ok(Reply::ok(shapes::public_user(&ctx.app.urls, &account, n)))
-    })
-    .await
+    let login = ctx.param("username").to_string();
+    let (account, n) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(a) = accounts::by_login(c, &login)? else { return Ok(None) };
+            let n = accounts::repo_counts(c, a.id)?;
+            Ok(Some((a, n)))
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let n = Counts { public_repos: n.0, private_repos: n.1 };
+    Ok(Reply::ok(shapes::public_user(&ctx.app.urls, &account, n)))
 }

@@ -6,8 +6,9 @@
 //! organizations they own or manage.
 pub mod alerts;
 
-use axum::http::Method;
 use base64::Engine;
+use platform_core::pagination::Page;
+use platform_core::TokenKind;
 use platform_store::domain::depbot::{self, Alert, Assignee, Change, Epss, Filter, Position, Sort, Within};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::{accounts, security_managers};
@@ -16,14 +17,12 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits};
-use crate::principal::Principal;
+use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{percent_encode, Ctx, JsonBody};
+use crate::request::{encode_query, BodyValue, Ctx, Query};
 use crate::routes::Api;
-use crate::validate::{by_handler, Ty};
+use crate::validate::{by_handler, checked_by_handler, comma_list};
 use alerts::{
     depbot_alert, render_list, DepbotAlert, DepbotAlertWithRepository, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS,
     SCOPES as DEP_SCOPES, SEVERITIES, STATES,
@@ -34,127 +33,136 @@ const PERMISSION: &str = "vulnerability_alerts";
 
 /// Repository alerts: the permission at `level`, and push access to the repository.
 const fn repo_access(level: Level) -> Access {
-    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, level)), role: Level::Write }
+    Access::token(SCOPES, Some((PERMISSION, level)), Level::Write)
 }
-const ORG_ACCESS: Access =
-    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, Level::Read)), role: Level::Read };
+const ORG_ACCESS: Access = Access::token(SCOPES, Some((PERMISSION, Level::Read)), Level::Read);
 /// Classic (scope) tokens only: no fine-grained permission grants it.
-const ENTERPRISE_ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: None, role: Level::Read };
+const ENTERPRISE_ACCESS: Access = Access::token(SCOPES, None, Level::Read).only(&[TokenKind::Classic, TokenKind::Oauth]);
 
-macro_rules! list_params {
-    ($($extra:expr),* $(,)?) => {
-        [
-            Param { name: "state", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(auto_dismissed|dismissed|fixed|open)(,(auto_dismissed|dismissed|fixed|open))*$"}"#), description: "Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`.", required: false },
-            Param { name: "severity", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(low|medium|high|critical)(,(low|medium|high|critical))*$"}"#), description: "Comma-separated severities: `low`, `medium`, `high`, `critical`.", required: false },
-            Param { name: "ecosystem", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(composer|go|maven|npm|nuget|pip|pub|rubygems|rust)(,(composer|go|maven|npm|nuget|pip|pub|rubygems|rust))*$"}"#), description: "Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`.", required: false },
-            Param { name: "package", ty: Ty::Str, description: "Comma-separated package names.", required: false },
-            Param { name: "classification", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^(malware|general)(,(malware|general))*$"}"#), description: "Comma-separated advisory classifications: `malware`, `general`.", required: false },
-            Param { name: "epss_percentage", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^((>=|<=|>|<)?(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)|(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?)\\.\\.(0(\\.[0-9]{1,6})?|1(\\.0{1,6})?))$"}"#), description: "`n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0.", required: false },
-            Param { name: "has", ty: Ty::Json(r#"{"type": "string", "pattern": "^$|^patch(,patch)*$"}"#), description: "`patch`: only alerts with a patched version.", required: false },
-            Param { name: "assignee", ty: Ty::Str, description: "Comma-separated logins; `*` any assignee, `none` no assignee.", required: false },
-            Param { name: "scope", ty: Ty::Enum(&["development", "runtime"]), description: "Dependency scope.", required: false },
-            Param { name: "relationship", ty: Ty::Str, description: "Comma-separated relationships (`unknown`, `direct`, `transitive`, `inconclusive`).", required: false },
-            Param { name: "sort", ty: Ty::Enum(&["created", "updated", "epss_percentage"]), description: "Order (default `created`).", required: false },
-            Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Direction (default `desc`).", required: false },
-            Param { name: "before", ty: Ty::Str, description: "Cursor from a `Link` header: the page before it.", required: false },
-            Param { name: "after", ty: Ty::Str, description: "Cursor from a `Link` header: the page after it.", required: false },
-            Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
-            $($extra),*
-        ]
-    };
+/// The filters, order and cursors of every alert list (api-facts §5.1). Values the contract does
+/// not check it passes as sent: `filter` and `order` answer these operations' own messages.
+#[derive(Deserialize, JsonSchema)]
+struct ListQuery {
+    /// Comma-separated states: `auto_dismissed`, `dismissed`, `fixed`, `open`.
+    #[schemars(extend("pattern" = "^$|^(auto_dismissed|dismissed|fixed|open)(,(auto_dismissed|dismissed|fixed|open))*$"))]
+    state: Option<String>,
+    /// Comma-separated severities: `low`, `medium`, `high`, `critical`.
+    #[schemars(extend("pattern" = "^$|^(low|medium|high|critical)(,(low|medium|high|critical))*$"))]
+    severity: Option<String>,
+    /// Comma-separated ecosystems: `composer`, `go`, `maven`, `npm`, `nuget`, `pip`, `pub`, `rubygems`, `rust`.
+    #[schemars(extend(
+        "pattern" = "^$|^(composer|go|maven|npm|nuget|pip|pub|rubygems|rust)(,(composer|go|maven|npm|nuget|pip|pub|rubygems|rust))*$"
+    ))]
+    ecosystem: Option<String>,
+    /// Comma-separated package names.
+    package: Option<String>,
+    /// Comma-separated advisory classifications: `malware`, `general`.
+    #[schemars(extend("pattern" = "^$|^(malware|general)(,(malware|general))*$"))]
+    classification: Option<String>,
+    /// `n`, `>n`, `<n`, `>=n`, `<=n` or `n..n`, n in 0.0–1.0.
+    #[schemars(extend(
+        "pattern" = r"^$|^((>=|<=|>|<)?(0(\.[0-9]{1,6})?|1(\.0{1,6})?)|(0(\.[0-9]{1,6})?|1(\.0{1,6})?)\.\.(0(\.[0-9]{1,6})?|1(\.0{1,6})?))$"
+    ))]
+    epss_percentage: Option<String>,
+    /// `patch`: only alerts with a patched version.
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("pattern" = "^$|^patch(,patch)*$"), transform = comma_list)]
+    has: Vec<String>,
+    /// Comma-separated logins; `*` any assignee, `none` no assignee.
+    assignee: Option<String>,
+    /// Dependency scope.
+    #[schemars(extend("enum" = ["development", "runtime"]), transform = checked_by_handler)]
+    scope: Option<String>,
+    /// Comma-separated relationships (`unknown`, `direct`, `transitive`, `inconclusive`).
+    relationship: Option<String>,
+    /// Order (default `created`).
+    #[schemars(extend("enum" = ["created", "updated", "epss_percentage"]), transform = checked_by_handler)]
+    sort: Option<String>,
+    /// Direction (default `desc`).
+    #[schemars(extend("enum" = ["asc", "desc"]), transform = checked_by_handler)]
+    direction: Option<String>,
+    /// Cursor from a `Link` header: the page before it.
+    before: Option<String>,
+    /// Cursor from a `Link` header: the page after it.
+    after: Option<String>,
+    /// Results per page (max 100).
+    per_page: Option<i64>,
+    /// Not published: these lists have no pages (`position` refuses it).
+    #[schemars(skip)]
+    page: Option<String>,
 }
 
-static ENTERPRISE_QUERY: [Param; 15] = list_params!();
-static ORG_QUERY: [Param; 18] = list_params!(
-    Param {
-        name: "runtime_risk",
-        ty: Ty::Json(
-            r#"{"type": "string", "pattern": "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"}"#
-        ),
-        description: "Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`.",
-        required: false
-    },
-    Param { name: "artifact_registry_url", ty: Ty::Str, description: "Comma-separated artifact registry URLs.", required: false },
-    Param { name: "artifact_registry", ty: Ty::Str, description: "Artifact registry product.", required: false },
-);
-static REPO_QUERY: [Param; 16] =
-    list_params!(Param { name: "manifest", ty: Ty::Str, description: "Comma-separated manifest paths.", required: false });
+#[derive(Deserialize, JsonSchema)]
+struct OrgQuery {
+    #[serde(flatten)]
+    list: ListQuery,
+    /// Comma-separated: `critical-resource`, `internet-exposed`, `sensitive-data`, `lateral-movement`.
+    #[schemars(extend(
+        "pattern" = "^$|^(critical-resource|internet-exposed|sensitive-data|lateral-movement)(,(critical-resource|internet-exposed|sensitive-data|lateral-movement))*$"
+    ))]
+    runtime_risk: Option<String>,
+    /// Comma-separated artifact registry URLs.
+    artifact_registry_url: Option<String>,
+    /// Artifact registry product.
+    artifact_registry: Option<String>,
+}
 
-pub static LIST_FOR_ENTERPRISE: Operation = Operation {
-    id: "depbot-alerts/list-for-enterprise",
-    method: Method::GET,
-    path: "/enterprises/{enterprise}/depbot/alerts",
-    summary: "List dependency alerts for an enterprise",
-    docs: "https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-an-enterprise",
-    access: ENTERPRISE_ACCESS,
-    query: &ENTERPRISE_QUERY,
-    body: None,
-    responses: &[Resp::typed::<Vec<DepbotAlertWithRepository>>(
-        200,
-        "Alerts of the organizations the caller owns or manages (cursor pagination).",
-    )
-    .with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+#[derive(Deserialize, JsonSchema)]
+struct RepoQuery {
+    #[serde(flatten)]
+    list: ListQuery,
+    /// Comma-separated manifest paths.
+    manifest: Option<String>,
+}
 
-pub static LIST_FOR_ORG: Operation = Operation {
-    id: "depbot-alerts/list-for-org",
-    method: Method::GET,
-    path: "/orgs/{org}/depbot/alerts",
-    summary: "List dependency alerts for an organization",
-    docs: "https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-an-organization",
-    access: ORG_ACCESS,
-    query: &ORG_QUERY,
-    body: None,
-    responses: &[
-        Resp::typed::<Vec<DepbotAlertWithRepository>>(200, "The organization's alerts (cursor pagination).").with_headers(&["Link"])
-    ],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_ENTERPRISE: Operation = Operation::get(
+    "depbot-alerts/list-for-enterprise",
+    "/enterprises/{enterprise}/depbot/alerts",
+    "List dependency alerts for an enterprise",
+)
+.docs("https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-an-enterprise")
+.access(ENTERPRISE_ACCESS)
+.on(On::EnterpriseMember)
+.cached()
+.query::<ListQuery>()
+.responds(&[Resp::typed::<Vec<DepbotAlertWithRepository>>(
+    200,
+    "Alerts of the organizations the caller owns or manages (cursor pagination).",
+)
+.with_headers(&["Link"])]);
 
-pub static LIST_FOR_REPO: Operation = Operation {
-    id: "depbot-alerts/list-for-repo",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/depbot/alerts",
-    summary: "List dependency alerts for a repository",
-    docs: "https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-a-repository",
-    access: repo_access(Level::Read),
-    query: &REPO_QUERY,
-    body: None,
-    responses: &[Resp::typed::<Vec<DepbotAlert>>(200, "The repository's alerts (cursor pagination).").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_ORG: Operation =
+    Operation::get("depbot-alerts/list-for-org", "/orgs/{org}/depbot/alerts", "List dependency alerts for an organization")
+        .docs("https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-an-organization")
+        .access(ORG_ACCESS)
+        .on(On::OrgOwnerOrSecurityManager)
+        .cached()
+        .query::<OrgQuery>()
+        .responds(&[
+            Resp::typed::<Vec<DepbotAlertWithRepository>>(200, "The organization's alerts (cursor pagination).").with_headers(&["Link"])
+        ]);
 
-pub static GET: Operation = Operation {
-    id: "depbot-alerts/get",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/depbot/alerts/{alert_number}",
-    summary: "Get a dependency alert",
-    docs: "https://docs.service.example/rest/depbot/alerts#get-a-depbot-alert",
-    access: repo_access(Level::Read),
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<DepbotAlert>(200, "The alert.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_REPO: Operation =
+    Operation::get("depbot-alerts/list-for-repo", "/repos/{owner}/{repo}/depbot/alerts", "List dependency alerts for a repository")
+        .docs("https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-a-repository")
+        .access(repo_access(Level::Read))
+        .cached()
+        .query::<RepoQuery>()
+        .responds(&[Resp::typed::<Vec<DepbotAlert>>(200, "The repository's alerts (cursor pagination).").with_headers(&["Link"])]);
 
-pub static UPDATE: Operation = Operation {
-    id: "depbot-alerts/update",
-    method: Method::PATCH,
-    path: "/repos/{owner}/{repo}/depbot/alerts/{alert_number}",
-    summary: "Update a dependency alert",
-    docs: "https://docs.service.example/rest/depbot/alerts#update-a-depbot-alert",
-    access: repo_access(Level::Write),
-    query: &[],
-    body: Some(Body::of::<UpdateAlert>("DepbotAlert")),
-    responses: &[Resp::typed::<DepbotAlert>(200, "The updated alert.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation =
+    Operation::get("depbot-alerts/get", "/repos/{owner}/{repo}/depbot/alerts/{alert_number}", "Get a dependency alert")
+        .docs("https://docs.service.example/rest/depbot/alerts#get-a-depbot-alert")
+        .access(repo_access(Level::Read))
+        .responds(&[Resp::typed::<DepbotAlert>(200, "The alert.")]);
+
+pub static UPDATE: Operation =
+    Operation::patch("depbot-alerts/update", "/repos/{owner}/{repo}/depbot/alerts/{alert_number}", "Update a dependency alert")
+        .docs("https://docs.service.example/rest/depbot/alerts#update-a-depbot-alert")
+        .access(repo_access(Level::Write))
+        // Read by `check_update`, which answers these operations' own messages.
+        .body::<UpdateAlert>("DepbotAlert")
+        .responds(&[Resp::typed::<DepbotAlert>(200, "The updated alert.")]);
 
 const AGENT_ASSIGNMENT: &str = r#"{"type": "object", "additionalProperties": false, "properties": {"custom_instructions": {"type": "string"}, "custom_agent": {"type": "string"}, "model": {"type": "string"}}}"#;
 
@@ -243,8 +251,8 @@ fn unprocessable(message: impl Into<String>) -> ApiError {
 // Query parsing.
 
 /// A comma-separated list parameter, each value from `allowed` (when given).
-fn list_param(ctx: &Ctx, name: &str, allowed: Option<&[&str]>) -> ApiResult<Vec<String>> {
-    let Some(raw) = ctx.query.get(name) else { return Ok(Vec::new()) };
+fn list_param(name: &str, raw: &Option<String>, allowed: Option<&[&str]>) -> ApiResult<Vec<String>> {
+    let Some(raw) = raw else { return Ok(Vec::new()) };
     let values: Vec<String> = raw.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
     if let Some(allowed) = allowed {
         if let Some(bad) = values.iter().find(|v| !allowed.contains(&v.as_str())) {
@@ -276,14 +284,14 @@ fn parse_epss(s: &str) -> Option<Epss> {
 }
 
 /// Sort and direction of a list.
-fn order(ctx: &Ctx) -> ApiResult<(Sort, bool)> {
-    let sort = match ctx.query.get("sort") {
+fn order(q: &ListQuery) -> ApiResult<(Sort, bool)> {
+    let sort = match q.sort.as_deref() {
         None | Some("created") => Sort::Created,
         Some("updated") => Sort::Updated,
         Some("epss_percentage") => Sort::Epss,
         Some(other) => return Err(unprocessable(format!("sort {other:?} is not one of created, updated, epss_percentage"))),
     };
-    let desc = match ctx.query.get("direction") {
+    let desc = match q.direction.as_deref() {
         None | Some("desc") => true,
         Some("asc") => false,
         Some(other) => return Err(unprocessable(format!("direction {other:?} is not one of asc, desc"))),
@@ -291,44 +299,49 @@ fn order(ctx: &Ctx) -> ApiResult<(Sort, bool)> {
     Ok((sort, desc))
 }
 
+/// What a list filters by beyond the common filters.
+enum Extra<'a> {
+    None,
+    /// Repository lists: `manifest`.
+    Repo(&'a RepoQuery),
+    /// Organization lists: runtime risk and artifact registries, which no alert has.
+    Org(&'a OrgQuery),
+}
+
 /// The filters of api-facts §5.1 (and `manifest` on repository lists); `None` when they can
 /// match no alert.
-async fn filter(ctx: &Ctx) -> ApiResult<Option<Filter>> {
+async fn filter(ctx: &Ctx, q: &ListQuery, extra: &Extra<'_>) -> ApiResult<Option<Filter>> {
     let mut f = Filter {
-        states: list_param(ctx, "state", Some(&STATES))?,
-        severities: list_param(ctx, "severity", Some(&SEVERITIES))?,
-        ecosystems: list_param(ctx, "ecosystem", Some(&ECOSYSTEMS))?,
-        classifications: list_param(ctx, "classification", Some(&CLASSIFICATIONS))?,
-        packages: list_param(ctx, "package", None)?,
-        relationships: list_param(ctx, "relationship", None)?,
+        states: list_param("state", &q.state, Some(&STATES))?,
+        severities: list_param("severity", &q.severity, Some(&SEVERITIES))?,
+        ecosystems: list_param("ecosystem", &q.ecosystem, Some(&ECOSYSTEMS))?,
+        classifications: list_param("classification", &q.classification, Some(&CLASSIFICATIONS))?,
+        packages: list_param("package", &q.package, None)?,
+        relationships: list_param("relationship", &q.relationship, None)?,
         ..Filter::default()
     };
-    if ctx.op.id == LIST_FOR_REPO.id {
-        f.manifests = list_param(ctx, "manifest", None)?;
+    if let Extra::Repo(r) = extra {
+        f.manifests = list_param("manifest", &r.manifest, None)?;
     }
-    f.scope = match ctx.query.get("scope") {
+    f.scope = match q.scope.as_deref() {
         None | Some("") => None,
         Some(s) if DEP_SCOPES.contains(&s) => Some(s.to_string()),
         Some(s) => return Err(unprocessable(format!("scope {s:?} is not one of development, runtime"))),
     };
-    f.epss = match ctx.query.get("epss_percentage") {
+    f.epss = match q.epss_percentage.as_deref() {
         None | Some("") => None,
         Some(s) => Some(parse_epss(s).ok_or_else(|| {
             unprocessable(format!("epss_percentage {s:?} must be n, >n, <n, >=n, <=n or n..n with n between 0.0 and 1.0"))
         })?),
     };
     // `has` is a string or a repeated array; an alert must have every value (only `patch` exists).
-    for (k, v) in &ctx.query.pairs {
-        if k == "has" || k == "has[]" {
-            for value in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                if value != "patch" {
-                    return Err(unprocessable(format!("has {value:?} is not one of patch")));
-                }
-                f.has_patch = true;
-            }
+    for value in &q.has {
+        if value != "patch" {
+            return Err(unprocessable(format!("has {value:?} is not one of patch")));
         }
+        f.has_patch = true;
     }
-    if let Some(raw) = ctx.query.get("assignee").filter(|r| r.split(',').any(|v| !v.trim().is_empty())) {
+    if let Some(raw) = q.assignee.as_ref().filter(|r| r.split(',').any(|v| !v.trim().is_empty())) {
         let mut a = Assignee::default();
         let mut logins = Vec::new();
         for v in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -354,10 +367,14 @@ async fn filter(ctx: &Ctx) -> ApiResult<Option<Filter>> {
             .await?;
         f.assignee = Some(a);
     }
-    if ctx.op.id == LIST_FOR_ORG.id {
-        list_param(ctx, "runtime_risk", Some(&["critical-resource", "internet-exposed", "sensitive-data", "lateral-movement"]))?;
+    if let Extra::Org(o) = extra {
+        list_param(
+            "runtime_risk",
+            &o.runtime_risk,
+            Some(&["critical-resource", "internet-exposed", "sensitive-data", "lateral-movement"]),
+        )?;
         // No alert has runtime-risk or artifact-registry data: these filters match nothing.
-        if ["runtime_risk", "artifact_registry_url", "artifact_registry"].iter().any(|p| ctx.query.get(p).is_some_and(|v| !v.is_empty())) {
+        if [&o.runtime_risk, &o.artifact_registry_url, &o.artifact_registry].iter().any(|p| p.as_ref().is_some_and(|v| !v.is_empty())) {
             return Ok(None);
         }
     }
@@ -406,12 +423,12 @@ fn decode_cursor(sort: Sort, text: &str) -> Option<(SqlValue, i64)> {
 
 /// `before`/`after` of the request; `page` is refused (these lists have no pages, and a client
 /// paging by number would loop on the first page forever).
-fn position(ctx: &Ctx, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Option<Position>> {
-    if ctx.query.get("page").is_some() {
+fn position(q: &ListQuery, sort: Sort, bad: fn(String) -> ApiError) -> ApiResult<Option<Position>> {
+    if q.page.is_some() {
         return Err(bad("Pagination with `page` is not supported here: follow the `before`/`after` cursors of the Link header.".into()));
     }
-    let before = ctx.query.get("before").filter(|s| !s.is_empty());
-    let after = ctx.query.get("after").filter(|s| !s.is_empty());
+    let before = q.before.as_deref().filter(|s| !s.is_empty());
+    let after = q.after.as_deref().filter(|s| !s.is_empty());
     let (text, is_before) = match (before, after) {
         (Some(_), Some(_)) => return Err(bad("Send either `before` or `after`, not both.".into())),
         (Some(b), None) => (b, true),
@@ -435,12 +452,14 @@ struct AlertPage {
     generation: Option<u64>,
 }
 
-async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResult<AlertPage> {
-    let (sort, desc) = order(ctx)?;
-    let at = position(ctx, sort, bad)?;
+async fn page(ctx: &Ctx, q: &ListQuery, extra: Extra<'_>, within: Within, bad: fn(String) -> ApiError) -> ApiResult<AlertPage> {
+    let (sort, desc) = order(q)?;
+    let at = position(q, sort, bad)?;
     let generation = ctx.generation();
-    let Some(f) = filter(ctx).await? else { return Ok(AlertPage { rows: Vec::new(), repos: Vec::new(), link: None, generation }) };
-    let per_page = ctx.page(30, 100)?.per_page;
+    let Some(f) = filter(ctx, q, &extra).await? else {
+        return Ok(AlertPage { rows: Vec::new(), repos: Vec::new(), link: None, generation });
+    };
+    let per_page = Page::of(None, q.per_page, 30, 100).per_page;
     let from = at.clone();
     let reach = crate::authorize::reach(&ctx.principal, &ctx.op.access);
     let (mut rows, repos) = ctx
@@ -469,15 +488,14 @@ async fn page(ctx: &Ctx, within: Within, bad: fn(String) -> ApiError) -> ApiResu
         }
     }
     let url = |k: Option<(&str, String)>| {
-        let mut q: Vec<(String, String)> = ctx.query.pairs.iter().filter(|(k, _)| k != "before" && k != "after").cloned().collect();
+        let mut q: Vec<(String, String)> = ctx.query_pairs().iter().filter(|(k, _)| k != "before" && k != "after").cloned().collect();
         if let Some((name, c)) = k {
             q.push((name.to_string(), c));
         }
-        let qs: Vec<String> = q.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
-        if qs.is_empty() {
+        if q.is_empty() {
             format!("{}{}", ctx.app.urls.api, ctx.path)
         } else {
-            format!("{}{}?{}", ctx.app.urls.api, ctx.path, qs.join("&"))
+            format!("{}{}?{}", ctx.app.urls.api, ctx.path, encode_query(&q))
         }
     };
     let mut links = Vec::new();
@@ -507,68 +525,36 @@ fn with_repos(ctx: &Ctx, p: AlertPage) -> Reply {
 // ---------------------------------------------------------------------------------------------
 // Handlers.
 
-async fn list_for_enterprise(ctx: Ctx) -> ApiResult<Reply> {
-    let t = match &ctx.principal {
-        Principal::Token(t) => t.clone(),
-        Principal::Anonymous => return Err(ApiError::requires_authentication()),
-        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
-    };
-    // Scope tokens only (classic, and OAuth tokens of users); every other kind is refused.
-    let kind = t.token.kind;
-    if !kind.uses_scopes() {
-        return Err(not_accessible(kind));
-    }
-    if !has_scope(&t.token.scopes, ctx.op.access.scopes) {
-        return Err(not_accessible(kind));
-    }
-    let slug = ctx.param("enterprise").to_string();
-    let user_id = t.user.as_ref().map(|u| u.id).unwrap_or(0);
-    let orgs = ctx
-        .app
-        .store
-        .read(move |c| -> Result<Option<Vec<i64>>, DbError> {
-            let Some(e) = accounts::enterprise_by_slug(c, &slug)? else { return Ok(None) };
-            let member = c
-                .query_opt(
-                    "SELECT 1 FROM enterprise_members WHERE enterprise_id = ? AND user_id = ?",
-                    platform_store::params![e.id, user_id],
-                )?
-                .is_some();
-            Ok(if member { Some(security_managers::managed_orgs(c, e.id, user_id)?) } else { None })
-        })
-        .await?;
-    // Unknown enterprises and enterprises the caller is no member of look the same.
-    let orgs = orgs.ok_or_else(ApiError::not_found)?;
-    ctx.cached(async { Ok(with_repos(&ctx, page(&ctx, Within::Orgs(orgs), unprocessable).await?)) }).await
+/// Scope (classic and OAuth) tokens of the enterprise's members: the alerts of the
+/// organizations they own or manage.
+async fn list_for_enterprise(ctx: Ctx, Query(q): Query<ListQuery>) -> ApiResult<Reply> {
+    let (ent_id, user_id) = (ctx.enterprise().ent.id, ctx.enterprise().user.id);
+    let orgs = ctx.app.store.read(move |c| security_managers::managed_orgs(c, ent_id, user_id)).await?;
+    Ok(with_repos(&ctx, page(&ctx, &q, Extra::None, Within::Orgs(orgs), unprocessable).await?))
 }
 
-async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner_or_security_manager().await?;
-    ctx.cached(async { Ok(with_repos(&ctx, page(&ctx, Within::Orgs(vec![caller.org.id]), ApiError::bad_request).await?)) }).await
+async fn list_for_org(ctx: Ctx, Query(q): Query<OrgQuery>) -> ApiResult<Reply> {
+    let within = Within::Orgs(vec![ctx.org().org.id]);
+    Ok(with_repos(&ctx, page(&ctx, &q.list, Extra::Org(&q), within, ApiError::bad_request).await?))
 }
 
-async fn list_for_repo(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(async {
-        let p = page(&ctx, Within::Repo(repo.id), ApiError::bad_request).await?;
-        let body = render_list(&ctx.app, p.generation, ctx.version, &p.rows, |_| Some(&repo), false);
-        Ok(Reply::ok_serialized(body).opt_header("link", p.link))
-    })
-    .await
+async fn list_for_repo(ctx: Ctx, Query(q): Query<RepoQuery>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let p = page(&ctx, &q.list, Extra::Repo(&q), Within::Repo(repo.id), ApiError::bad_request).await?;
+    let body = render_list(&ctx.app, p.generation, ctx.version, &p.rows, |_| Some(repo), false);
+    Ok(Reply::ok_serialized(body).opt_header("link", p.link))
 }
 
-/// The path's alert of an authorized repository; 404 when there is none.
-async fn load(ctx: &Ctx) -> ApiResult<(Repo, Alert)> {
-    let repo = ctx.repo().await?;
+/// The path's alert; 404 when there is none.
+async fn load(ctx: &Ctx) -> ApiResult<Alert> {
     let number = ctx.param("alert_number").parse::<i64>().map_err(|_| ApiError::not_found())?;
-    let id = repo.id;
-    let alert = ctx.app.store.read(move |c| depbot::get(c, id, number)).await?.ok_or_else(ApiError::not_found)?;
-    Ok((repo, alert))
+    let id = ctx.repo().id;
+    ctx.app.store.read(move |c| depbot::get(c, id, number)).await?.ok_or_else(ApiError::not_found)
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, alert) = load(&ctx).await?;
-    Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, &repo, &alert)))
+    let alert = load(&ctx).await?;
+    Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, ctx.repo(), &alert)))
 }
 
 /// Validates an update body (api-facts §1.10): `state` or `assignees` required, no other keys
@@ -629,8 +615,8 @@ fn check_update(keys: &[String], b: &UpdateAlert) -> ApiResult<()> {
     Ok(())
 }
 
-async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (repo, alert) = load(&ctx).await?;
+async fn update(ctx: Ctx, BodyValue(body): BodyValue) -> ApiResult<Reply> {
+    let alert = load(&ctx).await?;
     let keys: Vec<String> = body.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
     let b: UpdateAlert = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
     check_update(&keys, &b)?;
@@ -651,10 +637,8 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let (reason, comment, logins, agent) =
         (b.dismissed_reason.valid(), b.dismissed_comment.valid(), b.assignees.valid(), b.agent_assignment.valid());
     let by = ctx.principal.user().map(|u| u.id);
-    let (repo_id, number, now) = (repo.id, alert.number, ctx.app.clock.now());
+    let (repo_id, number, now) = (ctx.repo().id, alert.number, ctx.app.clock.now());
     let updated = ctx
-        .app
-        .store
         .write(move |c| -> ApiResult<Alert> {
             let alert = depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?;
             let users = match &logins {
@@ -684,7 +668,7 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)
         })
         .await?;
-    Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, &repo, &updated)))
+    Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, ctx.repo(), &updated)))
 }
 
 /// The control plane's part: alerts created one at a time (`alerts`).

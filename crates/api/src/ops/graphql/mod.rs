@@ -26,7 +26,7 @@ use crate::error::ApiError;
 use crate::principal::Principal;
 use crate::ratelimit::GRAPHQL_PATH;
 use crate::reply::json_response;
-use crate::request::{read_request_body, ReqInfo};
+use crate::request::{content_length, read_limited, ReqInfo};
 use crate::state::Shared;
 
 const DOCS: &str = "https://docs.service.example/graphql";
@@ -40,7 +40,7 @@ async fn serve(State(app): State<Shared>, Extension(info): Extension<ReqInfo>, r
         // The hosted GraphQL endpoint's words for the REST "Requires authentication".
         return ApiError::new(StatusCode::UNAUTHORIZED, "This endpoint requires you to be authenticated.").with_docs(DOCS).into_response();
     }
-    let body = match read_request_body(&app, req).await {
+    let body = match read_limited(&app, content_length(req.headers()), req.into_body()).await {
         Ok(body) => body,
         Err(e) => return e.into_response(),
     };

@@ -4,7 +4,7 @@
 //! users may not modify hooks OAuth applications created.
 pub mod deliveries;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_store::domain::accounts::Account;
 use platform_store::domain::hooks::{self, Delivery, Hook, HookFields, NewDelivery};
 use platform_store::DbError;
@@ -12,190 +12,117 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::authorize::OrgCaller;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{percent_encode, Ctx, JsonBody};
+use crate::request::{encode_query, percent_encode, Body, BodyValue, Ctx, OrgCaller, Pagination, Query};
 use crate::routes::Api;
 use crate::secrets;
 use crate::shape::Timestamp;
-use crate::validate::{by_handler, present, Ty};
+use crate::validate::{by_handler, checked_by_handler, present};
 use deliveries::{org_hook, webhook_config, OrgHook, WebhookConfig};
 
 const SCOPES: &[&str] = &["admin:org_hook"];
 const PERMISSION: &str = "organization_hooks";
 
 const fn access(level: Level) -> Access {
-    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some((PERMISSION, level)), role: level }
+    Access::token(SCOPES, Some((PERMISSION, level)), level)
 }
 const READ: Access = access(Level::Read);
 const WRITE: Access = access(Level::Write);
 
-pub static LIST: Operation = Operation {
-    id: "org-hooks/list",
-    method: Method::GET,
-    path: "/orgs/{org}/hooks",
-    summary: "List organization webhooks",
-    docs: "https://docs.service.example/rest/orgs/webhooks#list-organization-webhooks",
-    access: READ,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<OrgHook>>(200, "The organization's webhooks.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST: Operation = Operation::get("org-hooks/list", "/orgs/{org}/hooks", "List organization webhooks")
+    .docs("https://docs.service.example/rest/orgs/webhooks#list-organization-webhooks")
+    .access(READ)
+    .on(On::OrgOwner)
+    .query::<Pagination>()
+    .responds(&[Resp::typed::<Vec<OrgHook>>(200, "The organization's webhooks.").with_headers(&["Link"])]);
 
-pub static CREATE: Operation = Operation {
-    id: "org-hooks/create",
-    method: Method::POST,
-    path: "/orgs/{org}/hooks",
-    summary: "Create an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#create-an-organization-webhook",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<CreateHook>("Hook")),
-    responses: &[Resp::typed::<OrgHook>(201, "The webhook was created (and a `ping` delivery queued).").with_headers(&["Location"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static CREATE: Operation = Operation::post("org-hooks/create", "/orgs/{org}/hooks", "Create an organization webhook")
+    .docs("https://docs.service.example/rest/orgs/webhooks#create-an-organization-webhook")
+    .access(WRITE)
+    .on(On::OrgOwner)
+    .body::<CreateHook>("Hook")
+    .responds(&[Resp::typed::<OrgHook>(201, "The webhook was created (and a `ping` delivery queued).").with_headers(&["Location"])]);
 
-pub static GET: Operation = Operation {
-    id: "org-hooks/get",
-    method: Method::GET,
-    path: "/orgs/{org}/hooks/{hook_id}",
-    summary: "Get an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#get-an-organization-webhook",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<OrgHook>(200, "The webhook.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation = Operation::get("org-hooks/get", "/orgs/{org}/hooks/{hook_id}", "Get an organization webhook")
+    .docs("https://docs.service.example/rest/orgs/webhooks#get-an-organization-webhook")
+    .access(READ)
+    .on(On::OrgOwner)
+    .responds(&[Resp::typed::<OrgHook>(200, "The webhook.")]);
 
-pub static UPDATE: Operation = Operation {
-    id: "org-hooks/update",
-    method: Method::PATCH,
-    path: "/orgs/{org}/hooks/{hook_id}",
-    summary: "Update an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#update-an-organization-webhook",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<UpdateHook>("Hook")),
-    responses: &[Resp::typed::<OrgHook>(200, "The updated webhook. The secret is replaced: one not sent is removed.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static UPDATE: Operation = Operation::patch("org-hooks/update", "/orgs/{org}/hooks/{hook_id}", "Update an organization webhook")
+    .docs("https://docs.service.example/rest/orgs/webhooks#update-an-organization-webhook")
+    .access(WRITE)
+    .on(On::OrgOwner)
+    .body::<UpdateHook>("Hook")
+    .responds(&[Resp::typed::<OrgHook>(200, "The updated webhook. The secret is replaced: one not sent is removed.")]);
 
-pub static DELETE: Operation = Operation {
-    id: "org-hooks/delete",
-    method: Method::DELETE,
-    path: "/orgs/{org}/hooks/{hook_id}",
-    summary: "Delete an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#delete-an-organization-webhook",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The webhook and its deliveries were deleted.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static DELETE: Operation = Operation::delete("org-hooks/delete", "/orgs/{org}/hooks/{hook_id}", "Delete an organization webhook")
+    .docs("https://docs.service.example/rest/orgs/webhooks#delete-an-organization-webhook")
+    .access(WRITE)
+    .on(On::OrgOwner)
+    .responds(&[Resp::empty(204, "The webhook and its deliveries were deleted.")]);
 
-pub static GET_CONFIG: Operation = Operation {
-    id: "org-hooks/get-config",
-    method: Method::GET,
-    path: "/orgs/{org}/hooks/{hook_id}/config",
-    summary: "Get a webhook configuration for an organization",
-    docs: "https://docs.service.example/rest/orgs/webhooks#get-a-webhook-configuration-for-an-organization",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<WebhookConfig>(200, "The configuration (the secret masked).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_CONFIG: Operation =
+    Operation::get("org-hooks/get-config", "/orgs/{org}/hooks/{hook_id}/config", "Get a webhook configuration for an organization")
+        .docs("https://docs.service.example/rest/orgs/webhooks#get-a-webhook-configuration-for-an-organization")
+        .access(READ)
+        .on(On::OrgOwner)
+        .responds(&[Resp::typed::<WebhookConfig>(200, "The configuration (the secret masked).")]);
 
-pub static UPDATE_CONFIG: Operation = Operation {
-    id: "org-hooks/update-config",
-    method: Method::PATCH,
-    path: "/orgs/{org}/hooks/{hook_id}/config",
-    summary: "Update a webhook configuration for an organization",
-    docs: "https://docs.service.example/rest/orgs/webhooks#update-a-webhook-configuration-for-an-organization",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<UpdateHookConfig>("Hook")),
-    responses: &[Resp::typed::<WebhookConfig>(200, "The updated configuration (the secret masked).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static UPDATE_CONFIG: Operation =
+    Operation::patch("org-hooks/update-config", "/orgs/{org}/hooks/{hook_id}/config", "Update a webhook configuration for an organization")
+        .docs("https://docs.service.example/rest/orgs/webhooks#update-a-webhook-configuration-for-an-organization")
+        .access(WRITE)
+        .on(On::OrgOwner)
+        .body::<UpdateHookConfig>("Hook")
+        .responds(&[Resp::typed::<WebhookConfig>(200, "The updated configuration (the secret masked).")]);
 
-static DELIVERY_QUERY: [Param; 3] = [
-    Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false },
-    Param { name: "cursor", ty: Ty::Str, description: "Starting point of the page, from a `Link` header.", required: false },
-    Param {
-        name: "status",
-        ty: Ty::Enum(&["success", "failure"]),
-        description: "`success`: status code 200–399; `failure`: any other.",
-        required: false,
-    },
-];
+#[derive(Deserialize, JsonSchema)]
+struct DeliveryQuery {
+    /// Results per page (max 100).
+    per_page: Option<i64>,
+    /// Starting point of the page, from a `Link` header.
+    cursor: Option<String>,
+    /// `success`: status code 200–399; `failure`: any other.
+    #[schemars(extend("enum" = ["success", "failure"]), transform = checked_by_handler)]
+    status: Option<String>,
+}
 
-pub static LIST_DELIVERIES: Operation = Operation {
-    id: "org-hooks/list-deliveries",
-    method: Method::GET,
-    path: "/orgs/{org}/hooks/{hook_id}/deliveries",
-    summary: "List deliveries for an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#list-deliveries-for-an-organization-webhook",
-    access: READ,
-    query: &DELIVERY_QUERY,
-    body: None,
-    responses: &[Resp::typed::<Vec<HookDeliveryItem>>(200, "Deliveries, newest first (cursor pagination).").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_DELIVERIES: Operation =
+    Operation::get("org-hooks/list-deliveries", "/orgs/{org}/hooks/{hook_id}/deliveries", "List deliveries for an organization webhook")
+        .docs("https://docs.service.example/rest/orgs/webhooks#list-deliveries-for-an-organization-webhook")
+        .access(READ)
+        .on(On::OrgOwner)
+        .query::<DeliveryQuery>()
+        .responds(&[Resp::typed::<Vec<HookDeliveryItem>>(200, "Deliveries, newest first (cursor pagination).").with_headers(&["Link"])]);
 
-pub static GET_DELIVERY: Operation = Operation {
-    id: "org-hooks/get-delivery",
-    method: Method::GET,
-    path: "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}",
-    summary: "Get a webhook delivery for an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#get-a-webhook-delivery-for-an-organization-webhook",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<HookDelivery>(200, "The delivery with its request and response.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_DELIVERY: Operation = Operation::get(
+    "org-hooks/get-delivery",
+    "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}",
+    "Get a webhook delivery for an organization webhook",
+)
+.docs("https://docs.service.example/rest/orgs/webhooks#get-a-webhook-delivery-for-an-organization-webhook")
+.access(READ)
+.on(On::OrgOwner)
+.responds(&[Resp::typed::<HookDelivery>(200, "The delivery with its request and response.")]);
 
-pub static REDELIVER: Operation = Operation {
-    id: "org-hooks/redeliver",
-    method: Method::POST,
-    path: "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}/attempts",
-    summary: "Redeliver a delivery for an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#redeliver-a-delivery-for-an-organization-webhook",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<crate::shapes::Empty>(202, "A redelivery was queued.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static REDELIVER: Operation = Operation::post(
+    "org-hooks/redeliver",
+    "/orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}/attempts",
+    "Redeliver a delivery for an organization webhook",
+)
+.docs("https://docs.service.example/rest/orgs/webhooks#redeliver-a-delivery-for-an-organization-webhook")
+.access(WRITE)
+.on(On::OrgOwner)
+.responds(&[Resp::typed::<crate::shapes::Empty>(202, "A redelivery was queued.")]);
 
-pub static PING: Operation = Operation {
-    id: "org-hooks/ping",
-    method: Method::POST,
-    path: "/orgs/{org}/hooks/{hook_id}/pings",
-    summary: "Ping an organization webhook",
-    docs: "https://docs.service.example/rest/orgs/webhooks#ping-an-organization-webhook",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "A `ping` delivery was queued.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static PING: Operation = Operation::post("org-hooks/ping", "/orgs/{org}/hooks/{hook_id}/pings", "Ping an organization webhook")
+    .docs("https://docs.service.example/rest/orgs/webhooks#ping-an-organization-webhook")
+    .access(WRITE)
+    .on(On::OrgOwner)
+    .responds(&[Resp::empty(204, "A `ping` delivery was queued.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list)
@@ -390,7 +317,8 @@ fn hook_id(ctx: &Ctx, name: &str) -> ApiResult<i64> {
 }
 
 /// Loads a hook the caller may see (an OAuth application only its own).
-async fn load(ctx: &Ctx, caller: &OrgCaller) -> ApiResult<Hook> {
+async fn load(ctx: &Ctx) -> ApiResult<Hook> {
+    let caller = ctx.org();
     let id = hook_id(ctx, "hook_id")?;
     let org_id = caller.org.id;
     let hook = ctx.app.store.read(move |c| hooks::by_id(c, org_id, id)).await?.ok_or_else(ApiError::not_found)?;
@@ -401,9 +329,9 @@ async fn load(ctx: &Ctx, caller: &OrgCaller) -> ApiResult<Hook> {
 }
 
 /// Loads a hook the caller may modify: users may not touch hooks OAuth applications created.
-async fn load_mut(ctx: &Ctx, caller: &OrgCaller) -> ApiResult<Hook> {
-    let hook = load(ctx, caller).await?;
-    if caller.oauth_app.is_none() && hook.created_by_app_id.is_some() {
+async fn load_mut(ctx: &Ctx) -> ApiResult<Hook> {
+    let hook = load(ctx).await?;
+    if ctx.org().oauth_app.is_none() && hook.created_by_app_id.is_some() {
         return Err(ApiError::forbidden("This hook was created by an OAuth application; only that application may change it."));
     }
     Ok(hook)
@@ -413,32 +341,31 @@ fn sender_of(caller: &OrgCaller) -> Account {
     caller.user.clone().unwrap_or_else(|| caller.org.clone())
 }
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let page = ctx.page(30, 100)?;
+async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let caller = ctx.org();
+    let page = q.page(30, 100);
     let (org_id, app) = (caller.org.id, caller.oauth_app);
     let (rows, total) = ctx.app.store.read(move |c| hooks::list(c, org_id, app, page.offset(), page.per_page)).await?;
     let body: Vec<OrgHook> = rows.iter().map(|h| org_hook(&ctx.app.urls, &caller.org, h)).collect();
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
-async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn create(ctx: Ctx, BodyValue(body): BodyValue) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let caller = ctx.org_owner().await?;
+    let caller = ctx.org();
+    // Before the body's checks: a hook without a configuration is a missing field, not a mistyped one.
     if body.get("config").is_none() {
         return Err(invalid("config", "missing_field", None));
     }
-    let b: CreateHook = ctx.body(body)?;
+    let b: CreateHook = ctx.op.read_body(body)?;
     check_name(Some(&b.name))?;
     let config = parse_config(nested_config(&b.config)?, None)?;
     let events = parse_events(b.events.as_ref())?;
     let active = b.active.unwrap_or(true);
     let (org, app_id, now) = (caller.org.clone(), caller.oauth_app, ctx.app.clock.now());
-    let sender = sender_of(&caller);
+    let sender = sender_of(caller);
     let urls = ctx.app.urls.clone();
     let hook = ctx
-        .app
-        .store
         .write(move |c| -> Result<Hook, DbError> {
             let key = secrets::server_key(c, &sk)?;
             let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
@@ -462,9 +389,8 @@ async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load(&ctx, &caller).await?;
-    Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &hook)))
+    let hook = load(&ctx).await?;
+    Ok(Reply::ok(org_hook(&ctx.app.urls, &ctx.org().org, &hook)))
 }
 
 /// What a write does with the hook's secret.
@@ -480,8 +406,6 @@ async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, activ
     let (id, org_id, now) = (hook.id, hook.org_id, ctx.app.clock.now());
     let stored = hook.secret_enc.clone();
     let updated = ctx
-        .app
-        .store
         .write(move |c| -> Result<Option<Hook>, DbError> {
             let secret_enc = match (secret, config.secret.as_deref()) {
                 (Secret::Keep, _) => stored,
@@ -503,10 +427,8 @@ async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, activ
     updated.ok_or_else(ApiError::not_found)
 }
 
-async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load_mut(&ctx, &caller).await?;
-    let b: UpdateHook = ctx.body(body)?;
+async fn update(ctx: Ctx, Body(b): Body<UpdateHook>) -> ApiResult<Reply> {
+    let hook = load_mut(&ctx).await?;
     check_name(b.name.as_deref())?;
     // The secret is replaced by what this update sends: absent, it is removed.
     let config = match &b.config {
@@ -518,27 +440,23 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let events = parse_events(b.events.as_ref())?;
     let active = b.active.unwrap_or(true);
     let updated = save(&ctx, &hook, config, events, active, Secret::Replace).await?;
-    Ok(Reply::ok(org_hook(&ctx.app.urls, &caller.org, &updated)))
+    Ok(Reply::ok(org_hook(&ctx.app.urls, &ctx.org().org, &updated)))
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load_mut(&ctx, &caller).await?;
+    let hook = load_mut(&ctx).await?;
     let id = hook.id;
-    ctx.app.store.write(move |c| hooks::delete(c, id)).await?;
+    ctx.write(move |c| hooks::delete(c, id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
 async fn get_config(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load(&ctx, &caller).await?;
+    let hook = load(&ctx).await?;
     Ok(Reply::ok(webhook_config(&hook)))
 }
 
-async fn update_config(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load_mut(&ctx, &caller).await?;
-    let b: UpdateHookConfig = ctx.body(body)?;
+async fn update_config(ctx: Ctx, Body(b): Body<UpdateHookConfig>) -> ApiResult<Reply> {
+    let hook = load_mut(&ctx).await?;
     // A configuration update without `secret` keeps the stored one.
     let secret = if b.secret.is_none() { Secret::Keep } else { Secret::Replace };
     let config = parse_config(b, Some(&hook))?;
@@ -631,22 +549,16 @@ fn delivery_full(d: &Delivery, hook: &Hook) -> HookDelivery {
 
 const CURSOR_PREFIX: &str = "v1_";
 
-async fn list_deliveries(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load(&ctx, &caller).await?;
-    let per_page = match ctx.query.get("per_page") {
-        None | Some("") => 30,
-        Some(v) => {
-            v.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'per_page', {v:?} is not an integer.")))?.clamp(1, 100)
-        }
-    };
-    let before = match ctx.query.get("cursor") {
+async fn list_deliveries(ctx: Ctx, Query(q): Query<DeliveryQuery>) -> ApiResult<Reply> {
+    let hook = load(&ctx).await?;
+    let per_page = q.per_page.unwrap_or(30).clamp(1, 100);
+    let before = match q.cursor.as_deref() {
         None | Some("") => None,
         Some(c) => {
             Some(c.strip_prefix(CURSOR_PREFIX).and_then(|n| n.parse::<i64>().ok()).ok_or_else(|| ApiError::bad_request("Bad Request"))?)
         }
     };
-    let success = match ctx.query.get("status") {
+    let success = match q.status.as_deref() {
         None | Some("") => None,
         Some("success") => Some(true),
         Some("failure") => Some(false),
@@ -666,13 +578,11 @@ async fn list_deliveries(ctx: Ctx) -> ApiResult<Reply> {
     let mut reply = Reply::ok(rows.iter().map(delivery_item).collect::<Vec<_>>());
     if more {
         if let Some(last) = rows.last() {
-            let mut q: Vec<(String, String)> = ctx.query.pairs.iter().filter(|(k, _)| k != "cursor").cloned().collect();
+            let mut q: Vec<(String, String)> = ctx.query_pairs().iter().filter(|(k, _)| k != "cursor").cloned().collect();
             q.push(("cursor".into(), format!("{CURSOR_PREFIX}{}", last.id)));
-            let qs: Vec<String> = q.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect();
-            let next = format!("{}{}?{}", ctx.app.urls.api, ctx.path, qs.join("&"));
+            let next = format!("{}{}?{}", ctx.app.urls.api, ctx.path, encode_query(&q));
             let mut first_q: Vec<String> = ctx
-                .query
-                .pairs
+                .query_pairs()
                 .iter()
                 .filter(|(k, _)| k != "cursor")
                 .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
@@ -701,47 +611,41 @@ async fn load_delivery(ctx: &Ctx, hook: &Hook) -> ApiResult<Delivery> {
 }
 
 async fn get_delivery(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load(&ctx, &caller).await?;
+    let hook = load(&ctx).await?;
     let d = load_delivery(&ctx, &hook).await?;
     Ok(Reply::ok(delivery_full(&d, &hook)))
 }
 
 async fn redeliver(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load_mut(&ctx, &caller).await?;
+    let hook = load_mut(&ctx).await?;
     let d = load_delivery(&ctx, &hook).await?;
     let now = ctx.app.clock.now();
-    ctx.app
-        .store
-        .write(move |c| {
-            let n = NewDelivery {
-                guid: &d.guid,
-                hook_id: d.hook_id,
-                event: &d.event,
-                action: d.action.as_deref(),
-                payload: &d.payload,
-                redelivery: true,
-                installation_id: d.installation_id,
-                repository_id: d.repository_id,
-                activity_at_ms: None,
-            };
-            hooks::enqueue(c, &n, now)
-        })
-        .await?;
+    ctx.write(move |c| {
+        let n = NewDelivery {
+            guid: &d.guid,
+            hook_id: d.hook_id,
+            event: &d.event,
+            action: d.action.as_deref(),
+            payload: &d.payload,
+            redelivery: true,
+            installation_id: d.installation_id,
+            repository_id: d.repository_id,
+            activity_at_ms: None,
+        };
+        hooks::enqueue(c, &n, now)
+    })
+    .await?;
     Ok(Reply::json(StatusCode::ACCEPTED, Value::Object(Map::new())))
 }
 
 async fn ping(ctx: Ctx) -> ApiResult<Reply> {
-    let caller = ctx.org_owner().await?;
-    let hook = load_mut(&ctx, &caller).await?;
-    let (org, sender, urls, now) = (caller.org.clone(), sender_of(&caller), ctx.app.urls.clone(), ctx.app.clock.now());
-    ctx.app
-        .store
-        .write(move |c| {
-            let payload = deliveries::ping_payload(&urls, &org, &hook, &sender);
-            deliveries::enqueue(c, &hook, "ping", None, &payload, None, now)
-        })
-        .await?;
+    let hook = load_mut(&ctx).await?;
+    let caller = ctx.org();
+    let (org, sender, urls, now) = (caller.org.clone(), sender_of(caller), ctx.app.urls.clone(), ctx.app.clock.now());
+    ctx.write(move |c| {
+        let payload = deliveries::ping_payload(&urls, &org, &hook, &sender);
+        deliveries::enqueue(c, &hook, "ping", None, &payload, None, now)
+    })
+    .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

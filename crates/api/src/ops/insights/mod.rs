@@ -9,27 +9,19 @@
 //! listed, empty ones with zero counts.
 pub mod flush;
 
-use axum::http::Method;
 use platform_core::time::parse_ts;
 use platform_store::domain::insights::{self as store, Filter, Stats};
-use schemars::JsonSchema;
-use serde::Serialize;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Derived, Level, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::Timestamp;
-use crate::validate::Ty;
 
-const ACCESS: Access = Access {
-    auth: AuthKind::Token,
-    public: false,
-    scopes: &["read:org"],
-    permission: Some(("organization_api_insights", Level::Read)),
-    role: Level::Read,
-};
+const ACCESS: Access = Access::token(&["read:org"], Some(("organization_api_insights", Level::Read)), Level::Read);
 const ACTOR_TYPES: &[&str] = &["installation", "classic_pat", "fine_grained_pat", "oauth_app", "app_user_to_server"];
 const ROUTE_SORTS: &[&str] = &[
     "last_rate_limited_timestamp",
@@ -45,189 +37,175 @@ const SUBJECT_SORTS: &[&str] =
 const MAX_BUCKETS: i64 = 50_000;
 
 /// The published form: fields in range, so generated values name real times (February 30 aside).
-const TS_SCHEMA: &str =
-    r#"{"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$"}"#;
-const MIN_TS: Param = Param {
-    name: "min_timestamp",
-    ty: Ty::Json(TS_SCHEMA),
-    description: "Required. Start of the window (inclusive), `YYYY-MM-DDTHH:MM:SSZ`.",
-    required: true,
-};
-const MAX_TS: Param = Param {
-    name: "max_timestamp",
-    ty: Ty::Json(TS_SCHEMA),
-    description: "End of the window (exclusive), `YYYY-MM-DDTHH:MM:SSZ`; default now.",
-    required: false,
-};
-const DIRECTION: Param =
-    Param { name: "direction", ty: Ty::Enum(&["asc", "desc"]), description: "Sort direction (default `desc`).", required: false };
-const INCREMENT: Param = Param {
-    name: "timestamp_increment",
-    ty: Ty::Json(r#"{"type": "string", "pattern": "^[1-9][0-9]{0,3}[mhd]$"}"#),
-    description: "Required. Bucket width: minutes, hours or days, e.g. `5m`, `10m`, `1h`, `1d`.",
-    required: true,
-};
+const TS_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$";
 
-const WINDOW: &[Param] = &[MIN_TS, MAX_TS];
-const TIME: &[Param] = &[MIN_TS, MAX_TS, INCREMENT];
-const ROUTE_QUERY: &[Param] = &[
-    MIN_TS,
-    MAX_TS,
-    PAGINATION[0],
-    PAGINATION[1],
-    DIRECTION,
-    Param {
-        name: "sort",
-        ty: Ty::Json(
-            r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "http_method", "api_route", "total_request_count"]}}"#,
-        ),
-        description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
-        required: false,
-    },
-    Param {
-        name: "api_route_substring",
-        ty: Ty::Str,
-        description: "Only routes containing this text (case-insensitive).",
-        required: false,
-    },
-];
-const SUBJECT_SORT: Param = Param {
-    name: "sort",
-    ty: Ty::Json(
-        r#"{"type": "array", "items": {"type": "string", "enum": ["last_rate_limited_timestamp", "last_request_timestamp", "rate_limited_request_count", "subject_name", "total_request_count"]}}"#,
-    ),
-    description: "Sort keys, in order (default `total_request_count`); repeated or comma-separated.",
-    required: false,
-};
-const SUBJECT_QUERY: &[Param] = &[
-    MIN_TS,
-    MAX_TS,
-    PAGINATION[0],
-    PAGINATION[1],
-    DIRECTION,
-    SUBJECT_SORT,
-    Param {
-        name: "subject_name_substring",
-        ty: Ty::Str,
-        description: "Only subjects whose name contains this text (case-insensitive).",
-        required: false,
-    },
-];
-const USER_QUERY: &[Param] = &[
-    MIN_TS,
-    MAX_TS,
-    PAGINATION[0],
-    PAGINATION[1],
-    DIRECTION,
-    SUBJECT_SORT,
-    Param {
-        name: "actor_name_substring",
-        ty: Ty::Str,
-        description: "Only actors whose name contains this text (case-insensitive).",
-        required: false,
-    },
-];
+/// The window every operation takes.
+#[derive(Deserialize, JsonSchema)]
+struct Window {
+    /// Required. Start of the window (inclusive), `YYYY-MM-DDTHH:MM:SSZ`.
+    #[schemars(extend("pattern" = TS_PATTERN))]
+    min_timestamp: String,
+    /// End of the window (exclusive), `YYYY-MM-DDTHH:MM:SSZ`; default now.
+    #[schemars(extend("pattern" = TS_PATTERN))]
+    max_timestamp: Option<String>,
+}
 
-macro_rules! insights_op {
-    ($name:ident, $id:literal, $suffix:literal, $summary:literal, $anchor:literal, $query:expr, $resp:expr) => {
-        pub static $name: Operation = Operation {
-            id: concat!("insights/", $id),
-            method: Method::GET,
-            path: concat!("/orgs/{org}/insights/api/", $suffix),
-            summary: $summary,
-            docs: concat!("https://docs.service.example/rest/orgs/api-insights#", $anchor),
-            access: ACCESS,
-            query: $query,
-            body: None,
-            responses: &[$resp],
-            traits: Traits::NONE,
-            derived: Derived::new(),
-        };
-    };
+#[derive(Deserialize, JsonSchema)]
+struct TimeQuery {
+    #[serde(flatten)]
+    window: Window,
+    /// Required. Bucket width: minutes, hours or days, e.g. `5m`, `10m`, `1h`, `1d`.
+    #[schemars(extend("pattern" = "^[1-9][0-9]{0,3}[mhd]$"))]
+    timestamp_increment: String,
+}
+
+/// The sort keys a list takes: an array of the keys (the contract checks each).
+fn sorts(keys: &[&str]) -> Schema {
+    schemars::json_schema!({"type": "array", "items": {"type": "string", "enum": keys}})
+}
+fn route_sorts(_: &mut SchemaGenerator) -> Schema {
+    sorts(ROUTE_SORTS)
+}
+fn subject_sorts(_: &mut SchemaGenerator) -> Schema {
+    sorts(SUBJECT_SORTS)
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct RouteQuery {
+    #[serde(flatten)]
+    window: Window,
+    #[serde(flatten)]
+    page: Pagination,
+    /// Sort direction (default `desc`).
+    #[schemars(extend("enum" = ["asc", "desc"]))]
+    direction: Option<String>,
+    /// Sort keys, in order (default `total_request_count`); repeated or comma-separated.
+    #[serde(default)]
+    #[schemars(schema_with = "route_sorts")]
+    sort: Vec<String>,
+    /// Only routes containing this text (case-insensitive).
+    api_route_substring: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SubjectQuery {
+    #[serde(flatten)]
+    window: Window,
+    #[serde(flatten)]
+    page: Pagination,
+    /// Sort direction (default `desc`).
+    #[schemars(extend("enum" = ["asc", "desc"]))]
+    direction: Option<String>,
+    /// Sort keys, in order (default `total_request_count`); repeated or comma-separated.
+    #[serde(default)]
+    #[schemars(schema_with = "subject_sorts")]
+    sort: Vec<String>,
+    /// Only subjects whose name contains this text (case-insensitive).
+    subject_name_substring: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct UserQuery {
+    #[serde(flatten)]
+    window: Window,
+    #[serde(flatten)]
+    page: Pagination,
+    /// Sort direction (default `desc`).
+    #[schemars(extend("enum" = ["asc", "desc"]))]
+    direction: Option<String>,
+    /// Sort keys, in order (default `total_request_count`); repeated or comma-separated.
+    #[serde(default)]
+    #[schemars(schema_with = "subject_sorts")]
+    sort: Vec<String>,
+    /// Only actors whose name contains this text (case-insensitive).
+    actor_name_substring: Option<String>,
 }
 
 const LIST_HEADERS: &[&str] = &["Link"];
-insights_op!(
-    ROUTE_STATS,
-    "get-route-stats-by-actor",
-    "route-stats/{actor_type}/{actor_id}",
+
+pub static ROUTE_STATS: Operation = Operation::get(
+    "insights/get-route-stats-by-actor",
+    "/orgs/{org}/insights/api/route-stats/{actor_type}/{actor_id}",
     "Get route stats by actor",
-    "get-route-stats-by-actor",
-    ROUTE_QUERY,
-    Resp::typed::<Vec<ApiInsightsRouteStats>>(200, "Requests per route made by the actor.").with_headers(LIST_HEADERS)
-);
-insights_op!(
-    SUBJECT_STATS,
-    "get-subject-stats",
-    "subject-stats",
-    "Get subject stats",
-    "get-subject-stats",
-    SUBJECT_QUERY,
-    Resp::typed::<Vec<ApiInsightsSubjectStats>>(200, "Requests per subject (user or app).").with_headers(LIST_HEADERS)
-);
-insights_op!(
-    SUMMARY,
-    "get-summary-stats",
-    "summary-stats",
-    "Get summary stats",
-    "get-summary-stats",
-    WINDOW,
-    Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests.")
-);
-insights_op!(
-    SUMMARY_BY_USER,
-    "get-summary-stats-by-user",
-    "summary-stats/users/{user_id}",
+)
+.docs("https://docs.service.example/rest/orgs/api-insights#get-route-stats-by-actor")
+.access(ACCESS)
+.on(On::OrgOwner)
+.query::<RouteQuery>()
+.responds(&[Resp::typed::<Vec<ApiInsightsRouteStats>>(200, "Requests per route made by the actor.").with_headers(LIST_HEADERS)]);
+
+pub static SUBJECT_STATS: Operation =
+    Operation::get("insights/get-subject-stats", "/orgs/{org}/insights/api/subject-stats", "Get subject stats")
+        .docs("https://docs.service.example/rest/orgs/api-insights#get-subject-stats")
+        .access(ACCESS)
+        .on(On::OrgOwner)
+        .query::<SubjectQuery>()
+        .responds(&[Resp::typed::<Vec<ApiInsightsSubjectStats>>(200, "Requests per subject (user or app).").with_headers(LIST_HEADERS)]);
+
+pub static SUMMARY: Operation = Operation::get("insights/get-summary-stats", "/orgs/{org}/insights/api/summary-stats", "Get summary stats")
+    .docs("https://docs.service.example/rest/orgs/api-insights#get-summary-stats")
+    .access(ACCESS)
+    .on(On::OrgOwner)
+    .query::<Window>()
+    .responds(&[Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests.")]);
+
+pub static SUMMARY_BY_USER: Operation = Operation::get(
+    "insights/get-summary-stats-by-user",
+    "/orgs/{org}/insights/api/summary-stats/users/{user_id}",
     "Get summary stats by user",
-    "get-summary-stats-by-user",
-    WINDOW,
-    Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the user.")
-);
-insights_op!(
-    SUMMARY_BY_ACTOR,
-    "get-summary-stats-by-actor",
-    "summary-stats/{actor_type}/{actor_id}",
+)
+.docs("https://docs.service.example/rest/orgs/api-insights#get-summary-stats-by-user")
+.access(ACCESS)
+.on(On::OrgOwner)
+.query::<Window>()
+.responds(&[Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the user.")]);
+
+pub static SUMMARY_BY_ACTOR: Operation = Operation::get(
+    "insights/get-summary-stats-by-actor",
+    "/orgs/{org}/insights/api/summary-stats/{actor_type}/{actor_id}",
     "Get summary stats by actor",
-    "get-summary-stats-by-actor",
-    WINDOW,
-    Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the actor.")
-);
-insights_op!(
-    TIME_STATS,
-    "get-time-stats",
-    "time-stats",
-    "Get time stats",
-    "get-time-stats",
-    TIME,
-    Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "Requests per time bucket.")
-);
-insights_op!(
-    TIME_BY_USER,
-    "get-time-stats-by-user",
-    "time-stats/users/{user_id}",
-    "Get time stats by user",
-    "get-time-stats-by-user",
-    TIME,
-    Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The user's requests per time bucket.")
-);
-insights_op!(
-    TIME_BY_ACTOR,
-    "get-time-stats-by-actor",
-    "time-stats/{actor_type}/{actor_id}",
+)
+.docs("https://docs.service.example/rest/orgs/api-insights#get-summary-stats-by-actor")
+.access(ACCESS)
+.on(On::OrgOwner)
+.query::<Window>()
+.responds(&[Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the actor.")]);
+
+pub static TIME_STATS: Operation = Operation::get("insights/get-time-stats", "/orgs/{org}/insights/api/time-stats", "Get time stats")
+    .docs("https://docs.service.example/rest/orgs/api-insights#get-time-stats")
+    .access(ACCESS)
+    .on(On::OrgOwner)
+    .query::<TimeQuery>()
+    .responds(&[Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "Requests per time bucket.")]);
+
+pub static TIME_BY_USER: Operation =
+    Operation::get("insights/get-time-stats-by-user", "/orgs/{org}/insights/api/time-stats/users/{user_id}", "Get time stats by user")
+        .docs("https://docs.service.example/rest/orgs/api-insights#get-time-stats-by-user")
+        .access(ACCESS)
+        .on(On::OrgOwner)
+        .query::<TimeQuery>()
+        .responds(&[Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The user's requests per time bucket.")]);
+
+pub static TIME_BY_ACTOR: Operation = Operation::get(
+    "insights/get-time-stats-by-actor",
+    "/orgs/{org}/insights/api/time-stats/{actor_type}/{actor_id}",
     "Get time stats by actor",
-    "get-time-stats-by-actor",
-    TIME,
-    Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The actor's requests per time bucket.")
-);
-insights_op!(
-    USER_STATS,
-    "get-user-stats",
-    "user-stats/{user_id}",
-    "Get user stats",
-    "get-user-stats",
-    USER_QUERY,
-    Resp::typed::<Vec<ApiInsightsUserStats>>(200, "The user's requests per actor (token or app).").with_headers(LIST_HEADERS)
-);
+)
+.docs("https://docs.service.example/rest/orgs/api-insights#get-time-stats-by-actor")
+.access(ACCESS)
+.on(On::OrgOwner)
+.query::<TimeQuery>()
+.responds(&[Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The actor's requests per time bucket.")]);
+
+pub static USER_STATS: Operation =
+    Operation::get("insights/get-user-stats", "/orgs/{org}/insights/api/user-stats/{user_id}", "Get user stats")
+        .docs("https://docs.service.example/rest/orgs/api-insights#get-user-stats")
+        .access(ACCESS)
+        .on(On::OrgOwner)
+        .query::<UserQuery>()
+        .responds(&[
+            Resp::typed::<Vec<ApiInsightsUserStats>>(200, "The user's requests per actor (token or app).").with_headers(LIST_HEADERS)
+        ]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&ROUTE_STATS, route_stats)
@@ -258,8 +236,7 @@ fn timestamp(name: &str, v: &str) -> ApiResult<i64> {
 }
 
 /// `timestamp_increment` in seconds: `<n>m`, `<n>h` or `<n>d`, n from 1 to 9999.
-fn increment(v: Option<&str>) -> ApiResult<i64> {
-    let v = v.ok_or_else(|| ApiError::invalid_request("\"timestamp_increment\" wasn't supplied."))?;
+fn increment(v: &str) -> ApiResult<i64> {
     let bad = || ApiError::invalid_request(format!("For 'timestamp_increment', {v:?} is not a duration such as 5m, 1h or 1d."));
     let (n, unit) = match (v.strip_suffix('m'), v.strip_suffix('h'), v.strip_suffix('d')) {
         (Some(n), _, _) => (n, 60),
@@ -276,14 +253,11 @@ fn increment(v: Option<&str>) -> ApiResult<i64> {
 
 /// Authorizes the caller, reads the window and the path's actor or user, and writes buffered
 /// requests so the answer includes every request made before this one.
-async fn prepare(ctx: &Ctx) -> ApiResult<Filter> {
-    let caller = ctx.org_owner().await?;
-    let q = &ctx.query;
-    let from =
-        timestamp("min_timestamp", q.get("min_timestamp").ok_or_else(|| ApiError::invalid_request("\"min_timestamp\" wasn't supplied."))?)?;
+async fn prepare(ctx: &Ctx, w: &Window) -> ApiResult<Filter> {
+    let from = timestamp("min_timestamp", &w.min_timestamp)?;
     let now = ctx.app.clock.now();
     let visible_until = now - ctx.app.insights.delay_seconds + 1;
-    let until = match q.get("max_timestamp") {
+    let until = match w.max_timestamp.as_deref() {
         Some(v) => {
             let max = timestamp("max_timestamp", v)?;
             if max < from {
@@ -307,7 +281,7 @@ async fn prepare(ctx: &Ctx) -> ApiResult<Filter> {
     // `user_id` is a string in the spec: one that is not a number names no user (no requests).
     let user_id = ctx.op.path.contains("{user_id}").then(|| ctx.param("user_id").parse::<i64>().unwrap_or(i64::MIN));
     flush::flush(&ctx.app).await?;
-    Ok(Filter { org_id: caller.org.id, from, until: until.max(from), actor, user_id })
+    Ok(Filter { org_id: ctx.org().org.id, from, until: until.max(from), actor, user_id })
 }
 
 /// A sortable value of a row.
@@ -336,30 +310,12 @@ struct ListQuery {
     needle: Option<String>,
 }
 
-fn list_query(ctx: &Ctx, allowed: &[&str], filter: &str) -> ApiResult<ListQuery> {
-    let page = ctx.page(30, 100)?;
-    let desc = match ctx.query.get("direction") {
-        None | Some("desc") => true,
-        Some("asc") => false,
-        Some(v) => return Err(ApiError::invalid_request(format!("For 'direction', {v:?} is not one of asc, desc."))),
-    };
-    let mut sort = Vec::new();
-    for (k, v) in &ctx.query.pairs {
-        if k != "sort" && k != "sort[]" {
-            continue;
-        }
-        for s in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if !allowed.contains(&s) {
-                return Err(ApiError::invalid_request(format!("For 'sort', {s:?} is not one of {}.", allowed.join(", "))));
-            }
-            sort.push(s.to_string());
-        }
-    }
+fn list_query(mut sort: Vec<String>, direction: Option<String>, page: Pagination, needle: Option<String>) -> ListQuery {
     if sort.is_empty() {
         sort.push("total_request_count".into());
     }
-    let needle = ctx.query.get(filter).filter(|n| !n.is_empty()).map(str::to_lowercase);
-    Ok(ListQuery { sort, desc, page, needle })
+    let needle = needle.filter(|n| !n.is_empty()).map(|n| n.to_lowercase());
+    ListQuery { sort, desc: direction.as_deref() != Some("asc"), page: page.page(30, 100), needle }
 }
 
 impl ListQuery {
@@ -458,9 +414,9 @@ pub struct ApiInsightsTimeStats {
     pub rate_limited_request_count: i64,
 }
 
-async fn route_stats(ctx: Ctx) -> ApiResult<Reply> {
-    let filter = prepare(&ctx).await?;
-    let lq = list_query(&ctx, ROUTE_SORTS, "api_route_substring")?;
+async fn route_stats(ctx: Ctx, Query(q): Query<RouteQuery>) -> ApiResult<Reply> {
+    let filter = prepare(&ctx, &q.window).await?;
+    let lq = list_query(q.sort, q.direction, q.page, q.api_route_substring);
     let rows = ctx.app.store.read(move |c| store::routes(c, &filter)).await?;
     let rows: Vec<_> = rows.into_iter().filter(|r| lq.keeps(&r.api_route)).collect();
     Ok(lq.answer(
@@ -476,9 +432,9 @@ async fn route_stats(ctx: Ctx) -> ApiResult<Reply> {
     ))
 }
 
-async fn subject_stats(ctx: Ctx) -> ApiResult<Reply> {
-    let filter = prepare(&ctx).await?;
-    let lq = list_query(&ctx, SUBJECT_SORTS, "subject_name_substring")?;
+async fn subject_stats(ctx: Ctx, Query(q): Query<SubjectQuery>) -> ApiResult<Reply> {
+    let filter = prepare(&ctx, &q.window).await?;
+    let lq = list_query(q.sort, q.direction, q.page, q.subject_name_substring);
     let rows = ctx.app.store.read(move |c| store::subjects(c, &filter)).await?;
     let rows: Vec<_> = rows.into_iter().filter(|r| lq.keeps(&r.subject_name)).collect();
     Ok(lq.answer(
@@ -498,9 +454,9 @@ async fn subject_stats(ctx: Ctx) -> ApiResult<Reply> {
     ))
 }
 
-async fn user_stats(ctx: Ctx) -> ApiResult<Reply> {
-    let filter = prepare(&ctx).await?;
-    let lq = list_query(&ctx, SUBJECT_SORTS, "actor_name_substring")?;
+async fn user_stats(ctx: Ctx, Query(q): Query<UserQuery>) -> ApiResult<Reply> {
+    let filter = prepare(&ctx, &q.window).await?;
+    let lq = list_query(q.sort, q.direction, q.page, q.actor_name_substring);
     let rows = ctx.app.store.read(move |c| store::actors(c, &filter)).await?;
     let rows: Vec<_> = rows.into_iter().filter(|r| lq.keeps(&r.actor_name)).collect();
     Ok(lq.answer(
@@ -523,15 +479,15 @@ async fn user_stats(ctx: Ctx) -> ApiResult<Reply> {
     ))
 }
 
-async fn summary(ctx: Ctx) -> ApiResult<Reply> {
-    let filter = prepare(&ctx).await?;
+async fn summary(ctx: Ctx, Query(w): Query<Window>) -> ApiResult<Reply> {
+    let filter = prepare(&ctx, &w).await?;
     let (total, limited) = ctx.app.store.read(move |c| store::summary(c, &filter)).await?;
     Ok(Reply::ok(ApiInsightsSummaryStats { total_request_count: total, rate_limited_request_count: limited }))
 }
 
-async fn time_stats(ctx: Ctx) -> ApiResult<Reply> {
-    let filter = prepare(&ctx).await?;
-    let step = increment(ctx.query.get("timestamp_increment"))?;
+async fn time_stats(ctx: Ctx, Query(q): Query<TimeQuery>) -> ApiResult<Reply> {
+    let filter = prepare(&ctx, &q.window).await?;
+    let step = increment(&q.timestamp_increment)?;
     let first = filter.from.div_euclid(step) * step;
     let count = if filter.until > filter.from { (filter.until - 1 - first).div_euclid(step) + 1 } else { 0 };
     if count > MAX_BUCKETS {
@@ -559,7 +515,7 @@ mod tests {
     #[test]
     fn increment_never_panics() {
         for s in platform_core::fuzz::strings(&["5m", "1h", "30d", "9999d", "1é"], 20_000, 2) {
-            if let Ok(n) = super::increment(Some(&s)) {
+            if let Ok(n) = super::increment(&s) {
                 assert!(n > 0 && s.is_ascii(), "{s:?}");
             }
         }
@@ -577,12 +533,11 @@ mod tests {
 
     #[test]
     fn increments() {
-        assert_eq!(increment(Some("5m")).unwrap(), 300);
-        assert_eq!(increment(Some("1h")).unwrap(), 3_600);
-        assert_eq!(increment(Some("1d")).unwrap(), 86_400);
+        assert_eq!(increment("5m").unwrap(), 300);
+        assert_eq!(increment("1h").unwrap(), 3_600);
+        assert_eq!(increment("1d").unwrap(), 86_400);
         for bad in ["0m", "5", "5s", "05m", "+5m", "m", "", "10000m", "1.5h"] {
-            assert!(increment(Some(bad)).is_err(), "{bad}");
+            assert!(increment(bad).is_err(), "{bad}");
         }
-        assert!(increment(None).is_err());
     }
 }

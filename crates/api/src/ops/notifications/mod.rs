@@ -4,7 +4,8 @@
 //! see, is 404.
 pub mod produce;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
+use platform_core::pagination::Page;
 use platform_core::time::{http_date, parse_ts};
 use platform_core::TokenKind;
 use platform_store::domain::accounts::Account;
@@ -16,151 +17,98 @@ use serde::{Deserialize, Serialize};
 
 use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Poll, Resp, Traits};
+use crate::operation::{Access, Level, Operation, Poll, Resp};
 use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, JsonBody, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, MinimalRepository, Urls};
-use crate::validate::Ty;
 
 const SCOPES: &[&str] = &["notifications", "repo"];
-const ACCESS: Access = Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: None, role: Level::Read };
+const ACCESS: Access = Access::token(SCOPES, None, Level::Read);
 pub const MARK_READ_ACCEPTED: &str =
     "Unread notifications couldn't be marked in a single request. Notifications are being marked as read in the background.";
 
-const LIST_QUERY: [Param; 6] = [
-    Param { name: "all", ty: Ty::Bool, description: "Include read notifications (default false).", required: false },
-    Param {
-        name: "participating",
-        ty: Ty::Bool,
-        description: "Only threads the caller takes part in: every reason but `subscribed` (default false).",
-        required: false,
-    },
-    Param { name: "since", ty: Ty::Timestamp, description: "Only threads updated at or after this ISO 8601 time.", required: false },
-    Param { name: "before", ty: Ty::Timestamp, description: "Only threads updated before this ISO 8601 time.", required: false },
-    Param { name: "per_page", ty: Ty::Int, description: "Results per page (default 50, max 50).", required: false },
-    Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch.", required: false },
-];
+#[derive(Deserialize, JsonSchema)]
+struct ListQuery {
+    /// Include read notifications (default false).
+    all: Option<bool>,
+    /// Only threads the caller takes part in: every reason but `subscribed` (default false).
+    participating: Option<bool>,
+    /// Only threads updated at or after this ISO 8601 time.
+    #[schemars(extend("format" = "date-time"))]
+    since: Option<String>,
+    /// Only threads updated before this ISO 8601 time.
+    #[schemars(extend("format" = "date-time"))]
+    before: Option<String>,
+    /// Results per page (default 50, max 50).
+    per_page: Option<i64>,
+    /// Page number of the results to fetch.
+    page: Option<i64>,
+}
 
-pub static LIST: Operation = Operation {
-    id: "notifications/list",
-    method: Method::GET,
-    path: "/notifications",
-    summary: "List notifications for the authenticated user",
-    docs: "https://docs.service.example/rest/activity/notifications#list-notifications-for-the-authenticated-user",
-    access: ACCESS,
-    query: &LIST_QUERY,
-    body: None,
-    responses: &[Resp::typed::<Vec<Thread>>(200, "The caller's threads, newest update first.").with_headers(&["Link", "Last-Modified"])],
-    traits: Traits::polled(Poll::Notifications),
-    derived: Derived::new(),
-};
+pub static LIST: Operation = Operation::get("notifications/list", "/notifications", "List notifications for the authenticated user")
+    .docs("https://docs.service.example/rest/activity/notifications#list-notifications-for-the-authenticated-user")
+    .access(ACCESS)
+    .query::<ListQuery>()
+    .polled(Poll::Notifications)
+    .responds(&[Resp::typed::<Vec<Thread>>(200, "The caller's threads, newest update first.").with_headers(&["Link", "Last-Modified"])]);
 
-pub static MARK_READ: Operation = Operation {
-    id: "notifications/mark-read",
-    method: Method::PUT,
-    path: "/notifications",
-    summary: "Mark notifications as read",
-    docs: "https://docs.service.example/rest/activity/notifications#mark-notifications-as-read",
-    access: ACCESS,
-    query: &[],
-    body: Some(Body::of::<MarkRead>("Notification")),
-    responses: &[
+pub static MARK_READ: Operation = Operation::put("notifications/mark-read", "/notifications", "Mark notifications as read")
+    .docs("https://docs.service.example/rest/activity/notifications#mark-notifications-as-read")
+    .access(ACCESS)
+    .body::<MarkRead>("Notification")
+    .responds(&[
         Resp::typed::<NotificationsMarkAccepted>(
             202,
             "Too many threads to change in one request: they are being marked in the background.",
         ),
         Resp::empty(205, "The threads updated at or before `last_read_at` were marked read."),
-    ],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+    ]);
 
-pub static GET_THREAD: Operation = Operation {
-    id: "notifications/get-thread",
-    method: Method::GET,
-    path: "/notifications/threads/{thread_id}",
-    summary: "Get a thread",
-    docs: "https://docs.service.example/rest/activity/notifications#get-a-thread",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<Thread>(200, "The thread.").with_headers(&["Last-Modified"])],
-    traits: Traits::polled(Poll::Notifications),
-    derived: Derived::new(),
-};
+pub static GET_THREAD: Operation = Operation::get("notifications/get-thread", "/notifications/threads/{thread_id}", "Get a thread")
+    .docs("https://docs.service.example/rest/activity/notifications#get-a-thread")
+    .access(ACCESS)
+    .polled(Poll::Notifications)
+    .responds(&[Resp::typed::<Thread>(200, "The thread.").with_headers(&["Last-Modified"])]);
 
-pub static MARK_THREAD_READ: Operation = Operation {
-    id: "notifications/mark-thread-read",
-    method: Method::PATCH,
-    path: "/notifications/threads/{thread_id}",
-    summary: "Mark a thread as read",
-    docs: "https://docs.service.example/rest/activity/notifications#mark-a-thread-as-read",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(205, "The thread was marked read.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static MARK_THREAD_READ: Operation =
+    Operation::patch("notifications/mark-thread-read", "/notifications/threads/{thread_id}", "Mark a thread as read")
+        .docs("https://docs.service.example/rest/activity/notifications#mark-a-thread-as-read")
+        .access(ACCESS)
+        .responds(&[Resp::empty(205, "The thread was marked read.")]);
 
-pub static MARK_THREAD_DONE: Operation = Operation {
-    id: "notifications/mark-thread-done",
-    method: Method::DELETE,
-    path: "/notifications/threads/{thread_id}",
-    summary: "Mark a thread as done",
-    docs: "https://docs.service.example/rest/activity/notifications#mark-a-thread-as-done",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The thread is done: it leaves the lists until new activity reopens it.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static MARK_THREAD_DONE: Operation =
+    Operation::delete("notifications/mark-thread-done", "/notifications/threads/{thread_id}", "Mark a thread as done")
+        .docs("https://docs.service.example/rest/activity/notifications#mark-a-thread-as-done")
+        .access(ACCESS)
+        .responds(&[Resp::empty(204, "The thread is done: it leaves the lists until new activity reopens it.")]);
 
-pub static GET_SUBSCRIPTION: Operation = Operation {
-    id: "notifications/get-thread-subscription",
-    method: Method::GET,
-    path: "/notifications/threads/{thread_id}/subscription",
-    summary: "Get a thread subscription for the authenticated user",
-    docs: "https://docs.service.example/rest/activity/notifications#get-a-thread-subscription-for-the-authenticated-user",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<ThreadSubscription>(200, "The caller's subscription to the thread.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET_SUBSCRIPTION: Operation = Operation::get(
+    "notifications/get-thread-subscription",
+    "/notifications/threads/{thread_id}/subscription",
+    "Get a thread subscription for the authenticated user",
+)
+.docs("https://docs.service.example/rest/activity/notifications#get-a-thread-subscription-for-the-authenticated-user")
+.access(ACCESS)
+.responds(&[Resp::typed::<ThreadSubscription>(200, "The caller's subscription to the thread.")]);
 
-pub static SET_SUBSCRIPTION: Operation = Operation {
-    id: "notifications/set-thread-subscription",
-    method: Method::PUT,
-    path: "/notifications/threads/{thread_id}/subscription",
-    summary: "Set a thread subscription",
-    docs: "https://docs.service.example/rest/activity/notifications#set-a-thread-subscription",
-    access: ACCESS,
-    query: &[],
-    body: Some(Body::of::<SetSubscription>("ThreadSubscription")),
-    responses: &[Resp::typed::<ThreadSubscription>(200, "The subscription: `ignored` true mutes the thread.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static SET_SUBSCRIPTION: Operation =
+    Operation::put("notifications/set-thread-subscription", "/notifications/threads/{thread_id}/subscription", "Set a thread subscription")
+        .docs("https://docs.service.example/rest/activity/notifications#set-a-thread-subscription")
+        .access(ACCESS)
+        .body::<SetSubscription>("ThreadSubscription")
+        .responds(&[Resp::typed::<ThreadSubscription>(200, "The subscription: `ignored` true mutes the thread.")]);
 
-pub static DELETE_SUBSCRIPTION: Operation = Operation {
-    id: "notifications/delete-thread-subscription",
-    method: Method::DELETE,
-    path: "/notifications/threads/{thread_id}/subscription",
-    summary: "Delete a thread subscription",
-    docs: "https://docs.service.example/rest/activity/notifications#delete-a-thread-subscription",
-    access: ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "Unsubscribed: the thread is muted until the caller is mentioned or comments.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static DELETE_SUBSCRIPTION: Operation = Operation::delete(
+    "notifications/delete-thread-subscription",
+    "/notifications/threads/{thread_id}/subscription",
+    "Delete a thread subscription",
+)
+.docs("https://docs.service.example/rest/activity/notifications#delete-a-thread-subscription")
+.access(ACCESS)
+.responds(&[Resp::empty(204, "Unsubscribed: the thread is muted until the caller is mentioned or comments.")]);
 
 #[derive(Deserialize, JsonSchema)]
 struct MarkRead {
@@ -239,33 +187,22 @@ fn subscription(u: &Urls, t: &ThreadRow) -> ThreadSubscription {
     }
 }
 
-fn bool_param(ctx: &Ctx, name: &str) -> ApiResult<bool> {
-    match ctx.query.get(name) {
-        None => Ok(false),
-        Some(v) => match v.to_ascii_lowercase().as_str() {
-            "true" | "1" => Ok(true),
-            "false" | "0" | "" => Ok(false),
-            _ => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
-        },
-    }
-}
-
-fn time_param(ctx: &Ctx, name: &str) -> ApiResult<Option<i64>> {
-    match ctx.query.get(name) {
+fn time_param(name: &str, v: Option<&str>) -> ApiResult<Option<i64>> {
+    match v {
         None => Ok(None),
         Some(v) => parse_ts(v).map(Some).ok_or_else(|| ApiError::invalid_request(format!("For '{name}', {v:?} is not a timestamp."))),
     }
 }
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
+async fn list(ctx: Ctx, Query(q): Query<ListQuery>) -> ApiResult<Reply> {
     let user = caller(&ctx)?;
     let f = Filter {
-        all: bool_param(&ctx, "all")?,
-        participating: bool_param(&ctx, "participating")?,
-        since: time_param(&ctx, "since")?,
-        before: time_param(&ctx, "before")?,
+        all: q.all.unwrap_or(false),
+        participating: q.participating.unwrap_or(false),
+        since: time_param("since", q.since.as_deref())?,
+        before: time_param("before", q.before.as_deref())?,
     };
-    let page = ctx.page(50, 50)?;
+    let page = Page::of(q.page, q.per_page, 50, 50);
     let uid = user.id;
     let (threads, repos, total, modified) = ctx
         .app
@@ -288,9 +225,8 @@ async fn list(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)).opt_header("last-modified", modified.map(http_date)))
 }
 
-async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn mark_read(ctx: Ctx, Body(b): Body<MarkRead>) -> ApiResult<Reply> {
     let user = caller(&ctx)?;
-    let b: MarkRead = ctx.body(body)?;
     let now = ctx.app.clock.now();
     let until = match &b.last_read_at {
         Some(s) => parse_ts(s)
@@ -304,8 +240,6 @@ async fn mark_read(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let limit = ctx.app.config.notifications_sync_limit.max(1);
     let uid = user.id;
     let done = ctx
-        .app
-        .store
         .write(move |c| -> Result<bool, DbError> {
             if notif::count_unread_until(c, uid, until)? > limit {
                 return Ok(false);
@@ -348,14 +282,14 @@ async fn get_thread(ctx: Ctx) -> ApiResult<Reply> {
 async fn mark_thread_read(ctx: Ctx) -> ApiResult<Reply> {
     let (_, t, _) = thread(&ctx).await?;
     let now = ctx.app.clock.now();
-    ctx.app.store.write(move |c| notif::mark_read(c, &t, now)).await.map_err(ApiError::from)?;
+    ctx.write(move |c| notif::mark_read(c, &t, now)).await.map_err(ApiError::from)?;
     Ok(Reply::empty(StatusCode::RESET_CONTENT))
 }
 
 async fn mark_thread_done(ctx: Ctx) -> ApiResult<Reply> {
     let (_, t, _) = thread(&ctx).await?;
     let now = ctx.app.clock.now();
-    ctx.app.store.write(move |c| notif::mark_done(c, &t, now)).await.map_err(ApiError::from)?;
+    ctx.write(move |c| notif::mark_done(c, &t, now)).await.map_err(ApiError::from)?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
@@ -364,17 +298,14 @@ async fn get_subscription(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(subscription(&ctx.app.urls, &t)))
 }
 
-async fn set_subscription(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn set_subscription(ctx: Ctx, Body(b): Body<SetSubscription>) -> ApiResult<Reply> {
     let (_, t, _) = thread(&ctx).await?;
-    let b: SetSubscription = ctx.body(body)?;
     let ignored = b.ignored.unwrap_or(false);
     let state = if ignored { "ignored" } else { "subscribed" };
     let now = ctx.app.clock.now();
     let id = t.id;
     let uid = t.user_id;
     let t = ctx
-        .app
-        .store
         .write(move |c| -> Result<_, DbError> {
             notif::set_subscription(c, &t, state, now)?;
             notif::get(c, uid, id)
@@ -387,7 +318,7 @@ async fn set_subscription(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply
 async fn delete_subscription(ctx: Ctx) -> ApiResult<Reply> {
     let (_, t, _) = thread(&ctx).await?;
     let now = ctx.app.clock.now();
-    ctx.app.store.write(move |c| notif::set_subscription(c, &t, "unsubscribed", now)).await.map_err(ApiError::from)?;
+    ctx.write(move |c| notif::set_subscription(c, &t, "unsubscribed", now)).await.map_err(ApiError::from)?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 

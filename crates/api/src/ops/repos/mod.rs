@@ -4,11 +4,13 @@ mod read;
 pub mod shapes;
 mod write;
 
-use axum::http::Method;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits};
+use crate::authorize::ADMIN_RIGHTS;
+use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::request::Pagination;
 use crate::routes::Api;
-use crate::validate::Ty;
 use shapes::{FullRepository, RepositoryItem};
 
 /// Reading repositories: metadata; private ones need `repo` from scope tokens.
@@ -17,185 +19,122 @@ const READ: Access = Access::read(&["repo"], "metadata");
 const READ_OWN: Access = Access { public: false, ..READ };
 /// Creating and changing repositories: Administration.
 const ADMIN: Access = Access::write(&["repo", "public_repo"], "administration");
-const DELETE_ACCESS: Access = Access {
-    auth: AuthKind::Token,
-    public: false,
-    scopes: &["delete_repo"],
-    permission: Some(("administration", Level::Write)),
-    role: Level::Write,
-};
+const DELETE_ACCESS: Access = Access::token(&["delete_repo"], Some(("administration", Level::Write)), Level::Write);
 
-const SORT: Param = Param {
-    name: "sort",
-    ty: Ty::Enum(&["created", "updated", "pushed", "full_name"]),
-    description: "The property to sort the results by.",
-    required: false,
-};
-const DIRECTION: Param = Param {
-    name: "direction",
-    ty: Ty::Enum(&["asc", "desc"]),
-    description: "The order to sort by. Default: `asc` when using `full_name`, otherwise `desc`.",
-    required: false,
-};
-const PER_PAGE: Param = Param { name: "per_page", ty: Ty::Int, description: "Results per page (max 100).", required: false };
-const PAGE: Param = Param { name: "page", ty: Ty::Int, description: "Page number of the results to fetch.", required: false };
+/// `GET /orgs/{org}/repos`.
+#[derive(Deserialize, JsonSchema)]
+pub struct OrgReposQuery {
+    /// Specifies the types of repositories you want returned.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = read::ORG_TYPES))]
+    kind: Option<String>,
+    /// The property to sort the results by. Default: `created`.
+    #[schemars(extend("enum" = read::SORTS))]
+    sort: Option<String>,
+    /// The order to sort by. Default: `asc` when using `full_name`, otherwise `desc`.
+    #[schemars(extend("enum" = ["asc", "desc"]))]
+    direction: Option<String>,
+    #[serde(flatten)]
+    page: Pagination,
+}
 
-pub static GET: Operation = Operation {
-    id: "repos/get",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}",
-    summary: "Get a repository",
-    docs: "https://docs.service.example/rest/repos/repos#get-a-repository",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<FullRepository>(200, "The repository, with the caller's permissions.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+/// `GET /user/repos`.
+#[derive(Deserialize, JsonSchema)]
+pub struct OwnReposQuery {
+    /// Limit results to repositories with the specified visibility.
+    #[schemars(extend("enum" = ["all", "public", "private"]))]
+    visibility: Option<String>,
+    /// Comma-separated list of `owner`, `collaborator`, `organization_member`. Default: all three.
+    affiliation: Option<String>,
+    /// Limit results to repositories of the specified type. Cannot be used with `visibility` or `affiliation`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = read::USER_TYPES))]
+    kind: Option<String>,
+    /// The property to sort the results by. Default: `full_name`.
+    #[schemars(extend("enum" = read::SORTS))]
+    sort: Option<String>,
+    /// The order to sort by. Default: `asc` when using `full_name`, otherwise `desc`.
+    #[schemars(extend("enum" = ["asc", "desc"]))]
+    direction: Option<String>,
+    #[serde(flatten)]
+    page: Pagination,
+}
 
-pub static LIST_FOR_ORG: Operation = Operation {
-    id: "repos/list-for-org",
-    method: Method::GET,
-    path: "/orgs/{org}/repos",
-    summary: "List organization repositories",
-    docs: "https://docs.service.example/rest/repos/repos#list-organization-repositories",
-    access: READ,
-    query: &[
-        Param {
-            name: "type",
-            ty: Ty::Enum(&read::ORG_TYPES),
-            description: "Specifies the types of repositories you want returned.",
-            required: false,
-        },
-        Param { description: "The property to sort the results by. Default: `created`.", ..SORT },
-        DIRECTION,
-        PER_PAGE,
-        PAGE,
-    ],
-    body: None,
-    responses: &[Resp::typed::<Vec<RepositoryItem>>(200, "The organization's repositories the caller may see.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+/// `GET /users/{username}/repos`.
+#[derive(Deserialize, JsonSchema)]
+pub struct UserReposQuery {
+    /// Limit results to repositories of the specified type.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["all", "owner", "member"]))]
+    kind: Option<String>,
+    /// The property to sort the results by. Default: `full_name`.
+    #[schemars(extend("enum" = read::SORTS))]
+    sort: Option<String>,
+    /// The order to sort by. Default: `asc` when using `full_name`, otherwise `desc`.
+    #[schemars(extend("enum" = ["asc", "desc"]))]
+    direction: Option<String>,
+    #[serde(flatten)]
+    page: Pagination,
+}
 
-pub static LIST_FOR_AUTHENTICATED_USER: Operation = Operation {
-    id: "repos/list-for-authenticated-user",
-    method: Method::GET,
-    path: "/user/repos",
-    summary: "List repositories for the authenticated user",
-    docs: "https://docs.service.example/rest/repos/repos#list-repositories-for-the-authenticated-user",
-    access: READ_OWN,
-    query: &[
-        Param {
-            name: "visibility",
-            ty: Ty::Enum(&["all", "public", "private"]),
-            description: "Limit results to repositories with the specified visibility.",
-            required: false,
-        },
-        Param {
-            name: "affiliation",
-            ty: Ty::Str,
-            description: "Comma-separated list of `owner`, `collaborator`, `organization_member`. Default: all three.",
-            required: false,
-        },
-        Param {
-            name: "type",
-            ty: Ty::Enum(&read::USER_TYPES),
-            description: "Limit results to repositories of the specified type. Cannot be used with `visibility` or `affiliation`.",
-            required: false,
-        },
-        Param { description: "The property to sort the results by. Default: `full_name`.", ..SORT },
-        DIRECTION,
-        PER_PAGE,
-        PAGE,
-    ],
-    body: None,
-    responses: &[Resp::typed::<Vec<RepositoryItem>>(200, "Repositories the caller owns or reaches as a member.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation = Operation::get("repos/get", "/repos/{owner}/{repo}", "Get a repository")
+    .docs("https://docs.service.example/rest/repos/repos#get-a-repository")
+    .access(READ)
+    .cached()
+    .responds(&[Resp::typed::<FullRepository>(200, "The repository, with the caller's permissions.")]);
 
-pub static LIST_FOR_USER: Operation = Operation {
-    id: "repos/list-for-user",
-    method: Method::GET,
-    path: "/users/{username}/repos",
-    summary: "List repositories for a user",
-    docs: "https://docs.service.example/rest/repos/repos#list-repositories-for-a-user",
-    access: READ,
-    query: &[
-        Param {
-            name: "type",
-            ty: Ty::Enum(&["all", "owner", "member"]),
-            description: "Limit results to repositories of the specified type.",
-            required: false,
-        },
-        Param { description: "The property to sort the results by. Default: `full_name`.", ..SORT },
-        DIRECTION,
-        PER_PAGE,
-        PAGE,
-    ],
-    body: None,
-    responses: &[Resp::typed::<Vec<RepositoryItem>>(200, "The user's public repositories.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_ORG: Operation = Operation::get("repos/list-for-org", "/orgs/{org}/repos", "List organization repositories")
+    .docs("https://docs.service.example/rest/repos/repos#list-organization-repositories")
+    .access(READ)
+    .query::<OrgReposQuery>()
+    .cached()
+    .responds(&[Resp::typed::<Vec<RepositoryItem>>(200, "The organization's repositories the caller may see.").with_headers(&["Link"])]);
 
-pub static CREATE_FOR_AUTHENTICATED_USER: Operation = Operation {
-    id: "repos/create-for-authenticated-user",
-    method: Method::POST,
-    path: "/user/repos",
-    summary: "Create a repository for the authenticated user",
-    docs: "https://docs.service.example/rest/repos/repos#create-a-repository-for-the-authenticated-user",
-    access: ADMIN,
-    query: &[],
-    body: Some(Body::of::<write::CreateRepo>("Repository")),
-    responses: &[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_AUTHENTICATED_USER: Operation =
+    Operation::get("repos/list-for-authenticated-user", "/user/repos", "List repositories for the authenticated user")
+        .docs("https://docs.service.example/rest/repos/repos#list-repositories-for-the-authenticated-user")
+        .access(READ_OWN)
+        .query::<OwnReposQuery>()
+        .cached()
+        .responds(&[
+            Resp::typed::<Vec<RepositoryItem>>(200, "Repositories the caller owns or reaches as a member.").with_headers(&["Link"])
+        ]);
 
-pub static CREATE_IN_ORG: Operation = Operation {
-    id: "repos/create-in-org",
-    method: Method::POST,
-    path: "/orgs/{org}/repos",
-    summary: "Create an organization repository",
-    docs: "https://docs.service.example/rest/repos/repos#create-an-organization-repository",
-    access: ADMIN,
-    query: &[],
-    body: Some(Body::of::<write::CreateOrgRepo>("Repository")),
-    responses: &[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static LIST_FOR_USER: Operation = Operation::get("repos/list-for-user", "/users/{username}/repos", "List repositories for a user")
+    .docs("https://docs.service.example/rest/repos/repos#list-repositories-for-a-user")
+    .access(READ)
+    .query::<UserReposQuery>()
+    .cached()
+    .responds(&[Resp::typed::<Vec<RepositoryItem>>(200, "The user's public repositories.").with_headers(&["Link"])]);
 
-pub static UPDATE: Operation = Operation {
-    id: "repos/update",
-    method: Method::PATCH,
-    path: "/repos/{owner}/{repo}",
-    summary: "Update a repository",
-    docs: "https://docs.service.example/rest/repos/repos#update-a-repository",
-    access: ADMIN,
-    query: &[],
-    body: Some(Body::of::<write::UpdateRepo>("Repository")),
-    responses: &[Resp::typed::<FullRepository>(200, "The updated repository.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static CREATE_FOR_AUTHENTICATED_USER: Operation =
+    Operation::post("repos/create-for-authenticated-user", "/user/repos", "Create a repository for the authenticated user")
+        .docs("https://docs.service.example/rest/repos/repos#create-a-repository-for-the-authenticated-user")
+        .access(ADMIN)
+        .body::<write::CreateRepo>("Repository")
+        .responds(&[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])]);
 
-pub static DELETE: Operation = Operation {
-    id: "repos/delete",
-    method: Method::DELETE,
-    path: "/repos/{owner}/{repo}",
-    summary: "Delete a repository",
-    docs: "https://docs.service.example/rest/repos/repos#delete-a-repository",
-    access: DELETE_ACCESS,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The repository and everything kept of it were deleted.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static CREATE_IN_ORG: Operation = Operation::post("repos/create-in-org", "/orgs/{org}/repos", "Create an organization repository")
+    .docs("https://docs.service.example/rest/repos/repos#create-an-organization-repository")
+    .access(ADMIN)
+    .on(On::OrgMember)
+    .body::<write::CreateOrgRepo>("Repository")
+    .responds(&[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])]);
+
+pub static UPDATE: Operation = Operation::patch("repos/update", "/repos/{owner}/{repo}", "Update a repository")
+    .docs("https://docs.service.example/rest/repos/repos#update-a-repository")
+    .access(ADMIN)
+    .admin()
+    .body::<write::UpdateRepo>("Repository")
+    .responds(&[Resp::typed::<FullRepository>(200, "The updated repository.")]);
+
+pub static DELETE: Operation = Operation::delete("repos/delete", "/repos/{owner}/{repo}", "Delete a repository")
+    .docs("https://docs.service.example/rest/repos/repos#delete-a-repository")
+    .access(DELETE_ACCESS)
+    .admin()
+    // A scope token without `delete_repo` hears what a non-admin hears, as on the hosted platform.
+    .scope_refusal(ADMIN_RIGHTS)
+    .responds(&[Resp::empty(204, "The repository and everything kept of it were deleted.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&GET, read::get)

@@ -7,36 +7,35 @@ use platform_store::domain::repos::{self, Repo};
 use platform_store::DbError;
 
 use super::shapes::{self, RepositoryItem};
+use super::{OrgReposQuery, OwnReposQuery, UserReposQuery};
 use crate::authorize::{not_accessible, reach, role_given};
 use crate::error::{ApiError, ApiResult};
 use crate::principal::{Principal, Role};
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, Pagination, Query};
 
 pub const ORG_TYPES: [&str; 6] = ["all", "public", "private", "forks", "sources", "member"];
 pub const USER_TYPES: [&str; 5] = ["all", "owner", "public", "private", "member"];
+pub const SORTS: [&str; 4] = ["created", "updated", "pushed", "full_name"];
 
 pub async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_role().await?;
-    ctx.cached(async {
-        let id = repo.id;
-        let subscribers = ctx
-            .app
-            .store
-            .read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id]))
-            .await?;
-        let perms = shapes::permissions(&ctx.principal, role);
-        Ok(Reply::ok(shapes::full(&ctx.app.urls, ctx.version, &repo, perms, subscribers)))
-    })
-    .await
+    let id = ctx.repo().id;
+    let subscribers =
+        ctx.app.store.read(move |c| c.query_i64("SELECT COUNT(*) FROM watchers WHERE repo_id = ?", platform_store::params![id])).await?;
+    let perms = shapes::permissions(&ctx.principal, ctx.role());
+    Ok(Reply::ok(shapes::full(&ctx.app.urls, ctx.version, ctx.repo(), perms, subscribers)))
 }
 
-/// A query value among `allowed` (`default` when absent); another is `422 Invalid request.`
-pub fn choice<'a>(ctx: &'a Ctx, name: &str, allowed: &[&str], default: &'a str) -> ApiResult<&'a str> {
-    match ctx.query.get(name) {
-        None => Ok(default),
-        Some(v) if allowed.contains(&v) => Ok(v),
-        Some(v) => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not one of {}.", allowed.join(", ")))),
+/// The order of a list: `sort` (`default` when absent) and `direction`.
+struct Order<'a> {
+    sort: &'a str,
+    direction: Option<&'a str>,
+    page: Pagination,
+}
+
+impl<'a> Order<'a> {
+    fn of(sort: &'a Option<String>, direction: &'a Option<String>, page: Pagination, default: &'a str) -> Order<'a> {
+        Order { sort: sort.as_deref().unwrap_or(default), direction: direction.as_deref(), page }
     }
 }
 
@@ -60,10 +59,10 @@ fn visible(ctx: &Ctx, rows: Vec<Repo>, org_roles: &HashMap<i64, String>) -> Vec<
 }
 
 /// Sorts by the `sort` and `direction` of the query and answers one page, with `Link`.
-fn page_of(ctx: &Ctx, mut seen: Vec<Seen>, default_sort: &str) -> ApiResult<Reply> {
-    let sort = choice(ctx, "sort", &["created", "updated", "pushed", "full_name"], default_sort)?;
-    let direction = choice(ctx, "direction", &["asc", "desc"], if sort == "full_name" { "asc" } else { "desc" })?;
-    let page = ctx.page(30, 100)?;
+fn page_of(ctx: &Ctx, mut seen: Vec<Seen>, order: Order) -> ApiResult<Reply> {
+    let sort = order.sort;
+    let direction = order.direction.unwrap_or(if sort == "full_name" { "asc" } else { "desc" });
+    let page = order.page.page(30, 100);
     seen.sort_by(|a, b| {
         let (a, b) = (&a.repo, &b.repo);
         let by = match sort {
@@ -87,56 +86,51 @@ fn page_of(ctx: &Ctx, mut seen: Vec<Seen>, default_sort: &str) -> ApiResult<Repl
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
-pub async fn list_for_org(ctx: Ctx) -> ApiResult<Reply> {
-    let kind = choice(&ctx, "type", &ORG_TYPES, "all")?.to_string();
+pub async fn list_for_org(ctx: Ctx, Query(q): Query<OrgReposQuery>) -> ApiResult<Reply> {
+    let kind = q.kind.as_deref().unwrap_or("all");
     let login = ctx.param("org").to_string();
     let user_id = ctx.principal.user().map(|u| u.id);
-    // Everything is read inside the cached build: a cache hit costs no query.
-    ctx.cached(async {
-        let found = ctx
-            .app
-            .store
-            .read(move |c| -> Result<_, DbError> {
-                let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok(None) };
-                let role = match user_id {
-                    Some(u) => accounts::org_role(c, org.id, u)?,
-                    None => None,
-                };
-                Ok(Some((org.id, role, repos::of_owners(c, &[org.id])?)))
-            })
-            .await?;
-        let (org_id, role, rows) = found.ok_or_else(ApiError::not_found)?;
-        let roles: HashMap<i64, String> = role.into_iter().map(|r| (org_id, r)).collect();
-        let seen = visible(&ctx, rows, &roles).into_iter().filter(|s| match kind.as_str() {
-            "public" => !s.repo.private,
-            "private" => s.repo.private,
-            // No repository is a fork.
-            "forks" => false,
-            "member" => s.role > Role::None,
-            _ => true,
-        });
-        page_of(&ctx, seen.collect(), "created")
-    })
-    .await
+    let found = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(org) = accounts::by_login(c, &login)?.filter(|a| a.is_org()) else { return Ok(None) };
+            let role = match user_id {
+                Some(u) => accounts::org_role(c, org.id, u)?,
+                None => None,
+            };
+            Ok(Some((org.id, role, repos::of_owners(c, &[org.id])?)))
+        })
+        .await?;
+    let (org_id, role, rows) = found.ok_or_else(ApiError::not_found)?;
+    let roles: HashMap<i64, String> = role.into_iter().map(|r| (org_id, r)).collect();
+    let seen = visible(&ctx, rows, &roles).into_iter().filter(|s| match kind {
+        "public" => !s.repo.private,
+        "private" => s.repo.private,
+        // No repository is a fork.
+        "forks" => false,
+        "member" => s.role > Role::None,
+        _ => true,
+    });
+    page_of(&ctx, seen.collect(), Order::of(&q.sort, &q.direction, q.page, "created"))
 }
 
-pub async fn list_for_authenticated_user(ctx: Ctx) -> ApiResult<Reply> {
+pub async fn list_for_authenticated_user(ctx: Ctx, Query(q): Query<OwnReposQuery>) -> ApiResult<Reply> {
     let user = match &ctx.principal {
         Principal::Anonymous => return Err(ApiError::requires_authentication()),
         Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
         Principal::Token(t) => t.user.clone().ok_or_else(|| not_accessible(t.token.kind))?,
     };
-    let given = |n: &str| ctx.query.get(n).is_some();
-    if given("type") && (given("visibility") || given("affiliation")) {
+    if q.kind.is_some() && (q.visibility.is_some() || q.affiliation.is_some()) {
         return Err(ApiError::new(
             axum::http::StatusCode::UNPROCESSABLE_ENTITY,
             "If you specify visibility or affiliation, you cannot specify type.",
         ));
     }
-    let visibility = choice(&ctx, "visibility", &["all", "public", "private"], "all")?.to_string();
-    let kind = choice(&ctx, "type", &USER_TYPES, "all")?.to_string();
+    let visibility = q.visibility.as_deref().unwrap_or("all");
+    let kind = q.kind.as_deref().unwrap_or("all");
     let mut affiliation: Vec<String> = Vec::new();
-    for a in ctx.query.get("affiliation").unwrap_or("owner,collaborator,organization_member").split(',') {
+    for a in q.affiliation.as_deref().unwrap_or("owner,collaborator,organization_member").split(',') {
         let a = a.trim();
         if !["owner", "collaborator", "organization_member"].contains(&a) {
             return Err(ApiError::invalid_request(format!(
@@ -146,66 +140,60 @@ pub async fn list_for_authenticated_user(ctx: Ctx) -> ApiResult<Reply> {
         affiliation.push(a.to_string());
     }
     let user_id = user.id;
-    ctx.cached(async {
-        let (org_roles, rows) = ctx
-            .app
-            .store
-            .read(move |c| -> Result<_, DbError> {
-                let roles = repos::org_roles_of(c, user_id)?;
-                let mut owners: Vec<i64> = roles.iter().map(|(o, _)| *o).collect();
-                owners.push(user_id);
-                Ok((roles, repos::of_owners(c, &owners)?))
-            })
-            .await?;
-        let org_roles: HashMap<i64, String> = org_roles.into_iter().collect();
-        let seen = visible(&ctx, rows, &org_roles).into_iter().filter(|s| {
-            let own = s.repo.owner.id == user_id;
-            // Organization repositories reach the user through membership; the platform keeps
-            // no outside collaborators.
-            let affiliated =
-                if own { affiliation.iter().any(|a| a == "owner") } else { affiliation.iter().any(|a| a == "organization_member") };
-            let typed = match kind.as_str() {
-                "owner" => own,
-                "member" => !own,
-                "public" => !s.repo.private,
-                "private" => s.repo.private,
-                _ => true,
-            };
-            let shown = match visibility.as_str() {
-                "public" => !s.repo.private,
-                "private" => s.repo.private,
-                _ => true,
-            };
-            affiliated && typed && shown && s.role > Role::None
-        });
-        page_of(&ctx, seen.collect(), "full_name")
-    })
-    .await
+    let (org_roles, rows) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let roles = repos::org_roles_of(c, user_id)?;
+            let mut owners: Vec<i64> = roles.iter().map(|(o, _)| *o).collect();
+            owners.push(user_id);
+            Ok((roles, repos::of_owners(c, &owners)?))
+        })
+        .await?;
+    let org_roles: HashMap<i64, String> = org_roles.into_iter().collect();
+    let seen = visible(&ctx, rows, &org_roles).into_iter().filter(|s| {
+        let own = s.repo.owner.id == user_id;
+        // Organization repositories reach the user through membership; the platform keeps
+        // no outside collaborators.
+        let affiliated =
+            if own { affiliation.iter().any(|a| a == "owner") } else { affiliation.iter().any(|a| a == "organization_member") };
+        let typed = match kind {
+            "owner" => own,
+            "member" => !own,
+            "public" => !s.repo.private,
+            "private" => s.repo.private,
+            _ => true,
+        };
+        let shown = match visibility {
+            "public" => !s.repo.private,
+            "private" => s.repo.private,
+            _ => true,
+        };
+        affiliated && typed && shown && s.role > Role::None
+    });
+    page_of(&ctx, seen.collect(), Order::of(&q.sort, &q.direction, q.page, "full_name"))
 }
 
-pub async fn list_for_user(ctx: Ctx) -> ApiResult<Reply> {
-    let kind = choice(&ctx, "type", &["all", "owner", "member"], "owner")?.to_string();
+pub async fn list_for_user(ctx: Ctx, Query(q): Query<UserReposQuery>) -> ApiResult<Reply> {
+    let kind = q.kind.as_deref().unwrap_or("owner");
     let login = ctx.param("username").to_string();
-    ctx.cached(async {
-        let found = ctx
-            .app
-            .store
-            .read(move |c| -> Result<_, DbError> {
-                let Some(a) = accounts::by_login(c, &login)? else { return Ok(None) };
-                Ok(Some(repos::of_owners(c, &[a.id])?))
-            })
-            .await?;
-        let rows = found.ok_or_else(ApiError::not_found)?;
-        // Public repositories only; the platform keeps no collaborators, so `member` is empty.
-        let seen = rows
-            .into_iter()
-            .filter(|r| !r.private && kind != "member")
-            .map(|repo| {
-                let role = role_given(&ctx.principal, &repo, None);
-                Seen { repo, role }
-            })
-            .collect();
-        page_of(&ctx, seen, "full_name")
-    })
-    .await
+    let found = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let Some(a) = accounts::by_login(c, &login)? else { return Ok(None) };
+            Ok(Some(repos::of_owners(c, &[a.id])?))
+        })
+        .await?;
+    let rows = found.ok_or_else(ApiError::not_found)?;
+    // Public repositories only; the platform keeps no collaborators, so `member` is empty.
+    let seen = rows
+        .into_iter()
+        .filter(|r| !r.private && kind != "member")
+        .map(|repo| {
+            let role = role_given(&ctx.principal, &repo, None);
+            Seen { repo, role }
+        })
+        .collect();
+    page_of(&ctx, seen, Order::of(&q.sort, &q.direction, q.page, "full_name"))
 }

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use platform_core::ids::random_hex;
 use platform_core::{ApiVersion, TokenKind};
-use platform_store::domain::accounts::{self, Account};
+use platform_store::domain::accounts::Account;
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Changes, NewRepo, Repo};
 use platform_store::{Conn, DbError, DbErrorKind};
@@ -17,7 +17,7 @@ use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::principal::{Principal, Role, TokenAuth};
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx};
 use crate::shapes::{repo_api_url, Urls};
 use crate::validate::nullable;
 
@@ -146,8 +146,7 @@ fn creator(ctx: &Ctx, private: bool) -> ApiResult<&TokenAuth> {
     Ok(t)
 }
 
-pub async fn create_for_authenticated_user(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let b: CreateRepo = ctx.body(body)?;
+pub async fn create_for_authenticated_user(ctx: Ctx, Body(b): Body<CreateRepo>) -> ApiResult<Reply> {
     let t = creator(&ctx, b.private)?;
     let user = t.user.clone().ok_or_else(|| not_accessible(t.token.kind))?;
     if t.token.resource_owner_id.is_some_and(|o| o != user.id) {
@@ -157,8 +156,9 @@ pub async fn create_for_authenticated_user(ctx: Ctx, JsonBody(body): JsonBody) -
     create(&ctx, user.clone(), Some(user), b, private).await
 }
 
-pub async fn create_in_org(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let CreateOrgRepo { repo: b, visibility, .. } = ctx.body(body)?;
+/// The contract admitted members of the organization and its installations (`On::OrgMember`).
+pub async fn create_in_org(ctx: Ctx, Body(b): Body<CreateOrgRepo>) -> ApiResult<Reply> {
+    let CreateOrgRepo { repo: b, visibility, .. } = b;
     let private = match visibility.as_deref() {
         Some("internal") => {
             return Err(ApiError::invalid_field(
@@ -171,32 +171,8 @@ pub async fn create_in_org(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Repl
         Some(v) => v == "private",
         None => b.private,
     };
-    let t = creator(&ctx, private)?;
-    let login = ctx.param("org").to_string();
-    let user_id = t.user.as_ref().map(|u| u.id);
-    let (org, member) = ctx
-        .app
-        .store
-        .read(move |c| -> Result<_, DbError> {
-            let Some(org) = accounts::by_login(c, &login)?.filter(Account::is_org) else { return Ok((None, false)) };
-            let member = match user_id {
-                Some(u) => accounts::org_role(c, org.id, u)?.is_some(),
-                None => false,
-            };
-            Ok((Some(org), member))
-        })
-        .await?;
-    let org = org.ok_or_else(ApiError::not_found)?;
-    // Members create repositories; an installation in its own organization; anyone else sees
-    // no organization there.
-    let admitted = match t.token.kind {
-        TokenKind::Installation => t.installation.as_ref().is_some_and(|i| i.account_id == org.id),
-        _ => member && t.token.resource_owner_id.is_none_or(|o| o == org.id),
-    };
-    if !admitted {
-        return Err(ApiError::not_found());
-    }
-    create(&ctx, org, t.user.clone(), b, private).await
+    let user = creator(&ctx, private)?.user.clone();
+    create(&ctx, ctx.org().org.clone(), user, b, private).await
 }
 
 async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo, private: bool) -> ApiResult<Reply> {
@@ -206,8 +182,6 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo
     let now = ctx.app.clock.now();
     let actor_id = actor.as_ref().map(|a| a.id);
     let repo = ctx
-        .app
-        .store
         .write(move |c| -> Result<Repo, ApiError> {
             let n = NewRepo {
                 owner: &owner,
@@ -258,9 +232,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Strin
     Ok(Some(Option::deserialize(d)?))
 }
 
-pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (repo, _) = ctx.repo_admin().await?;
-    let b: UpdateRepo = ctx.body(body)?;
+pub async fn update(ctx: Ctx, Body(b): Body<UpdateRepo>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
     let private = match b.visibility.as_deref() {
         Some("internal") => {
             return Err(ApiError::invalid_field(
@@ -286,8 +259,6 @@ pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
     let actor_id = ctx.principal.user().map(|u| u.id);
     let before = repo.clone();
     let updated = ctx
-        .app
-        .store
         .write(move |c| -> Result<Repo, ApiError> {
             if let Some(branch) = b.default_branch.as_deref().filter(|d| *d != before.default_branch) {
                 if !repos::has_branch(c, before.id, branch)? {
@@ -347,22 +318,15 @@ pub async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 pub async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    // A scope token without `delete_repo` hears what a non-admin hears, as on the hosted platform.
-    let scope_token = matches!(&ctx.principal, Principal::Token(t) if t.token.kind.uses_scopes());
-    let (repo, _) = ctx.repo_admin().await.map_err(|e| match e.status {
-        StatusCode::FORBIDDEN if scope_token => ApiError::forbidden("Must have admin rights to Repository."),
-        _ => e,
-    })?;
+    let repo = ctx.repo().clone();
     let urls = ctx.app.urls.clone();
     let now = ctx.app.clock.now();
     let actor_id = ctx.principal.user().map(|u| u.id);
-    ctx.app
-        .store
-        .write(move |c| -> Result<(), DbError> {
-            // Recorded before the rows go: the event carries the repository as it was.
-            repository_event(c, &urls, &repo, actor_id, "deleted", None, now)?;
-            repos::delete(c, repo.id)
-        })
-        .await?;
+    ctx.write(move |c| -> Result<(), DbError> {
+        // Recorded before the rows go: the event carries the repository as it was.
+        repository_event(c, &urls, &repo, actor_id, "deleted", None, now)?;
+        repos::delete(c, repo.id)
+    })
+    .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

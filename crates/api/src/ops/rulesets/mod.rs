@@ -9,7 +9,7 @@ pub mod matching;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_core::ids::node_id;
 use platform_store::domain::repos::Repo;
 use platform_store::domain::rulesets::{self, Actor, Fields, Ruleset};
@@ -19,15 +19,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, Body, Derived, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Access, Operation, Resp};
 use crate::principal::Principal;
 use crate::principal::Role;
 use crate::reply::{json_array, Reply};
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
-use crate::validate::{by_handler_value, present, Ty};
+use crate::validate::{by_handler_value, comma_list, present};
 use body::Source;
 use matching::{Condition, RepoCondition};
 
@@ -35,142 +35,95 @@ const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "metadata");
 const WRITE: Access = Access::write(SCOPES, "administration");
 
-const INCLUDES_PARENTS: Param = Param {
-    name: "includes_parents",
-    ty: Ty::Bool,
-    description: "Include rulesets of the organization that apply to the repository (default true).",
-    required: false,
-};
+#[derive(Deserialize, JsonSchema)]
+struct ListQuery {
+    #[serde(flatten)]
+    page: Pagination,
+    /// Include rulesets of the organization that apply to the repository (default true).
+    includes_parents: Option<bool>,
+    /// Comma-separated targets to list (branch, tag, push).
+    #[schemars(with = "Option<String>", extend("pattern" = "^(branch|tag|push)(,(branch|tag|push))*$"), transform = comma_list)]
+    targets: Option<Vec<String>>,
+}
 
-static LIST_QUERY: [Param; 4] = [
-    PAGINATION[0],
-    PAGINATION[1],
-    INCLUDES_PARENTS,
-    Param {
-        name: "targets",
-        ty: Ty::Json(r#"{"type": "string", "pattern": "^(branch|tag|push)(,(branch|tag|push))*$"}"#),
-        description: "Comma-separated targets to list (branch, tag, push).",
-        required: false,
-    },
-];
+#[derive(Deserialize, JsonSchema)]
+struct GetQuery {
+    /// Include rulesets of the organization that apply to the repository (default true).
+    includes_parents: Option<bool>,
+}
 
-pub static BRANCH_RULES: Operation = Operation {
-    id: "rules/list-for-branch",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/rules/branches/{branch}",
-    summary: "Get rules for a branch",
-    docs: "https://docs.service.example/rest/repos/rules#get-rules-for-a-branch",
-    access: READ,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<BranchRule>>(
-        200,
-        "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).",
-    )
-    .with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static BRANCH_RULES: Operation = Operation::get(
+    "rules/list-for-branch",
+    "/repos/{owner}/{repo}/rules/branches/{branch}",
+    "Get rules for a branch",
+)
+.docs("https://docs.service.example/rest/repos/rules#get-rules-for-a-branch")
+.access(READ)
+.slash_param("branch")
+// Not through the response cache: the compiled rulesets are cached, and an answer is a
+// match and a join, cheaper than keying, storing and admitting it.
+.query::<Pagination>()
+.responds(&[Resp::typed::<Vec<BranchRule>>(
+    200,
+    "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).",
+)
+.with_headers(&["Link"])]);
 
-pub static LIST: Operation = Operation {
-    id: "rulesets/list",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/rulesets",
-    summary: "Get all repository rulesets",
-    docs: "https://docs.service.example/rest/repos/rules#get-all-repository-rulesets",
-    access: READ,
-    query: &LIST_QUERY,
-    body: None,
-    responses: &[
+pub static LIST: Operation = Operation::get("rulesets/list", "/repos/{owner}/{repo}/rulesets", "Get all repository rulesets")
+    .docs("https://docs.service.example/rest/repos/rules#get-all-repository-rulesets")
+    .access(READ)
+    .query::<ListQuery>()
+    .cached()
+    .responds(&[
         Resp::typed::<Vec<RulesetSummary>>(200, "The rulesets (summaries), repository first, then organization.").with_headers(&["Link"])
-    ],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+    ]);
 
-pub static CREATE: Operation = Operation {
-    id: "rulesets/create",
-    method: Method::POST,
-    path: "/repos/{owner}/{repo}/rulesets",
-    summary: "Create a repository ruleset",
-    docs: "https://docs.service.example/rest/repos/rules#create-a-repository-ruleset",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<CreateRuleset>("Ruleset")),
-    responses: &[Resp::typed::<FullRuleset>(201, "The ruleset was created.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static CREATE: Operation = Operation::post("rulesets/create", "/repos/{owner}/{repo}/rulesets", "Create a repository ruleset")
+    .docs("https://docs.service.example/rest/repos/rules#create-a-repository-ruleset")
+    .access(WRITE)
+    .admin()
+    .body::<CreateRuleset>("Ruleset")
+    .responds(&[Resp::typed::<FullRuleset>(201, "The ruleset was created.")]);
 
-pub static GET: Operation = Operation {
-    id: "rulesets/get",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
-    summary: "Get a repository ruleset",
-    docs: "https://docs.service.example/rest/repos/rules#get-a-repository-ruleset",
-    access: READ,
-    query: &[INCLUDES_PARENTS],
-    body: None,
-    responses: &[Resp::typed::<FullRuleset>(200, "The ruleset.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static GET: Operation = Operation::get("rulesets/get", "/repos/{owner}/{repo}/rulesets/{ruleset_id}", "Get a repository ruleset")
+    .docs("https://docs.service.example/rest/repos/rules#get-a-repository-ruleset")
+    .access(READ)
+    .query::<GetQuery>()
+    .cached()
+    .responds(&[Resp::typed::<FullRuleset>(200, "The ruleset.")]);
 
-pub static UPDATE: Operation = Operation {
-    id: "rulesets/update",
-    method: Method::PUT,
-    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
-    summary: "Update a repository ruleset",
-    docs: "https://docs.service.example/rest/repos/rules#update-a-repository-ruleset",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<UpdateRuleset>("Ruleset")),
-    responses: &[Resp::typed::<FullRuleset>(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static UPDATE: Operation =
+    Operation::put("rulesets/update", "/repos/{owner}/{repo}/rulesets/{ruleset_id}", "Update a repository ruleset")
+        .docs("https://docs.service.example/rest/repos/rules#update-a-repository-ruleset")
+        .access(WRITE)
+        .admin()
+        .body::<UpdateRuleset>("Ruleset")
+        .responds(&[Resp::typed::<FullRuleset>(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.")]);
 
-pub static DELETE: Operation = Operation {
-    id: "rulesets/delete",
-    method: Method::DELETE,
-    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}",
-    summary: "Delete a repository ruleset",
-    docs: "https://docs.service.example/rest/repos/rules#delete-a-repository-ruleset",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The ruleset and its history were deleted.")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static DELETE: Operation =
+    Operation::delete("rulesets/delete", "/repos/{owner}/{repo}/rulesets/{ruleset_id}", "Delete a repository ruleset")
+        .docs("https://docs.service.example/rest/repos/rules#delete-a-repository-ruleset")
+        .access(WRITE)
+        .admin()
+        .responds(&[Resp::empty(204, "The ruleset and its history were deleted.")]);
 
-pub static HISTORY: Operation = Operation {
-    id: "rulesets/list-history",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history",
-    summary: "Get repository ruleset history",
-    docs: "https://docs.service.example/rest/repos/rules#get-repository-ruleset-history",
-    access: READ,
-    query: &PAGINATION,
-    body: None,
-    responses: &[Resp::typed::<Vec<RulesetVersion>>(200, "Versions of the ruleset, newest first.").with_headers(&["Link"])],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static HISTORY: Operation =
+    Operation::get("rulesets/list-history", "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history", "Get repository ruleset history")
+        .docs("https://docs.service.example/rest/repos/rules#get-repository-ruleset-history")
+        .access(READ)
+        .query::<Pagination>()
+        .cached()
+        .responds(&[Resp::typed::<Vec<RulesetVersion>>(200, "Versions of the ruleset, newest first.").with_headers(&["Link"])]);
 
-pub static VERSION: Operation = Operation {
-    id: "rulesets/get-version",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history/{version_id}",
-    summary: "Get repository ruleset version",
-    docs: "https://docs.service.example/rest/repos/rules#get-repository-ruleset-version",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<RulesetVersionWithState>(200, "The version with the ruleset as it was (`state`).")],
-    traits: Traits::NONE,
-    derived: Derived::new(),
-};
+pub static VERSION: Operation = Operation::get(
+    "rulesets/get-version",
+    "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history/{version_id}",
+    "Get repository ruleset version",
+)
+.docs("https://docs.service.example/rest/repos/rules#get-repository-ruleset-version")
+.access(READ)
+.cached()
+.responds(&[Resp::typed::<RulesetVersionWithState>(200, "The version with the ruleset as it was (`state`).")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&BRANCH_RULES, branch_rules)
@@ -609,63 +562,40 @@ pub async fn protected_branches(ctx: &Ctx, repo: &Repo) -> ApiResult<impl Fn(&st
 
 // ------------------------------------------------------------------ handlers
 
-/// A boolean query parameter: `true` or `false`.
-fn flag(ctx: &Ctx, name: &str, default: bool) -> ApiResult<bool> {
-    match ctx.query.get(name).map(str::to_ascii_lowercase).as_deref() {
-        None => Ok(default),
-        Some("true") => Ok(true),
-        Some("false") => Ok(false),
-        Some(v) => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
-    }
-}
-
 /// A numeric id of the path; anything else names nothing (404).
 fn path_id(ctx: &Ctx, name: &str) -> ApiResult<i64> {
     ctx.param(name).parse::<i64>().map_err(|_| ApiError::not_found())
 }
 
-async fn branch_rules(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    // Not through the response cache: the compiled rulesets are cached, and an answer is a
-    // match and a join, cheaper than keying, storing and admitting it.
-    let page = ctx.page(30, 100)?;
-    let compiled = branch_rulesets(&ctx, &repo).await?;
+async fn branch_rules(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let page = q.page(30, 100);
+    let compiled = branch_rulesets(&ctx, repo).await?;
     let rules = compiled.for_branch(ctx.param("branch"), &repo.default_branch);
     let total = rules.len() as i64;
     let items = rules.into_iter().skip(page.offset() as usize).take(page.per_page as usize);
     Ok(Reply::ok_serialized(json_array(items, 512)).opt_header("link", ctx.link(page, total)))
 }
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(async {
-        let page = ctx.page(30, 100)?;
-        let parents = flag(&ctx, "includes_parents", true)?;
-        let targets: Option<Vec<&str>> = match ctx.query.get("targets") {
-            None => None,
-            Some(t) => {
-                let list: Vec<&str> = t.split(',').map(str::trim).collect();
-                if let Some(bad) = list.iter().find(|x| !body::TARGETS.contains(x)) {
-                    return Err(ApiError::invalid_request(format!("For 'targets', {bad:?} is not one of branch, tag, push.")));
-                }
-                Some(list)
-            }
-        };
-        let all: Vec<Ruleset> = visible(&ctx, &repo, parents)
-            .await?
-            .into_iter()
-            .filter(|rs| targets.as_ref().is_none_or(|t| t.contains(&rs.target.as_str())))
-            .collect();
-        let total = all.len() as i64;
-        let items: Vec<RulesetSummary> = all
-            .iter()
-            .skip(page.offset() as usize)
-            .take(page.per_page as usize)
-            .map(|rs| summary(&repo_origin(&ctx.app.urls, rs, &repo), rs))
-            .collect();
-        Ok(Reply::ok(items).opt_header("link", ctx.link(page, total)))
-    })
-    .await
+async fn list(ctx: Ctx, Query(q): Query<ListQuery>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let page = q.page.page(30, 100);
+    if let Some(bad) = q.targets.iter().flatten().find(|x| !body::TARGETS.contains(&x.as_str())) {
+        return Err(ApiError::invalid_request(format!("For 'targets', {bad:?} is not one of branch, tag, push.")));
+    }
+    let all: Vec<Ruleset> = visible(&ctx, repo, q.includes_parents.unwrap_or(true))
+        .await?
+        .into_iter()
+        .filter(|rs| q.targets.as_ref().is_none_or(|t| t.contains(&rs.target)))
+        .collect();
+    let total = all.len() as i64;
+    let items: Vec<RulesetSummary> = all
+        .iter()
+        .skip(page.offset() as usize)
+        .take(page.per_page as usize)
+        .map(|rs| summary(&repo_origin(&ctx.app.urls, rs, repo), rs))
+        .collect();
+    Ok(Reply::ok(items).opt_header("link", ctx.link(page, total)))
 }
 
 fn source_of(repo: &Repo) -> Source {
@@ -693,35 +623,32 @@ fn fields(def: &Value) -> (String, String, String, String) {
 }
 
 /// The full object answered to a repository-level caller.
-async fn respond(ctx: &Ctx, repo: &Repo, role: Role, rs: &Ruleset, status: StatusCode) -> ApiResult<Reply> {
-    let def = definition_of(rs);
-    let viewer = Viewer::of(ctx, repo, role, &[&def]).await?;
+async fn respond(ctx: &Ctx, rs: &Ruleset, status: StatusCode) -> ApiResult<Reply> {
+    let (repo, def) = (ctx.repo(), definition_of(rs));
+    let viewer = Viewer::of(ctx, repo, ctx.role(), &[&def]).await?;
     Ok(Reply::json(status, full(&repo_origin(&ctx.app.urls, rs, repo), rs, &def, Some(&viewer))))
 }
 
-async fn create(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_admin().await?;
-    let b: CreateRuleset = ctx.body(body)?;
-    let def = body::definition(&b.into(), None, source_of(&repo))?;
+async fn create(ctx: Ctx, Body(b): Body<CreateRuleset>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let def = body::definition(&b.into(), None, source_of(repo))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
     let (owner_id, repo_id, now) = (repo.owner.id, repo.id, ctx.app.clock.now());
     let rs = ctx
-        .app
-        .store
         .write(move |c| {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
             rulesets::create(c, owner_id, Some(repo_id), &f, Actor { id: actor_id, kind: actor_kind }, now)
         })
         .await?;
-    respond(&ctx, &repo, role, &rs, StatusCode::CREATED).await
+    respond(&ctx, &rs, StatusCode::CREATED).await
 }
 
 /// A ruleset the repository path reaches: its own, or (with `parents`) an organization ruleset
 /// that applies to it; anything else is 404.
-async fn load(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Ruleset> {
+async fn load(ctx: &Ctx, parents: bool) -> ApiResult<Ruleset> {
     let id = path_id(ctx, "ruleset_id")?;
-    let r = repo.clone();
+    let r = ctx.repo().clone();
     let found = ctx
         .app
         .store
@@ -739,39 +666,29 @@ async fn load(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Ruleset> {
     found.ok_or_else(ApiError::not_found)
 }
 
-async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_role().await?;
-    ctx.cached(async {
-        let parents = flag(&ctx, "includes_parents", true)?;
-        let rs = load(&ctx, &repo, parents).await?;
-        respond(&ctx, &repo, role, &rs, StatusCode::OK).await
-    })
-    .await
+async fn get(ctx: Ctx, Query(q): Query<GetQuery>) -> ApiResult<Reply> {
+    let rs = load(&ctx, q.includes_parents.unwrap_or(true)).await?;
+    respond(&ctx, &rs, StatusCode::OK).await
 }
 
-async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_admin().await?;
-    let current = load(&ctx, &repo, false).await?;
-    let b: UpdateRuleset = ctx.body(body)?;
-    let def = body::definition(&b, Some(&definition_of(&current)), source_of(&repo))?;
+async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
+    let current = load(&ctx, false).await?;
+    let def = body::definition(&b, Some(&definition_of(&current)), source_of(ctx.repo()))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
     let (id, now) = (current.id, ctx.app.clock.now());
     let rs = ctx
-        .app
-        .store
         .write(move |c| {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
             rulesets::update(c, id, &f, Actor { id: actor_id, kind: actor_kind }, now)
         })
         .await?;
-    respond(&ctx, &repo, role, &rs, StatusCode::OK).await
+    respond(&ctx, &rs, StatusCode::OK).await
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, _) = ctx.repo_admin().await?;
-    let rs = load(&ctx, &repo, false).await?;
-    ctx.app.store.write(move |c| rulesets::delete(c, rs.id)).await?;
+    let rs = load(&ctx, false).await?;
+    ctx.write(move |c| rulesets::delete(c, rs.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
@@ -809,37 +726,30 @@ fn ruleset_version(v: &rulesets::Version) -> RulesetVersion {
     }
 }
 
-async fn history(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(async {
-        let page = ctx.page(30, 100)?;
-        let rs = load(&ctx, &repo, false).await?;
-        let (versions, total) = ctx.app.store.read(move |c| rulesets::history(c, rs.id, page.offset(), page.per_page)).await?;
-        let items: Vec<RulesetVersion> = versions.iter().map(ruleset_version).collect();
-        Ok(Reply::ok(items).opt_header("link", ctx.link(page, total)))
-    })
-    .await
+async fn history(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let page = q.page(30, 100);
+    let rs = load(&ctx, false).await?;
+    let (versions, total) = ctx.app.store.read(move |c| rulesets::history(c, rs.id, page.offset(), page.per_page)).await?;
+    let items: Vec<RulesetVersion> = versions.iter().map(ruleset_version).collect();
+    Ok(Reply::ok(items).opt_header("link", ctx.link(page, total)))
 }
 
 async fn version(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, role) = ctx.repo_role().await?;
-    ctx.cached(async {
-        let rs = load(&ctx, &repo, false).await?;
-        let vid = path_id(&ctx, "version_id")?;
-        let id = rs.id;
-        let v = ctx.app.store.read(move |c| rulesets::version(c, id, vid)).await?.ok_or_else(ApiError::not_found)?;
-        // The state is the ruleset as this version left it.
-        let state_def: Value = serde_json::from_str(&v.definition).unwrap_or(Value::Null);
-        let then = Ruleset {
-            name: state_def["name"].as_str().unwrap_or_default().to_string(),
-            target: state_def["target"].as_str().unwrap_or_default().to_string(),
-            enforcement: state_def["enforcement"].as_str().unwrap_or_default().to_string(),
-            updated_at: v.created_at,
-            ..rs.clone()
-        };
-        let viewer = Viewer::of(&ctx, &repo, role, &[&state_def]).await?;
-        let state = full(&repo_origin(&ctx.app.urls, &then, &repo), &then, &state_def, Some(&viewer));
-        Ok(Reply::ok(RulesetVersionWithState { version: ruleset_version(&v), state }))
-    })
-    .await
+    let repo = ctx.repo();
+    let rs = load(&ctx, false).await?;
+    let vid = path_id(&ctx, "version_id")?;
+    let id = rs.id;
+    let v = ctx.app.store.read(move |c| rulesets::version(c, id, vid)).await?.ok_or_else(ApiError::not_found)?;
+    // The state is the ruleset as this version left it.
+    let state_def: Value = serde_json::from_str(&v.definition).unwrap_or(Value::Null);
+    let then = Ruleset {
+        name: state_def["name"].as_str().unwrap_or_default().to_string(),
+        target: state_def["target"].as_str().unwrap_or_default().to_string(),
+        enforcement: state_def["enforcement"].as_str().unwrap_or_default().to_string(),
+        updated_at: v.created_at,
+        ..rs.clone()
+    };
+    let viewer = Viewer::of(&ctx, repo, ctx.role(), &[&state_def]).await?;
+    let state = full(&repo_origin(&ctx.app.urls, &then, repo), &then, &state_def, Some(&viewer));
+    Ok(Reply::ok(RulesetVersionWithState { version: ruleset_version(&v), state }))
 }

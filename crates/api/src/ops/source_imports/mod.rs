@@ -9,7 +9,7 @@ pub mod import;
 pub mod source;
 pub mod worker;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_core::TokenKind;
 use platform_store::domain::repos::Repo;
 use platform_store::domain::source_imports::{self as store, Import};
@@ -17,37 +17,26 @@ use platform_store::DbError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::authorize::not_accessible;
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, IMPORTS_SUNSET};
+use crate::operation::{Access, Level, Operation, Resp, IMPORTS_SUNSET};
 use crate::ops::hooks::deliveries::AllowList;
-use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody};
+use crate::request::{Body, Ctx, Query};
 use crate::routes::Api;
 use crate::state::ImportSettings;
-use crate::validate::Ty;
 use import::record_event;
 
-const READ: Access =
-    Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Read)), role: Level::Read };
-const WRITE: Access =
-    Access { auth: AuthKind::Token, public: false, scopes: &["repo"], permission: Some(("contents", Level::Write)), role: Level::Write };
+/// Classic personal tokens only, before the repository is looked at.
+const CLASSIC: &[TokenKind] = &[TokenKind::Classic];
+const READ: Access = Access::token(&["repo"], Some(("contents", Level::Read)), Level::Read).only(CLASSIC);
+const WRITE: Access = Access::token(&["repo"], Some(("contents", Level::Write)), Level::Write).only(CLASSIC);
 const BASE: &str = "/repos/{owner}/{repo}/import";
 
-pub static GET: Operation = Operation {
-    id: "imports/get",
-    method: Method::GET,
-    path: BASE,
-    summary: "Get an import status",
-    docs: "https://docs.service.example/rest/migrations/source-imports#get-an-import-status",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<import::Import>(200, "The repository's import and its progress.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static GET: Operation = Operation::get("imports/get", BASE, "Get an import status")
+    .docs("https://docs.service.example/rest/migrations/source-imports#get-an-import-status")
+    .access(READ)
+    .closing_down(IMPORTS_SUNSET)
+    .responds(&[Resp::typed::<import::Import>(200, "The repository's import and its progress.")]);
 
 #[derive(Deserialize, JsonSchema)]
 struct StartImport {
@@ -59,21 +48,14 @@ struct StartImport {
     tfvc_project: Option<String>,
 }
 
-pub static START: Operation = Operation {
-    id: "imports/start",
-    method: Method::PUT,
-    path: BASE,
-    summary: "Start an import",
-    docs: "https://docs.service.example/rest/migrations/source-imports#start-an-import",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<StartImport>("Import")),
-    responses: &[
+pub static START: Operation = Operation::put("imports/start", BASE, "Start an import")
+    .docs("https://docs.service.example/rest/migrations/source-imports#start-an-import")
+    .access(WRITE)
+    .body::<StartImport>("Import")
+    .closing_down(IMPORTS_SUNSET)
+    .responds(&[
         Resp::typed::<import::Import>(201, "The import was started (detection first when `vcs` was omitted).").with_headers(&["Location"])
-    ],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+    ]);
 
 #[derive(Deserialize, JsonSchema)]
 struct UpdateImport {
@@ -85,49 +67,31 @@ struct UpdateImport {
     human_name: Option<String>,
 }
 
-pub static UPDATE: Operation = Operation {
-    id: "imports/update",
-    method: Method::PATCH,
-    path: BASE,
-    summary: "Update an import",
-    docs: "https://docs.service.example/rest/migrations/source-imports#update-an-import",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<UpdateImport>("Import")),
-    responses: &[Resp::typed::<import::Import>(200, "The import; with no body, or after a failure, it starts over.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static UPDATE: Operation = Operation::patch("imports/update", BASE, "Update an import")
+    .docs("https://docs.service.example/rest/migrations/source-imports#update-an-import")
+    .access(WRITE)
+    .body::<UpdateImport>("Import")
+    .closing_down(IMPORTS_SUNSET)
+    .responds(&[Resp::typed::<import::Import>(200, "The import; with no body, or after a failure, it starts over.")]);
 
-pub static CANCEL: Operation = Operation {
-    id: "imports/cancel",
-    method: Method::DELETE,
-    path: BASE,
-    summary: "Cancel an import",
-    docs: "https://docs.service.example/rest/migrations/source-imports#cancel-an-import",
-    access: WRITE,
-    query: &[],
-    body: None,
-    responses: &[Resp::empty(204, "The import was cancelled and removed.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static CANCEL: Operation = Operation::delete("imports/cancel", BASE, "Cancel an import")
+    .docs("https://docs.service.example/rest/migrations/source-imports#cancel-an-import")
+    .access(WRITE)
+    .closing_down(IMPORTS_SUNSET)
+    .responds(&[Resp::empty(204, "The import was cancelled and removed.")]);
 
-const SINCE: [Param; 1] = [Param { name: "since", ty: Ty::Int, description: "Only authors with an id above this.", required: false }];
+#[derive(Deserialize, JsonSchema)]
+struct AuthorsQuery {
+    /// Only authors with an id above this.
+    since: Option<i64>,
+}
 
-pub static LIST_AUTHORS: Operation = Operation {
-    id: "imports/list-authors",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/import/authors",
-    summary: "Get commit authors",
-    docs: "https://docs.service.example/rest/migrations/source-imports#get-commit-authors",
-    access: READ,
-    query: &SINCE,
-    body: None,
-    responses: &[Resp::typed::<Vec<import::PorterAuthor>>(200, "The authors of the imported history, by id.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static LIST_AUTHORS: Operation = Operation::get("imports/list-authors", "/repos/{owner}/{repo}/import/authors", "Get commit authors")
+    .docs("https://docs.service.example/rest/migrations/source-imports#get-commit-authors")
+    .access(READ)
+    .query::<AuthorsQuery>()
+    .closing_down(IMPORTS_SUNSET)
+    .responds(&[Resp::typed::<Vec<import::PorterAuthor>>(200, "The authors of the imported history, by id.")]);
 
 #[derive(Deserialize, JsonSchema)]
 struct MapAuthor {
@@ -135,33 +99,20 @@ struct MapAuthor {
     name: Option<String>,
 }
 
-pub static MAP_AUTHOR: Operation = Operation {
-    id: "imports/map-author",
-    method: Method::PATCH,
-    path: "/repos/{owner}/{repo}/import/authors/{author_id}",
-    summary: "Map a commit author",
-    docs: "https://docs.service.example/rest/migrations/source-imports#map-a-commit-author",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<MapAuthor>("PorterAuthor")),
-    responses: &[Resp::typed::<import::PorterAuthor>(200, "The author with its new identity.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static MAP_AUTHOR: Operation =
+    Operation::patch("imports/map-author", "/repos/{owner}/{repo}/import/authors/{author_id}", "Map a commit author")
+        .docs("https://docs.service.example/rest/migrations/source-imports#map-a-commit-author")
+        .access(WRITE)
+        .body::<MapAuthor>("PorterAuthor")
+        .closing_down(IMPORTS_SUNSET)
+        .responds(&[Resp::typed::<import::PorterAuthor>(200, "The author with its new identity.")]);
 
-pub static LIST_LARGE_FILES: Operation = Operation {
-    id: "imports/list-large-files",
-    method: Method::GET,
-    path: "/repos/{owner}/{repo}/import/large_files",
-    summary: "Get large files",
-    docs: "https://docs.service.example/rest/migrations/source-imports#get-large-files",
-    access: READ,
-    query: &[],
-    body: None,
-    responses: &[Resp::typed::<Vec<import::LargeFile>>(200, "Files above 100 MB in the imported history.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static LIST_LARGE_FILES: Operation =
+    Operation::get("imports/list-large-files", "/repos/{owner}/{repo}/import/large_files", "Get large files")
+        .docs("https://docs.service.example/rest/migrations/source-imports#get-large-files")
+        .access(READ)
+        .closing_down(IMPORTS_SUNSET)
+        .responds(&[Resp::typed::<Vec<import::LargeFile>>(200, "Files above 100 MB in the imported history.")]);
 
 #[derive(Deserialize, JsonSchema)]
 struct SetLfs {
@@ -169,19 +120,13 @@ struct SetLfs {
     use_lfs: String,
 }
 
-pub static SET_LFS: Operation = Operation {
-    id: "imports/set-lfs-preference",
-    method: Method::PATCH,
-    path: "/repos/{owner}/{repo}/import/lfs",
-    summary: "Update Git LFS preference",
-    docs: "https://docs.service.example/rest/migrations/source-imports#update-git-lfs-preference",
-    access: WRITE,
-    query: &[],
-    body: Some(Body::of::<SetLfs>("Import")),
-    responses: &[Resp::typed::<import::Import>(200, "The import with the preference.")],
-    traits: Traits::closing_down(IMPORTS_SUNSET),
-    derived: Derived::new(),
-};
+pub static SET_LFS: Operation =
+    Operation::patch("imports/set-lfs-preference", "/repos/{owner}/{repo}/import/lfs", "Update Git LFS preference")
+        .docs("https://docs.service.example/rest/migrations/source-imports#update-git-lfs-preference")
+        .access(WRITE)
+        .body::<SetLfs>("Import")
+        .closing_down(IMPORTS_SUNSET)
+        .responds(&[Resp::typed::<import::Import>(200, "The import with the preference.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&GET, get)
@@ -194,24 +139,19 @@ pub fn routes(api: Api) -> Api {
         .op(&SET_LFS, set_lfs)
 }
 
-/// Maintenance (503), classic tokens only, then the repository authorized per the operation.
-async fn repo(ctx: &Ctx) -> ApiResult<Repo> {
+/// The repository (authorized by the contract), unless the import service is under
+/// maintenance (503).
+fn repo(ctx: &Ctx) -> ApiResult<Repo> {
     let user = ctx.principal.user().map(|u| u.login.as_str());
-    if let Some(message) = ctx.app.faults.maintenance(&ctx.op.method, &ctx.path, user) {
+    if let Some(message) = ctx.app.faults.maintenance(&ctx.op.method.http(), &ctx.path, user) {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message));
     }
-    match &ctx.principal {
-        Principal::Anonymous => return Err(ApiError::requires_authentication()),
-        Principal::App(_) => return Err(ApiError::forbidden("Resource not accessible by integration")),
-        Principal::Token(t) if t.token.kind != TokenKind::Classic => return Err(not_accessible(t.token.kind)),
-        Principal::Token(_) => {}
-    }
-    ctx.repo().await
+    Ok(ctx.repo().clone())
 }
 
 /// The repository and its import (404 when there is none).
 async fn repo_import(ctx: &Ctx) -> ApiResult<(Repo, Import)> {
-    let repo = repo(ctx).await?;
+    let repo = repo(ctx)?;
     let id = repo.id;
     let imp = ctx.app.store.read(move |c| store::get(c, id)).await?.ok_or_else(ApiError::not_found)?;
     Ok((repo, imp))
@@ -259,10 +199,9 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
     Ok(reply(&ctx, &repo, &imp, StatusCode::OK))
 }
 
-async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn start(ctx: Ctx, Body(b): Body<StartImport>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let repo = repo(&ctx).await?;
-    let b: StartImport = ctx.body(body)?;
+    let repo = repo(&ctx)?;
     let url = b.vcs_url;
     check_url(&ctx, &url).await?;
     let vcs = b.vcs;
@@ -292,8 +231,6 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         updated_at: now,
     };
     let imp = ctx
-        .app
-        .store
         .write(move |c| -> ApiResult<Import> {
             let mut imp = imp;
             if store::has_workflows(c, imp.repo_id)? {
@@ -328,17 +265,14 @@ async fn start(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 /// Statuses an update starts over from (the caller supplied what was missing).
 const RETRY_FROM: &[&str] = &["auth_failed", "error", "detection_needs_auth", "detection_found_multiple"];
 
-async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn update(ctx: Ctx, Body(b): Body<UpdateImport>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
-    let repo = repo(&ctx).await?;
-    let b: UpdateImport = ctx.body(body)?;
+    let repo = repo(&ctx)?;
     let restart_always = [&b.vcs_username, &b.vcs_password, &b.vcs, &b.tfvc_project, &b.human_name].iter().all(|f| f.is_none());
     let (vcs, project) = (b.vcs, b.tfvc_project);
     let (username, password) = (b.vcs_username, b.vcs_password);
     let (now, step, id) = (ctx.app.clock.now(), ctx.app.config.imports.step_seconds, repo.id);
     let (imp, old_workdir) = ctx
-        .app
-        .store
         .write(move |c| -> ApiResult<(Import, Option<String>)> {
             let mut imp = store::get(c, id)?.ok_or_else(ApiError::not_found)?;
             if vcs.is_some() {
@@ -373,12 +307,10 @@ async fn update(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = repo(&ctx).await?;
+    let repo = repo(&ctx)?;
     let (now, r) = (ctx.app.clock.now(), repo.clone());
     let actor = ctx.principal.user().map(|u| u.id);
     let gone = ctx
-        .app
-        .store
         .write(move |c| -> Result<Option<Import>, DbError> {
             let Some(imp) = store::get(c, r.id)? else { return Ok(None) };
             store::delete(c, r.id)?;
@@ -393,20 +325,16 @@ async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
-async fn list_authors(ctx: Ctx) -> ApiResult<Reply> {
-    let since = match ctx.query.get("since") {
-        Some(v) => v.parse::<i64>().map_err(|_| ApiError::invalid_request(format!("For 'since', {v:?} is not an integer.")))?,
-        None => 0,
-    };
+async fn list_authors(ctx: Ctx, Query(q): Query<AuthorsQuery>) -> ApiResult<Reply> {
+    let since = q.since.unwrap_or(0);
     let (repo, imp) = repo_import(&ctx).await?;
     let list = ctx.app.store.read(move |c| store::authors(c, imp.repo_id, since)).await?;
     let u = &ctx.app.urls;
     Ok(Reply::ok(list.iter().map(|a| import::author(u, &repo, a)).collect::<Vec<_>>()))
 }
 
-async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn map_author(ctx: Ctx, Body(MapAuthor { email, name }): Body<MapAuthor>) -> ApiResult<Reply> {
     let (repo, imp) = repo_import(&ctx).await?;
-    let MapAuthor { email, name } = ctx.body(body)?;
     let author_id: i64 = ctx.param("author_id").parse().map_err(|_| ApiError::not_found())?;
     if email.as_deref().is_some_and(|e| e.trim().is_empty() || !e.contains('@') || e.contains(['<', '>', '\n'])) {
         return Err(ApiError::invalid_field("PorterAuthor", "email", "invalid", Some("email must be an email address".into())));
@@ -415,8 +343,6 @@ async fn map_author(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
         return Err(ApiError::invalid_field("PorterAuthor", "name", "invalid", Some("name must not be empty".into())));
     }
     let a = ctx
-        .app
-        .store
         .write(move |c| store::map_author(c, imp.repo_id, author_id, email.as_deref(), name.as_deref()))
         .await?
         .ok_or_else(ApiError::not_found)?;
@@ -429,12 +355,11 @@ async fn list_large_files(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(list.iter().map(import::large_file).collect::<Vec<_>>()))
 }
 
-async fn set_lfs(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn set_lfs(ctx: Ctx, Body(SetLfs { use_lfs: pref }): Body<SetLfs>) -> ApiResult<Reply> {
     let (repo, mut imp) = repo_import(&ctx).await?;
-    let pref = ctx.body::<SetLfs>(body)?.use_lfs;
     let now = ctx.app.clock.now();
     let (id, p) = (imp.repo_id, pref.clone());
-    ctx.app.store.write(move |c| store::set_lfs(c, id, &p, now)).await?;
+    ctx.write(move |c| store::set_lfs(c, id, &p, now)).await?;
     imp.use_lfs = pref;
     Ok(reply(&ctx, &repo, &imp, StatusCode::OK))
 }

@@ -1,34 +1,31 @@
 //! A run's artifacts: runs here upload none, so the list (the run's `artifacts_url`, which
 //! `gh run view` reads) is always empty, but it answers for runs that exist.
-use axum::http::Method;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{load, READ};
 use crate::error::ApiResult;
-use crate::operation::{Derived, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Operation, Resp};
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
-use crate::validate::Ty;
 
-const QUERY: [Param; 3] =
-    [PAGINATION[0], PAGINATION[1], Param { name: "name", ty: Ty::Str, description: "Only artifacts of this name.", required: false }];
+#[derive(Deserialize, JsonSchema)]
+struct ArtifactsQuery {
+    #[serde(flatten)]
+    page: Pagination,
+    /// Only artifacts of this name.
+    #[allow(dead_code)]
+    name: Option<String>,
+}
 
-op!(
-    @"actions/artifacts",
-    LIST_FOR_RUN,
-    "artifacts/list-for-run",
-    GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts",
-    "List workflow run artifacts",
-    "list-workflow-run-artifacts",
-    READ,
-    &QUERY,
-    None,
-    &[Resp::typed::<ArtifactList>(200, "The run's artifacts (runs here upload none).").with_headers(&["Link"])]
-);
+pub static LIST_FOR_RUN: Operation =
+    Operation::get("artifacts/list-for-run", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", "List workflow run artifacts")
+        .docs("https://docs.service.example/rest/actions/artifacts#list-workflow-run-artifacts")
+        .access(READ)
+        .query::<ArtifactsQuery>()
+        .responds(&[Resp::typed::<ArtifactList>(200, "The run's artifacts (runs here upload none).").with_headers(&["Link"])]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST_FOR_RUN, list_for_run)
@@ -68,8 +65,8 @@ pub struct ArtifactList {
     pub artifacts: Vec<Artifact>,
 }
 
-async fn list_for_run(ctx: Ctx) -> ApiResult<Reply> {
-    let page = ctx.page(30, 100)?;
+async fn list_for_run(ctx: Ctx, Query(q): Query<ArtifactsQuery>) -> ApiResult<Reply> {
+    let page = q.page.page(30, 100);
     load(&ctx).await?;
     Ok(Reply::ok(ArtifactList { total_count: 0, artifacts: Vec::new() }).opt_header("link", ctx.link(page, 0)))
 }

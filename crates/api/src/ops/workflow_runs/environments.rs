@@ -1,7 +1,6 @@
 //! Deployment environments of a repository (read): their protection rules are the ones runs
 //! wait for, so they live with the runs (store `workflow_runs`, shapes `EnvironmentRef`,
 //! `PendingReviewer`).
-use axum::http::Method;
 use platform_core::ids::node_id;
 use platform_store::domain::accounts;
 use platform_store::domain::repos::Repo;
@@ -12,9 +11,9 @@ use serde::Serialize;
 
 use super::shapes::{self, EnvironmentRef, PendingReviewer, Reviewer};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Derived, Operation, Resp, Traits, PAGINATION};
+use crate::operation::{Operation, Resp};
 use crate::reply::Reply;
-use crate::request::Ctx;
+use crate::request::{Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::Timestamp;
 use crate::shapes::{simple_user, Urls};
@@ -22,32 +21,19 @@ use crate::shapes::{simple_user, Urls};
 // Actions read (hosted: apps need actions:read), anonymous on a public repository.
 use super::READ;
 
-op!(
-    @"deployments/environments",
-    LIST,
-    "environments/list",
-    GET,
-    "/repos/{owner}/{repo}/environments",
-    "List environments",
-    "list-environments",
-    READ,
-    &PAGINATION,
-    None,
-    &[Resp::typed::<EnvironmentList>(200, "The repository's environments by name.").with_headers(&["Link"])]
-);
-op!(
-    @"deployments/environments",
-    GET,
-    "environments/get",
-    GET,
-    "/repos/{owner}/{repo}/environments/{environment_name}",
-    "Get an environment",
-    "get-an-environment",
-    READ,
-    &[],
-    None,
-    &[Resp::typed::<Environment>(200, "The environment and its protection rules.")]
-);
+pub static LIST: Operation = Operation::get("environments/list", "/repos/{owner}/{repo}/environments", "List environments")
+    .docs("https://docs.service.example/rest/deployments/environments#list-environments")
+    .access(READ)
+    .query::<Pagination>()
+    .cached()
+    .responds(&[Resp::typed::<EnvironmentList>(200, "The repository's environments by name.").with_headers(&["Link"])]);
+
+pub static GET: Operation =
+    Operation::get("environments/get", "/repos/{owner}/{repo}/environments/{environment_name}", "Get an environment")
+        .docs("https://docs.service.example/rest/deployments/environments#get-an-environment")
+        .access(READ)
+        .cached()
+        .responds(&[Resp::typed::<Environment>(200, "The environment and its protection rules.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list).op(&GET, get)
@@ -148,14 +134,9 @@ fn environment(c: &mut dyn Conn, u: &Urls, repo: &Repo, e: &runs::Environment) -
     })
 }
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(list_page(&ctx, repo)).await
-}
-
-async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
-    let page = ctx.page(30, 100)?;
-    let (u, r) = (ctx.app.urls.clone(), repo.clone());
+async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let page = q.page(30, 100);
+    let (u, r) = (ctx.app.urls.clone(), ctx.repo().clone());
     let body = ctx
         .app
         .store
@@ -170,12 +151,7 @@ async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached(one(&ctx, repo)).await
-}
-
-async fn one(ctx: &Ctx, repo: Repo) -> ApiResult<Reply> {
-    let (u, r, name) = (ctx.app.urls.clone(), repo.clone(), ctx.param("environment_name").to_string());
+    let (u, r, name) = (ctx.app.urls.clone(), ctx.repo().clone(), ctx.param("environment_name").to_string());
     let found = ctx
         .app
         .store

@@ -1,101 +1,83 @@
 //! Jobs of workflow runs: a run's jobs (latest attempt or all), an attempt's jobs, one job and
 //! its log (a signed download, like the run logs).
-use axum::http::{Method, StatusCode};
-use platform_store::domain::repos::Repo;
+use axum::http::StatusCode;
+use platform_core::pagination::Page;
 use platform_store::domain::workflow_runs as runs;
 use platform_store::DbError;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::shapes::{self, JobList};
 use super::{engine, id_param, logs, READ};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Derived, Operation, Param, Resp, Traits, PAGINATION};
+use crate::operation::{Operation, Resp};
 use crate::reply::Reply;
-use crate::request::{Ctx, Sharing};
+use crate::request::{Ctx, Pagination, Query};
 use crate::routes::Api;
-use crate::validate::Ty;
+use crate::validate::checked_by_handler;
 
 const FILTER: [&str; 2] = ["latest", "all"];
-const LIST_QUERY: [Param; 3] = [
-    Param {
-        name: "filter",
-        ty: Ty::Enum(&FILTER),
-        description: "`latest`: the jobs of the latest attempt (default); `all`: the jobs of every attempt.",
-        required: false,
-    },
-    PAGINATION[0],
-    PAGINATION[1],
-];
 
-op!(
-    @"actions/workflow-jobs",
-    LIST,
-    "jobs/list-for-run",
-    GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
-    "List jobs for a workflow run",
-    "list-jobs-for-a-workflow-run",
-    READ,
-    &LIST_QUERY,
-    None,
-    &[Resp::typed::<JobList>(200, "The run's jobs: of its latest attempt, or of every attempt (oldest attempt first).")
-        .with_headers(&["Link"])]
-);
-op!(
-    @"actions/workflow-jobs",
-    GET,
-    "jobs/get",
-    GET,
-    "/repos/{owner}/{repo}/actions/jobs/{job_id}",
-    "Get a job for a workflow run",
-    "get-a-job-for-a-workflow-run",
-    READ,
-    &[],
-    None,
-    &[Resp::typed::<shapes::Job>(200, "The job.")]
-);
-op!(
-    @"actions/workflow-jobs",
-    DOWNLOAD_LOGS,
-    "jobs/download-logs",
-    GET,
-    "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs",
-    "Download job logs for a workflow run",
-    "download-job-logs-for-a-workflow-run",
-    READ,
-    &[],
-    None,
-    &[Resp::empty(302, "Redirect to the job's plain-text log; the URL is valid for 1 minute.").with_headers(&["Location"])]
-);
+#[derive(Deserialize, JsonSchema)]
+struct JobsQuery {
+    /// `latest`: the jobs of the latest attempt (default); `all`: the jobs of every attempt.
+    #[schemars(extend("enum" = FILTER), transform = checked_by_handler)]
+    filter: Option<String>,
+    #[serde(flatten)]
+    page: Pagination,
+}
+
+pub static LIST: Operation =
+    Operation::get("jobs/list-for-run", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", "List jobs for a workflow run")
+        .docs("https://docs.service.example/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run")
+        .access(READ)
+        .query::<JobsQuery>()
+        .cached_per_repository()
+        .responds(&[Resp::typed::<JobList>(200, "The run's jobs: of its latest attempt, or of every attempt (oldest attempt first).")
+            .with_headers(&["Link"])]);
+
+pub static GET: Operation = Operation::get("jobs/get", "/repos/{owner}/{repo}/actions/jobs/{job_id}", "Get a job for a workflow run")
+    .docs("https://docs.service.example/rest/actions/workflow-jobs#get-a-job-for-a-workflow-run")
+    .access(READ)
+    .responds(&[Resp::typed::<shapes::Job>(200, "The job.")]);
+
+pub static DOWNLOAD_LOGS: Operation =
+    Operation::get("jobs/download-logs", "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs", "Download job logs for a workflow run")
+        .docs("https://docs.service.example/rest/actions/workflow-jobs#download-job-logs-for-a-workflow-run")
+        .access(READ)
+        .responds(&[Resp::empty(302, "Redirect to the job's plain-text log; the URL is valid for 1 minute.").with_headers(&["Location"])]);
 
 pub fn routes(api: Api) -> Api {
-    api.op(&LIST, list).op(&super::LIST_ATTEMPT_JOBS, list).op(&GET, get).op(&DOWNLOAD_LOGS, download_logs)
+    api.op(&LIST, list).op(&super::LIST_ATTEMPT_JOBS, list_attempt).op(&GET, get).op(&DOWNLOAD_LOGS, download_logs)
 }
 
-/// Both lists: the run's jobs (`filter`), or one attempt's. Shared by everyone who may read the
-/// runs until the next write or scheduled transition, like the run list.
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    ctx.cached_until(Sharing::View(format!("runs:{}", repo.id)), list_page(&ctx, repo)).await
-}
-
-async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<(Reply, i64)> {
-    let run_id = id_param(ctx, "run_id")?;
-    let (attempt, all) = match ctx.op.id == super::LIST_ATTEMPT_JOBS.id {
-        true => (Some(id_param(ctx, "attempt_number")?), false),
-        false => match ctx.query.get("filter").filter(|f| !f.is_empty()) {
-            None | Some("latest") => (None, false),
-            Some("all") => (None, true),
-            Some(v) => {
-                return Err(ApiError::invalid_field(
-                    "WorkflowJob",
-                    "filter",
-                    "invalid",
-                    Some(format!("filter must be one of {}, not {v:?}", FILTER.join(", "))),
-                ))
-            }
-        },
+/// The run's jobs (`filter`). Shared by everyone who may read the runs until the next write or
+/// scheduled transition, like the run list (`Cache::Repository`).
+async fn list(ctx: Ctx, Query(q): Query<JobsQuery>) -> ApiResult<Reply> {
+    let all = match q.filter.as_deref().filter(|f| !f.is_empty()) {
+        None | Some("latest") => false,
+        Some("all") => true,
+        Some(v) => {
+            return Err(ApiError::invalid_field(
+                "WorkflowJob",
+                "filter",
+                "invalid",
+                Some(format!("filter must be one of {}, not {v:?}", FILTER.join(", "))),
+            ))
+        }
     };
-    let page = ctx.page(30, 100)?;
+    list_page(&ctx, None, all, q.page.page(30, 100)).await
+}
+
+/// One attempt's jobs.
+async fn list_attempt(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let attempt = id_param(&ctx, "attempt_number")?;
+    list_page(&ctx, Some(attempt), false, q.page(30, 100)).await
+}
+
+async fn list_page(ctx: &Ctx, attempt: Option<i64>, all: bool, page: Page) -> ApiResult<Reply> {
+    let run_id = id_param(ctx, "run_id")?;
+    let repo = ctx.repo();
     let next = engine::settle_repo(&ctx.app, repo.id).await?;
     let repo_id = repo.id;
     let run = ctx.app.store.read(move |c| runs::get(c, repo_id, run_id)).await?.ok_or_else(ApiError::not_found)?;
@@ -112,30 +94,28 @@ async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<(Reply, i64)> {
         .ok_or_else(ApiError::not_found)?;
     let total = jobs.len() as i64;
     let shown: Vec<_> =
-        jobs.iter().skip(page.offset() as usize).take(page.per_page as usize).map(|j| shapes::job(&ctx.app.urls, &repo, &run, j)).collect();
+        jobs.iter().skip(page.offset() as usize).take(page.per_page as usize).map(|j| shapes::job(&ctx.app.urls, repo, &run, j)).collect();
     let reply = Reply::ok(JobList { total_count: total, jobs: shown }).opt_header("link", ctx.link(page, total));
-    Ok((reply, next.unwrap_or(i64::MAX)))
+    Ok(reply.fresh_until(next.unwrap_or(i64::MAX)))
 }
 
 /// The job of the path with its run, the repository settled first.
-async fn load_job(ctx: &Ctx) -> ApiResult<(Repo, runs::Job, runs::Run)> {
-    let repo = ctx.repo().await?;
+async fn load_job(ctx: &Ctx) -> ApiResult<(runs::Job, runs::Run)> {
+    let repo_id = ctx.repo().id;
     let job_id = id_param(ctx, "job_id")?;
-    engine::settle_repo(&ctx.app, repo.id).await?;
-    let repo_id = repo.id;
-    let (job, run) = ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)?;
-    Ok((repo, job, run))
+    engine::settle_repo(&ctx.app, repo_id).await?;
+    ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)
 }
 
 async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, job, run) = load_job(&ctx).await?;
-    Ok(Reply::ok(shapes::job(&ctx.app.urls, &repo, &run, &job)))
+    let (job, run) = load_job(&ctx).await?;
+    Ok(Reply::ok(shapes::job(&ctx.app.urls, ctx.repo(), &run, &job)))
 }
 
 /// 302 to the signed log URL; a job that has not started, or whose run's logs were deleted,
 /// has no log (404).
 async fn download_logs(ctx: Ctx) -> ApiResult<Reply> {
-    let (_, job, run) = load_job(&ctx).await?;
+    let (job, run) = load_job(&ctx).await?;
     if run.logs_deleted || job.started_at.is_none() {
         return Err(ApiError::not_found());
     }

@@ -10,33 +10,31 @@ pub mod plan;
 pub mod shapes;
 mod zip;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use platform_core::{daterange, TokenKind};
 use platform_store::domain::accounts::Account;
-use platform_store::domain::repos::Repo;
 use platform_store::domain::workflow_runs::{self as runs, Filter, Refusal, Rerun, Run, CONCLUSIONS, STATUSES};
 use platform_store::DbError;
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
-use crate::operation::{Access, AuthKind, Body, Derived, Level, Operation, Param, Resp, Traits, PAGINATION, RUN_USAGE_SUNSET};
+use crate::operation::{Access, Level, Operation, Resp, RUN_USAGE_SUNSET};
 use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::{Ctx, JsonBody, Sharing};
+use crate::request::{Body, Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::Timestamp;
-use crate::validate::{Ty, BODY_STRING_MAX_CHARS};
+use crate::validate::{checked_by_handler, schema_text, BODY_STRING_MAX_CHARS};
 use shapes::{Deployment, EnvironmentApproval, JobList, PendingDeployment, WorkflowRun, WorkflowRunList, WorkflowRunUsage};
 
 const SCOPES: &[&str] = &["repo"];
 const READ: Access = Access::read(SCOPES, "actions");
 const WRITE: Access = Access::write(SCOPES, "actions");
 /// Reviewers need read access to the repository and Deployments write on their token.
-const REVIEW: Access =
-    Access { auth: AuthKind::Token, public: false, scopes: SCOPES, permission: Some(("deployments", Level::Write)), role: Level::Read };
+const REVIEW: Access = Access::token(SCOPES, Some(("deployments", Level::Write)), Level::Read);
 
 /// A date or date-time of the `created` grammar, as JSON-escaped regex text (days every month
 /// has, so every string the pattern admits names a real time).
@@ -57,316 +55,224 @@ const CREATED_SCHEMA: &str = concat!(
     date_re!(),
     r#")$"}"#
 );
-const EXCLUDE_PRS: Param =
-    Param { name: "exclude_pull_requests", ty: Ty::Bool, description: "If true, pull_requests is empty in the response.", required: false };
-const LIST_QUERY: [Param; 10] = [
-    Param { name: "actor", ty: Ty::Str, description: "Runs of this user (the one who pushed or opened the trigger).", required: false },
-    Param { name: "branch", ty: Ty::Str, description: "Runs of this branch.", required: false },
-    Param { name: "event", ty: Ty::Str, description: "Runs triggered by this event.", required: false },
-    Param {
-        name: "status",
-        ty: Ty::Enum(&[
-            "completed",
-            "action_required",
-            "cancelled",
-            "failure",
-            "neutral",
-            "skipped",
-            "stale",
-            "success",
-            "timed_out",
-            "in_progress",
-            "queued",
-            "requested",
-            "waiting",
-            "pending",
-        ]),
-        description: "A status or a conclusion.",
-        required: false,
-    },
-    PAGINATION[0],
-    PAGINATION[1],
-    Param {
-        name: "created",
-        ty: Ty::Json(CREATED_SCHEMA),
-        description: "Creation time in search syntax: >=D, <=D, >D, <D, D..D, D..*, *..D or D; dates or date-times.",
-        required: false,
-    },
-    EXCLUDE_PRS,
-    Param { name: "check_suite_id", ty: Ty::Int, description: "Runs of this check suite.", required: false },
-    Param { name: "head_sha", ty: Ty::Str, description: "Runs of this head commit.", required: false },
-];
-
-/// An operation of this feature; `@"area"` first names its docs page (default: workflow runs).
-macro_rules! op {
-    ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr) => {
-        op!(@"actions/workflow-runs", $name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, Traits::NONE);
-    };
-    ($name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr, $traits:expr) => {
-        op!(@"actions/workflow-runs", $name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, $traits);
-    };
-    (@$area:literal, $name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr) => {
-        op!(@$area, $name, $id, $method, $path, $summary, $slug, $access, $query, $body, $resp, Traits::NONE);
-    };
-    (@$area:literal, $name:ident, $id:literal, $method:ident, $path:literal, $summary:literal, $slug:literal, $access:expr, $query:expr, $body:expr, $resp:expr, $traits:expr) => {
-        pub static $name: Operation = Operation {
-            id: $id,
-            method: Method::$method,
-            path: $path,
-            summary: $summary,
-            docs: concat!("https://docs.service.example/rest/", $area, "#", $slug),
-            access: $access,
-            query: $query,
-            body: $body,
-            responses: $resp,
-            traits: $traits,
-            derived: Derived::new(),
-        };
-    };
+/// The query of the run lists.
+#[derive(Deserialize, JsonSchema)]
+struct ListQuery {
+    /// Runs of this user (the one who pushed or opened the trigger).
+    actor: Option<String>,
+    /// Runs of this branch.
+    branch: Option<String>,
+    /// Runs triggered by this event.
+    event: Option<String>,
+    /// A status or a conclusion.
+    #[schemars(extend("enum" = STATUS_FILTERS), transform = checked_by_handler)]
+    status: Option<String>,
+    #[serde(flatten)]
+    page: Pagination,
+    /// Creation time in search syntax: >=D, <=D, >D, <D, D..D, D..*, *..D or D; dates or date-times.
+    #[serde(default)]
+    #[schemars(schema_with = "created_schema")]
+    created: Option<String>,
+    /// If true, pull_requests is empty in the response.
+    exclude_pull_requests: Option<bool>,
+    /// Runs of this check suite.
+    check_suite_id: Option<i64>,
+    /// Runs of this head commit.
+    head_sha: Option<String>,
 }
 
-// After the macro, which they use.
+const STATUS_FILTERS: [&str; 14] = [
+    "completed",
+    "action_required",
+    "cancelled",
+    "failure",
+    "neutral",
+    "skipped",
+    "stale",
+    "success",
+    "timed_out",
+    "in_progress",
+    "queued",
+    "requested",
+    "waiting",
+    "pending",
+];
+
+fn created_schema(_: &mut SchemaGenerator) -> Schema {
+    schema_text(CREATED_SCHEMA)
+}
+
+/// The query of one run.
+#[derive(Deserialize, JsonSchema)]
+struct RunQuery {
+    /// If true, pull_requests is empty in the response.
+    exclude_pull_requests: Option<bool>,
+}
+
+// After `READ`, which they use.
 pub mod artifacts;
 pub mod environments;
 pub mod jobs;
 pub mod workflows;
 
-op!(
-    LIST,
-    "runs/list",
-    GET,
-    "/repos/{owner}/{repo}/actions/runs",
-    "List workflow runs for a repository",
-    "list-workflow-runs-for-a-repository",
-    READ,
-    &LIST_QUERY,
-    None,
-    &[Resp::typed::<WorkflowRunList>(200, "Runs, newest first (at most 1,000 when filtered).").with_headers(&["Link"])]
-);
-op!(
-    LIST_FOR_WORKFLOW,
+pub static LIST: Operation = Operation::get("runs/list", "/repos/{owner}/{repo}/actions/runs", "List workflow runs for a repository")
+    .docs("https://docs.service.example/rest/actions/workflow-runs#list-workflow-runs-for-a-repository")
+    .access(READ)
+    .query::<ListQuery>()
+    .cached_per_repository()
+    .responds(&[Resp::typed::<WorkflowRunList>(200, "Runs, newest first (at most 1,000 when filtered).").with_headers(&["Link"])]);
+
+pub static LIST_FOR_WORKFLOW: Operation = Operation::get(
     "runs/list-for-workflow",
-    GET,
     "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
     "List workflow runs for a workflow",
-    "list-workflow-runs-for-a-workflow",
-    READ,
-    &LIST_QUERY,
-    None,
-    &[Resp::typed::<WorkflowRunList>(200, "Runs of the workflow (its id or file name), newest first.").with_headers(&["Link"])]
-);
-op!(
-    GET,
-    "runs/get",
-    GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}",
-    "Get a workflow run",
-    "get-a-workflow-run",
-    READ,
-    &[EXCLUDE_PRS],
-    None,
-    &[Resp::typed::<WorkflowRun>(200, "The run (its latest attempt).")]
-);
-op!(
-    DELETE,
-    "runs/delete",
-    DELETE,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}",
-    "Delete a workflow run",
-    "delete-a-workflow-run",
-    WRITE,
-    &[],
-    None,
-    &[Resp::empty(204, "The run was deleted.")]
-);
-op!(
-    CANCEL,
-    "runs/cancel",
-    POST,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
-    "Cancel a workflow run",
-    "cancel-a-workflow-run",
-    WRITE,
-    &[],
-    None,
-    &[
-        Resp::typed::<crate::shapes::Empty>(202, "The run is cancelled."),
-        Resp::typed::<crate::error::BasicError>(409, "The run has completed.")
-    ]
-);
-op!(
-    FORCE_CANCEL,
-    "runs/force-cancel",
-    POST,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/force-cancel",
-    "Force cancel a workflow run",
-    "force-cancel-a-workflow-run",
-    WRITE,
-    &[],
-    None,
-    &[
-        Resp::typed::<crate::shapes::Empty>(202, "The run is cancelled, bypassing conditions that would keep jobs running."),
-        Resp::typed::<crate::error::BasicError>(409, "The run has completed.")
-    ]
-);
-op!(
-    DOWNLOAD_LOGS,
-    "runs/download-logs",
-    GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
-    "Download workflow run logs",
-    "download-workflow-run-logs",
-    READ,
-    &[],
-    None,
-    &[Resp::empty(302, "Redirect to a zip archive of the latest attempt's logs; the URL is valid for 1 minute.")
-        .with_headers(&["Location"])]
-);
-op!(
-    DELETE_LOGS,
-    "runs/delete-logs",
-    DELETE,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/logs",
-    "Delete workflow run logs",
-    "delete-workflow-run-logs",
-    WRITE,
-    &[],
-    None,
-    &[Resp::empty(204, "The logs were deleted.")]
-);
-op!(
-    LIST_PENDING,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow")
+.access(READ)
+.query::<ListQuery>()
+.cached_per_repository()
+.responds(&[Resp::typed::<WorkflowRunList>(200, "Runs of the workflow (its id or file name), newest first.").with_headers(&["Link"])]);
+
+pub static GET: Operation = Operation::get("runs/get", "/repos/{owner}/{repo}/actions/runs/{run_id}", "Get a workflow run")
+    .docs("https://docs.service.example/rest/actions/workflow-runs#get-a-workflow-run")
+    .access(READ)
+    .query::<RunQuery>()
+    .responds(&[Resp::typed::<WorkflowRun>(200, "The run (its latest attempt).")]);
+
+pub static DELETE: Operation = Operation::delete("runs/delete", "/repos/{owner}/{repo}/actions/runs/{run_id}", "Delete a workflow run")
+    .docs("https://docs.service.example/rest/actions/workflow-runs#delete-a-workflow-run")
+    .access(WRITE)
+    .responds(&[Resp::empty(204, "The run was deleted.")]);
+
+pub static CANCEL: Operation =
+    Operation::post("runs/cancel", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", "Cancel a workflow run")
+        .docs("https://docs.service.example/rest/actions/workflow-runs#cancel-a-workflow-run")
+        .access(WRITE)
+        .responds(&[
+            Resp::typed::<crate::shapes::Empty>(202, "The run is cancelled."),
+            Resp::typed::<crate::error::BasicError>(409, "The run has completed."),
+        ]);
+
+pub static FORCE_CANCEL: Operation =
+    Operation::post("runs/force-cancel", "/repos/{owner}/{repo}/actions/runs/{run_id}/force-cancel", "Force cancel a workflow run")
+        .docs("https://docs.service.example/rest/actions/workflow-runs#force-cancel-a-workflow-run")
+        .access(WRITE)
+        .responds(&[
+            Resp::typed::<crate::shapes::Empty>(202, "The run is cancelled, bypassing conditions that would keep jobs running."),
+            Resp::typed::<crate::error::BasicError>(409, "The run has completed."),
+        ]);
+
+pub static DOWNLOAD_LOGS: Operation =
+    Operation::get("runs/download-logs", "/repos/{owner}/{repo}/actions/runs/{run_id}/logs", "Download workflow run logs")
+        .docs("https://docs.service.example/rest/actions/workflow-runs#download-workflow-run-logs")
+        .access(READ)
+        .responds(&[Resp::empty(302, "Redirect to a zip archive of the latest attempt's logs; the URL is valid for 1 minute.")
+            .with_headers(&["Location"])]);
+
+pub static DELETE_LOGS: Operation =
+    Operation::delete("runs/delete-logs", "/repos/{owner}/{repo}/actions/runs/{run_id}/logs", "Delete workflow run logs")
+        .docs("https://docs.service.example/rest/actions/workflow-runs#delete-workflow-run-logs")
+        .access(WRITE)
+        .responds(&[Resp::empty(204, "The logs were deleted.")]);
+
+pub static LIST_PENDING: Operation = Operation::get(
     "runs/list-pending-deployments",
-    GET,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
     "Get pending deployments for a workflow run",
-    "get-pending-deployments-for-a-workflow-run",
-    READ,
-    &[],
-    None,
-    &[Resp::typed::<Vec<PendingDeployment>>(200, "Environments the run waits for.")]
-);
-op!(
-    REVIEW_PENDING,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#get-pending-deployments-for-a-workflow-run")
+.access(READ)
+.responds(&[Resp::typed::<Vec<PendingDeployment>>(200, "Environments the run waits for.")]);
+
+pub static REVIEW_PENDING: Operation = Operation::post(
     "runs/review-pending-deployments",
-    POST,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments",
     "Review pending deployments for a workflow run",
-    "review-pending-deployments-for-a-workflow-run",
-    REVIEW,
-    &[],
-    Some(Body::of::<Review>("DeploymentReview")),
-    &[Resp::typed::<Vec<Deployment>>(200, "The deployments the approval created (none on rejection).")]
-);
-op!(
-    RERUN,
-    "runs/rerun",
-    POST,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun",
-    "Re-run a workflow",
-    "re-run-a-workflow",
-    WRITE,
-    &[],
-    Some(RERUN_BODY),
-    &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt is queued.")]
-);
-op!(
-    RERUN_FAILED,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#review-pending-deployments-for-a-workflow-run")
+.access(REVIEW)
+.body::<Review>("DeploymentReview")
+.responds(&[Resp::typed::<Vec<Deployment>>(200, "The deployments the approval created (none on rejection).")]);
+
+pub static RERUN: Operation = Operation::post("runs/rerun", "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun", "Re-run a workflow")
+    .docs("https://docs.service.example/rest/actions/workflow-runs#re-run-a-workflow")
+    .access(WRITE)
+    .body::<RerunRun>("WorkflowRun")
+    .responds(&[Resp::typed::<crate::shapes::Empty>(201, "A new attempt is queued.")]);
+
+pub static RERUN_FAILED: Operation = Operation::post(
     "runs/rerun-failed-jobs",
-    POST,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
     "Re-run failed jobs from a workflow run",
-    "re-run-failed-jobs-from-a-workflow-run",
-    WRITE,
-    &[],
-    Some(RERUN_BODY),
-    &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the failed jobs and the jobs that need them.")]
-);
-op!(
-    GET_USAGE,
-    "runs/get-usage",
-    GET,
-    "/repos/{owner}/{repo}/actions/runs/{run_id}/timing",
-    "Get workflow run usage",
-    "get-workflow-run-usage",
-    READ,
-    &[],
-    None,
-    &[Resp::typed::<WorkflowRunUsage>(200, "Billable time per runner OS and the run's duration (closing down).")],
-    Traits::closing_down(RUN_USAGE_SUNSET)
-);
-op!(
-    RERUN_JOB,
-    "runs/rerun-job",
-    POST,
-    "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
-    "Re-run a job from a workflow run",
-    "re-run-a-job-from-a-workflow-run",
-    WRITE,
-    &[],
-    Some(Body::of::<RerunJob>("WorkflowJob")),
-    &[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the job and the jobs that need it.")]
-);
-op!(
-    GET_ATTEMPT,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#re-run-failed-jobs-from-a-workflow-run")
+.access(WRITE)
+.body::<RerunRun>("WorkflowRun")
+.responds(&[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the failed jobs and the jobs that need them.")]);
+
+pub static GET_USAGE: Operation =
+    Operation::get("runs/get-usage", "/repos/{owner}/{repo}/actions/runs/{run_id}/timing", "Get workflow run usage")
+        .docs("https://docs.service.example/rest/actions/workflow-runs#get-workflow-run-usage")
+        .access(READ)
+        .closing_down(RUN_USAGE_SUNSET)
+        .responds(&[Resp::typed::<WorkflowRunUsage>(200, "Billable time per runner OS and the run's duration (closing down).")]);
+
+pub static RERUN_JOB: Operation =
+    Operation::post("runs/rerun-job", "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun", "Re-run a job from a workflow run")
+        .docs("https://docs.service.example/rest/actions/workflow-runs#re-run-a-job-from-a-workflow-run")
+        .access(WRITE)
+        .body::<RerunJob>("WorkflowJob")
+        .responds(&[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the job and the jobs that need it.")]);
+
+pub static GET_ATTEMPT: Operation = Operation::get(
     "runs/get-attempt",
-    GET,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}",
     "Get a workflow run attempt",
-    "get-a-workflow-run-attempt",
-    READ,
-    &[EXCLUDE_PRS],
-    None,
-    &[Resp::typed::<WorkflowRun>(200, "The run as of that attempt.")]
-);
-op!(
-    DOWNLOAD_ATTEMPT_LOGS,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#get-a-workflow-run-attempt")
+.access(READ)
+.query::<RunQuery>()
+.responds(&[Resp::typed::<WorkflowRun>(200, "The run as of that attempt.")]);
+
+pub static DOWNLOAD_ATTEMPT_LOGS: Operation = Operation::get(
     "runs/download-attempt-logs",
-    GET,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/logs",
     "Download workflow run attempt logs",
-    "download-workflow-run-attempt-logs",
-    READ,
-    &[],
-    None,
-    &[Resp::empty(302, "Redirect to a zip archive of the attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])]
-);
-op!(
-    LIST_ATTEMPT_JOBS,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#download-workflow-run-attempt-logs")
+.access(READ)
+.responds(&[
+    Resp::empty(302, "Redirect to a zip archive of the attempt's logs; the URL is valid for 1 minute.").with_headers(&["Location"])
+]);
+
+pub static LIST_ATTEMPT_JOBS: Operation = Operation::get(
     "runs/list-attempt-jobs",
-    GET,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs",
     "List jobs for a workflow run attempt",
-    "list-jobs-for-a-workflow-run-attempt",
-    READ,
-    &PAGINATION,
-    None,
-    &[Resp::typed::<JobList>(200, "The attempt's jobs in plan order.").with_headers(&["Link"])]
-);
-op!(
-    APPROVE,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#list-jobs-for-a-workflow-run-attempt")
+.access(READ)
+.query::<Pagination>()
+.cached_per_repository()
+.responds(&[Resp::typed::<JobList>(200, "The attempt's jobs in plan order.").with_headers(&["Link"])]);
+
+pub static APPROVE: Operation = Operation::post(
     "runs/approve-fork-run",
-    POST,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/approve",
     "Approve a workflow run for a fork pull request",
-    "approve-a-workflow-run-for-a-fork-pull-request",
-    WRITE,
-    &[],
-    None,
-    &[Resp::typed::<crate::shapes::Empty>(201, "The run is queued.")]
-);
-op!(
-    LIST_REVIEWS,
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#approve-a-workflow-run-for-a-fork-pull-request")
+.access(WRITE)
+.responds(&[Resp::typed::<crate::shapes::Empty>(201, "The run is queued.")]);
+
+pub static LIST_REVIEWS: Operation = Operation::get(
     "runs/list-reviews",
-    GET,
     "/repos/{owner}/{repo}/actions/runs/{run_id}/approvals",
     "Get the review history for a workflow run",
-    "get-the-review-history-for-a-workflow-run",
-    READ,
-    &[],
-    None,
-    &[Resp::typed::<Vec<EnvironmentApproval>>(200, "Reviews of the run's deployments, oldest first.")]
-);
+)
+.docs("https://docs.service.example/rest/actions/workflow-runs#get-the-review-history-for-a-workflow-run")
+.access(READ)
+.responds(&[Resp::typed::<Vec<EnvironmentApproval>>(200, "Reviews of the run's deployments, oldest first.")]);
 
 #[derive(Deserialize, JsonSchema)]
 struct Review {
@@ -389,8 +295,6 @@ struct RerunJob {
     #[allow(dead_code)]
     enable_debugger: Option<bool>,
 }
-
-const RERUN_BODY: Body = Body::of::<RerunRun>("WorkflowRun");
 
 pub fn routes(api: Api) -> Api {
     let api = artifacts::routes(jobs::routes(workflows::routes(environments::routes(api))));
@@ -432,31 +336,26 @@ fn refuse_apps(ctx: &Ctx) -> ApiResult<()> {
     }
 }
 
-/// The repository (authorized), settled, and the run of the path.
-async fn load(ctx: &Ctx) -> ApiResult<(Repo, Run)> {
-    let repo = ctx.repo().await?;
+/// The repository's runs settled, and the run of the path.
+async fn load(ctx: &Ctx) -> ApiResult<Run> {
+    let repo_id = ctx.repo().id;
     let id = id_param(ctx, "run_id")?;
-    engine::settle_repo(&ctx.app, repo.id).await?;
-    let repo_id = repo.id;
-    let run = ctx.app.store.read(move |c| runs::get(c, repo_id, id)).await?.ok_or_else(ApiError::not_found)?;
-    Ok((repo, run))
-}
-
-/// A boolean query parameter: `true`/`false` (default false); anything else is a 422.
-fn bool_query(ctx: &Ctx, name: &str) -> ApiResult<bool> {
-    match ctx.query.get(name) {
-        None | Some("") | Some("false") => Ok(false),
-        Some("true") => Ok(true),
-        Some(v) => Err(ApiError::invalid_request(format!("For '{name}', {v:?} is not a boolean."))),
-    }
+    engine::settle_repo(&ctx.app, repo_id).await?;
+    ctx.app.store.read(move |c| runs::get(c, repo_id, id)).await?.ok_or_else(ApiError::not_found)
 }
 
 /// The list filters of the query; malformed values are 422.
-fn filter(ctx: &Ctx) -> ApiResult<Filter> {
-    let text = |n: &str| ctx.query.get(n).filter(|v| !v.is_empty()).map(str::to_string);
-    let mut f =
-        Filter { actor: text("actor"), branch: text("branch"), event: text("event"), head_sha: text("head_sha"), ..Filter::default() };
-    if let Some(s) = text("status") {
+fn filter(q: ListQuery) -> ApiResult<Filter> {
+    let text = |v: Option<String>| v.filter(|v| !v.is_empty());
+    let mut f = Filter {
+        actor: text(q.actor),
+        branch: text(q.branch),
+        event: text(q.event),
+        head_sha: text(q.head_sha),
+        check_suite_id: q.check_suite_id,
+        ..Filter::default()
+    };
+    if let Some(s) = text(q.status) {
         if !STATUSES.contains(&s.as_str()) && !CONCLUSIONS.contains(&s.as_str()) {
             return Err(ApiError::invalid_field(
                 "WorkflowRun",
@@ -467,7 +366,7 @@ fn filter(ctx: &Ctx) -> ApiResult<Filter> {
         }
         f.status = Some(s);
     }
-    if let Some(c) = text("created") {
+    if let Some(c) = text(q.created) {
         let range = daterange::parse(&c).ok_or_else(|| {
             ApiError::invalid_field(
                 "WorkflowRun",
@@ -480,27 +379,18 @@ fn filter(ctx: &Ctx) -> ApiResult<Filter> {
         })?;
         f.created = Some(range);
     }
-    if let Some(v) = text("check_suite_id") {
-        f.check_suite_id =
-            Some(v.parse().map_err(|_| ApiError::invalid_request(format!("For 'check_suite_id', {v:?} is not an integer.")))?);
-    }
     Ok(f)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Handlers.
 
-async fn list(ctx: Ctx) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
-    // Everyone allowed to list sees the same runs: the page is shared among them until the next
-    // write or the next scheduled transition.
-    ctx.cached_until(Sharing::View(format!("runs:{}", repo.id)), list_page(&ctx, repo)).await
-}
-
-async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<(Reply, i64)> {
-    let mut f = filter(ctx)?;
-    let exclude_prs = bool_query(ctx, "exclude_pull_requests")?;
-    let page = ctx.page(30, 100)?;
+/// Everyone allowed to list sees the same runs: the page is shared among them (`Cache::Repository`)
+/// until the next write or the next scheduled transition.
+async fn list(ctx: Ctx, Query(q): Query<ListQuery>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let (exclude_prs, page) = (q.exclude_pull_requests.unwrap_or(false), q.page.page(30, 100));
+    let mut f = filter(q)?;
     let next = engine::settle_repo(&ctx.app, repo.id).await?;
     let repo_id = repo.id;
     if ctx.op.id == LIST_FOR_WORKFLOW.id {
@@ -511,28 +401,26 @@ async fn list_page(ctx: &Ctx, repo: Repo) -> ApiResult<(Reply, i64)> {
     let u = &ctx.app.urls;
     let body = WorkflowRunList {
         total_count: total,
-        workflow_runs: list.iter().map(|r| shapes::run(u, ctx.version, &repo, r, exclude_prs)).collect(),
+        workflow_runs: list.iter().map(|r| shapes::run(u, ctx.version, repo, r, exclude_prs)).collect(),
     };
-    Ok((Reply::ok(body).opt_header("link", ctx.link(page, total)), next.unwrap_or(i64::MAX)))
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)).fresh_until(next.unwrap_or(i64::MAX)))
 }
 
-async fn get(ctx: Ctx) -> ApiResult<Reply> {
-    let exclude_prs = bool_query(&ctx, "exclude_pull_requests")?;
-    let (repo, run) = load(&ctx).await?;
-    Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, &repo, &run, exclude_prs)))
+async fn get(ctx: Ctx, Query(q): Query<RunQuery>) -> ApiResult<Reply> {
+    let run = load(&ctx).await?;
+    Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, ctx.repo(), &run, q.exclude_pull_requests.unwrap_or(false))))
 }
 
-async fn get_attempt(ctx: Ctx) -> ApiResult<Reply> {
-    let exclude_prs = bool_query(&ctx, "exclude_pull_requests")?;
-    let (repo, run) = load(&ctx).await?;
+async fn get_attempt(ctx: Ctx, Query(q): Query<RunQuery>) -> ApiResult<Reply> {
+    let run = load(&ctx).await?;
     let n = id_param(&ctx, "attempt_number")?;
     let found = ctx.app.store.read(move |c| runs::attempt(c, &run, n)).await?.ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, &repo, &found, exclude_prs)))
+    Ok(Reply::ok(shapes::run(&ctx.app.urls, ctx.version, ctx.repo(), &found, q.exclude_pull_requests.unwrap_or(false))))
 }
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
-    let (_, run) = load(&ctx).await?;
-    ctx.app.store.write(move |c| runs::delete(c, run.id)).await?;
+    let run = load(&ctx).await?;
+    ctx.write(move |c| runs::delete(c, run.id)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
@@ -554,8 +442,6 @@ where
 {
     let (now, u) = (ctx.app.clock.now(), ctx.app.urls.clone());
     let out = ctx
-        .app
-        .store
         .write(move |c| -> Result<_, DbError> {
             let out = f(c, now)?;
             if out.is_ok() {
@@ -568,7 +454,7 @@ where
 }
 
 async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
-    let (_, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     change(&ctx, run.id, move |c, now| {
         let out = runs::cancel(c, run.id, now)?;
         Ok(out)
@@ -588,21 +474,20 @@ fn caller(ctx: &Ctx) -> ApiResult<Account> {
     }
 }
 
-async fn rerun(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let (_, run) = load(&ctx).await?;
-    let debug = ctx.body::<RerunRun>(body)?.enable_debug_logging.unwrap_or(false);
+async fn rerun(ctx: Ctx, Body(b): Body<RerunRun>) -> ApiResult<Reply> {
+    let run = load(&ctx).await?;
+    let debug = b.enable_debug_logging.unwrap_or(false);
     let by = caller(&ctx)?;
     let what = if ctx.op.id == RERUN_FAILED.id { Rerun::Failed } else { Rerun::All };
     change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &what, &by, debug, now)).await?;
     Ok(Reply::created(json!({})))
 }
 
-async fn rerun_job(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
-    let repo = ctx.repo().await?;
+async fn rerun_job(ctx: Ctx, Body(b): Body<RerunJob>) -> ApiResult<Reply> {
+    let repo_id = ctx.repo().id;
     let job_id = id_param(&ctx, "job_id")?;
-    let debug = ctx.body::<RerunJob>(body)?.enable_debug_logging.unwrap_or(false);
-    engine::settle_repo(&ctx.app, repo.id).await?;
-    let repo_id = repo.id;
+    let debug = b.enable_debug_logging.unwrap_or(false);
+    engine::settle_repo(&ctx.app, repo_id).await?;
     let (job, run) = ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)?;
     let by = caller(&ctx)?;
     change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &Rerun::Job(job.name), &by, debug, now)).await?;
@@ -610,13 +495,13 @@ async fn rerun_job(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
 }
 
 async fn approve(ctx: Ctx) -> ApiResult<Reply> {
-    let (_, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     change(&ctx, run.id, move |c, now| runs::approve(c, run.id, now)).await?;
     Ok(Reply::created(json!({})))
 }
 
 async fn download_logs(ctx: Ctx) -> ApiResult<Reply> {
-    let (_, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     let attempt = match ctx.op.id == DOWNLOAD_ATTEMPT_LOGS.id {
         true => {
             let n = id_param(&ctx, "attempt_number")?;
@@ -633,12 +518,12 @@ async fn download_logs(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 async fn delete_logs(ctx: Ctx) -> ApiResult<Reply> {
-    let (_, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     if !run.completed() {
         return Err(ApiError::forbidden("Cannot delete the logs of a workflow run that is not completed."));
     }
     let now = ctx.app.clock.now();
-    ctx.app.store.write(move |c| runs::delete_logs(c, run.id, now)).await?;
+    ctx.write(move |c| runs::delete_logs(c, run.id, now)).await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
@@ -648,10 +533,10 @@ fn user_of(p: &Principal) -> Option<i64> {
 }
 
 async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     let user = user_of(&ctx.principal);
     let u = ctx.app.urls.clone();
-    let r = repo.clone();
+    let r = ctx.repo().clone();
     let body = ctx
         .app
         .store
@@ -678,28 +563,25 @@ async fn list_pending(ctx: Ctx) -> ApiResult<Reply> {
 }
 
 /// The grant a reviewer's token needs: Deployments write (fine-grained), `repo` (classic).
-fn check_review_grant(ctx: &Ctx, repo: &Repo) -> ApiResult<()> {
+fn check_review_grant(ctx: &Ctx) -> ApiResult<()> {
     let Principal::Token(t) = &ctx.principal else { return Err(ApiError::requires_authentication()) };
-    if grants(t, &REVIEW, repo.private) {
+    if grants(t, &REVIEW, ctx.repo().private) {
         Ok(())
     } else {
         Err(not_accessible(t.token.kind))
     }
 }
 
-async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
+async fn review(ctx: Ctx, Body(b): Body<Review>) -> ApiResult<Reply> {
     refuse_apps(&ctx)?;
-    let (repo, run) = load(&ctx).await?;
-    check_review_grant(&ctx, &repo)?;
-    let b: Review = ctx.body(body)?;
+    let run = load(&ctx).await?;
+    check_review_grant(&ctx)?;
     let user = caller(&ctx)?;
     if b.environment_ids.is_empty() {
         return Err(ApiError::invalid_field("DeploymentReview", "environment_ids", "missing_field", None));
     }
     let (now, u) = (ctx.app.clock.now(), ctx.app.urls.clone());
     let deployments = ctx
-        .app
-        .store
         .write(move |c| -> Result<_, ApiError> {
             // Settled first: only environments the run waits for now can be reviewed.
             engine::settle_one(c, &u, run.id, now)?;
@@ -728,27 +610,27 @@ async fn review(ctx: Ctx, JsonBody(body): JsonBody) -> ApiResult<Reply> {
             Ok(made)
         })
         .await?;
-    let body: Vec<Deployment> = deployments.iter().map(|d| shapes::deployment(&ctx.app.urls, &repo, d)).collect();
+    let body: Vec<Deployment> = deployments.iter().map(|d| shapes::deployment(&ctx.app.urls, ctx.repo(), d)).collect();
     Ok(Reply::ok(body))
 }
 
 async fn list_reviews(ctx: Ctx) -> ApiResult<Reply> {
-    let (repo, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     let reviews = ctx.app.store.read(move |c| runs::reviews(c, run.id)).await?;
-    let body: Vec<EnvironmentApproval> = reviews.iter().map(|r| shapes::approval(&ctx.app.urls, &repo, r)).collect();
+    let body: Vec<EnvironmentApproval> = reviews.iter().map(|r| shapes::approval(&ctx.app.urls, ctx.repo(), r)).collect();
     Ok(Reply::ok(body))
 }
 
 async fn usage(ctx: Ctx) -> ApiResult<Reply> {
     refuse_apps(&ctx)?;
-    let (repo, run) = load(&ctx).await?;
+    let run = load(&ctx).await?;
     let now = ctx.app.clock.now();
     let (jobs, spans) =
         ctx.app.store.read(move |c| -> Result<_, DbError> { Ok((runs::all_jobs(c, run.id)?, runs::attempt_spans(c, run.id)?)) }).await?;
     let current = (run.run_started_at.filter(|_| run.status != "queued"), run.completed_at.or(Some(now)));
     let duration: i64 =
         spans.iter().chain(std::iter::once(&current)).filter_map(|(s, e)| Some((e.as_ref()? - s.as_ref()?).max(0) * 1000)).sum();
-    Ok(Reply::ok(shapes::usage(repo.private, &jobs, duration)))
+    Ok(Reply::ok(shapes::usage(ctx.repo().private, &jobs, duration)))
 }
 
 /// The control plane's part: runs planned (one, or batches) and advanced (`plan`).
