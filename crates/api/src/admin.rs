@@ -94,17 +94,14 @@ async fn create_team(State(app): State<Shared>, Path(org): Path<String>, JsonBod
 async fn create_repo(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let r: RepoIn = parse(b)?;
     let repo = write(&app, move |c, now| control::create_repo(c, &r, now)).await?;
+    crate::ops::git_hosting::repository(&app, &repo).await?;
     Ok(Reply::created(shapes::minimal_repository(&app.urls, platform_core::ApiVersion::DEFAULT, &repo)))
 }
 
 async fn push_ref(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let r: RefIn = parse(b)?;
-    let out = write(&app, move |c, now| {
-        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
-        control::push_ref(c, &repo, &r, now)
-    })
-    .await?;
-    Ok(Reply::created(out))
+    let repo = app.store.read(move |c| control::repo(c, &format!("{owner}/{repo}"))).await?;
+    Ok(Reply::created(crate::ops::git_hosting::control::push_ref(&app, &repo, &r).await?))
 }
 
 async fn star(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
@@ -235,6 +232,7 @@ async fn delete_fault(State(app): State<Shared>, Path(id): Path<String>) -> ApiR
 /// Empties everything but the admin token (and in-memory limiter state and faults).
 async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     app.store.reset().await.map_err(|e: DbError| ApiError::from(e))?;
+    crate::ops::git_hosting::clear(&app).await?;
     // The emptied database records which key its new secrets will be encrypted under.
     let sk = app.config.secret_key;
     app.store.write(move |c| crate::secrets::prepare(c, &sk)).await?.map_err(|m| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, m))?;

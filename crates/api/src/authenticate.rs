@@ -30,6 +30,12 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap, observed: crate
     }
 }
 
+/// Authenticates a token's text (what git sends as a password, say): `401 Bad credentials` when
+/// it is not a live token.
+pub async fn token(state: &AppState, text: &str, observed: crate::state::Generation) -> Result<Principal, ApiError> {
+    authenticate_token(state, text, observed).await
+}
+
 /// Keys of the token cache's hash, drawn at start-up.
 static TOKEN_KEYS: std::sync::LazyLock<(u64, u64)> = std::sync::LazyLock::new(|| (rand::random(), rand::random()));
 

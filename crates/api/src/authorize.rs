@@ -106,7 +106,7 @@ fn limits(t: &TokenAuth) -> Reach {
 }
 
 /// The identity's role on a repository, within the token's limits ([`Reach`]).
-fn role_of(c: &mut dyn Conn, p: &Principal, repo: &Repo) -> Result<Role, DbError> {
+pub fn role_of(c: &mut dyn Conn, p: &Principal, repo: &Repo) -> Result<Role, DbError> {
     let org_role = match p.user() {
         Some(u) if repo.owner.is_org() && repo.owner.id != u.id => accounts::org_role(c, repo.owner.id, u.id)?,
         _ => None,

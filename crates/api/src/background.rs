@@ -21,6 +21,7 @@ pub fn spawn_workers(state: &Shared) -> Workers {
     crate::ops::workflow_runs::engine::start_ticker(&mut workers, state);
     crate::ops::source_imports::worker::start(&mut workers, state);
     crate::ops::insights::flush::start_flusher(&mut workers, state);
+    crate::ops::git_hosting::refs::start_reconciler(&mut workers, state);
     workers
 }
 
@@ -40,8 +41,15 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(2), "idle workers stop at once");
         let mut names: Vec<_> = stopped.finished.iter().map(|n| n.as_ref()).collect();
         names.sort();
-        let want =
-            ["import worker", "insights flusher", "notifications consumer", "webhook sender", "webhooks consumer", "workflow run engine"];
+        let want = [
+            "git reconciler",
+            "import worker",
+            "insights flusher",
+            "notifications consumer",
+            "webhook sender",
+            "webhooks consumer",
+            "workflow run engine",
+        ];
         assert_eq!(names, want);
         assert!(stopped.aborted.is_empty(), "{:?}", stopped.aborted);
         store.close().await;

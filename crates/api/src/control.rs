@@ -190,57 +190,113 @@ pub fn rename_repo(c: &mut dyn Conn, repo: &Repo, name: &str, now: i64) -> R<Rep
     repos::by_id(c, repo.id)?.ok_or_else(ApiError::not_found)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 pub struct RefIn {
     #[serde(rename = "ref")]
     pub name: String,
-    pub sha: String,
+    /// The commit to point at. One the repository's git does not have is a placeholder (kept
+    /// for seeds and tests that invent shas): recorded in the store only. Left out, a new commit
+    /// is written (see `ops::git_hosting::control`).
+    pub sha: Option<String>,
     /// Login of the user who pushed (defaults to the repository owner).
     pub pusher: Option<String>,
+    /// The new commit's message (default `Update <ref>`).
+    pub message: Option<String>,
+    /// The new commit's author and committer (default: the pusher, now).
+    pub author: Option<PersonIn>,
+    /// Files the new commit writes (`null` removes one), over its parent's tree.
+    #[serde(default)]
+    pub files: BTreeMap<String, Option<String>>,
+    /// Where a new ref starts: the parent of its new commit, or what a new tag names (a ref or
+    /// sha; default: the default branch's head).
+    pub base: Option<String>,
 }
 
-/// Creates or moves a ref: a push. Recorded as platform activity (CreateEvent for a new ref,
-/// PushEvent for a branch) in the same transaction.
-pub fn push_ref(c: &mut dyn Conn, repo: &Repo, r: &RefIn, now: i64) -> R<serde_json::Value> {
-    let (ref_type, short) = if let Some(b) = r.name.strip_prefix("refs/heads/") {
+/// A commit's author as the control plane is given it.
+#[derive(Deserialize, Clone, Default)]
+pub struct PersonIn {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    /// `YYYY-MM-DDTHH:MM:SSZ` (default: the platform clock's now).
+    pub date: Option<String>,
+}
+
+/// A ref name the control plane may push: `(ref type, short name)`.
+pub fn ref_kind(name: &str) -> R<(&'static str, &str)> {
+    let (ref_type, short) = if let Some(b) = name.strip_prefix("refs/heads/") {
         ("branch", b)
-    } else if let Some(t) = r.name.strip_prefix("refs/tags/") {
+    } else if let Some(t) = name.strip_prefix("refs/tags/") {
         ("tag", t)
     } else {
         return Err(ApiError::invalid_field("Ref", "ref", "invalid", Some("ref must start with refs/heads/ or refs/tags/".into())));
     };
-    if short.is_empty() || short.contains("..") || short.ends_with('/') {
+    let bad = short.is_empty()
+        || short.contains("..")
+        || short.ends_with('/')
+        || short.ends_with(".lock")
+        || short.starts_with('-')
+        || short.contains(|c: char| c.is_control() || " ~^:?*[\\".contains(c))
+        || short.contains("@{");
+    if bad {
         return Err(ApiError::invalid_field("Ref", "ref", "invalid", None));
     }
-    if !platform_core::ids::is_sha(&r.sha) {
-        return Err(ApiError::invalid_field("Ref", "sha", "invalid", Some("sha must be 40 hexadecimal characters".into())));
+    Ok((ref_type, short))
+}
+
+/// The pusher a control-plane push names (default: the owner of a user's repository).
+pub fn pusher(c: &mut dyn Conn, repo: &Repo, r: &RefIn) -> R<Option<Account>> {
+    match &r.pusher {
+        Some(l) => Ok(Some(user(c, l)?)),
+        None if !repo.owner.is_org() => Ok(Some(repo.owner.clone())),
+        None => Ok(None),
     }
-    let sha = r.sha.to_lowercase();
-    let pusher = match &r.pusher {
-        Some(l) => Some(user(c, l)?),
-        None if !repo.owner.is_org() => Some(repo.owner.clone()),
-        None => None,
+}
+
+/// Points a ref at a placeholder sha (one git does not have): the store alone records it, with
+/// the activity of a push, in the caller's transaction.
+pub fn push_placeholder(c: &mut dyn Conn, repo: &Repo, r: &RefIn, sha: &str, now: i64) -> R<serde_json::Value> {
+    ref_kind(&r.name)?;
+    let pusher = pusher(c, repo, r)?;
+    let before = repos::set_ref(c, repo.id, &r.name, sha, now)?;
+    ref_activity(c, repo, pusher.as_ref(), &r.name, before.as_deref(), sha, now)?;
+    Ok(json!({"ref": r.name, "sha": sha, "before": before}))
+}
+
+/// The activity of a control-plane ref change (CreateEvent for a new ref, PushEvent for a
+/// moved branch), in the transaction that records it.
+pub fn ref_activity(
+    c: &mut dyn Conn,
+    repo: &Repo,
+    pusher: Option<&Account>,
+    name: &str,
+    before: Option<&str>,
+    sha: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    let (ref_type, short) = match (name.strip_prefix("refs/heads/"), name.strip_prefix("refs/tags/")) {
+        (Some(b), _) => ("branch", b),
+        (_, Some(t)) => ("tag", t),
+        _ => return Ok(()),
     };
-    let before = repos::set_ref(c, repo.id, &r.name, &sha, now)?;
     let mut record = |kind: &str, payload: serde_json::Value| -> Result<i64, DbError> {
-        activity::record(c, &NewActivity::in_repo(kind, pusher.as_ref().map(|p| p.id), repo, &payload), now)
+        activity::record(c, &NewActivity::in_repo(kind, pusher.map(|p| p.id), repo, &payload), now)
     };
     if before.is_none() {
         record(
             "CreateEvent",
-            json!({"ref": short, "ref_type": ref_type, "full_ref": r.name, "master_branch": repo.default_branch,
+            json!({"ref": short, "ref_type": ref_type, "full_ref": name, "master_branch": repo.default_branch,
                    "description": repo.description, "pusher_type": "user"}),
         )?;
     }
-    if ref_type == "branch" && before.as_deref() != Some(sha.as_str()) {
+    if ref_type == "branch" && before != Some(sha) {
         let push_id: i64 = rand::random::<u32>() as i64 + 1;
         record(
             "PushEvent",
-            json!({"repository_id": repo.id, "push_id": push_id, "ref": r.name, "head": sha,
-                   "before": before.clone().unwrap_or_else(|| "0".repeat(40))}),
+            json!({"repository_id": repo.id, "push_id": push_id, "ref": name, "head": sha,
+                   "before": before.map(str::to_string).unwrap_or_else(|| "0".repeat(40))}),
         )?;
     }
-    Ok(json!({"ref": r.name, "sha": sha, "before": before}))
+    Ok(())
 }
 
 #[derive(Deserialize)]

@@ -67,6 +67,8 @@ pub fn app(state: Shared) -> Router {
         .route(crate::ops::workflow_runs::logs::ROUTE, get(crate::ops::workflow_runs::logs::download))
         .route(crate::ops::workflow_runs::logs::JOB_ROUTE, get(crate::ops::workflow_runs::logs::download_job))
         .nest("/_admin", crate::admin::router(state.clone()))
+        // Git's smart HTTP, at the web root (outside the API's contract).
+        .merge(crate::ops::git_hosting::http::routes())
         .fallback_service(api_service)
         .with_state(state)
 }

@@ -1,7 +1,9 @@
 //! Seed files (TOML): a world of users, organizations, repositories, apps and tokens, loaded
-//! through the same control operations as the admin API, in one transaction. Loading a seed
-//! again is safe: what exists is kept, apps get a fresh secret and every token is new (so the
-//! printed credentials always work).
+//! through the same control operations as the admin API: accounts and repositories in one
+//! transaction, then the refs (each a change of git and the store, through git hosting's one
+//! path), then everything else in one transaction. Loading a seed again is safe: what exists is
+//! kept (a ref written as a new commit is skipped once it exists), apps get a fresh secret and
+//! every token is new (so the printed credentials always work).
 use platform_store::domain::{accounts, apps, repos};
 use platform_store::Conn;
 use serde::Deserialize;
@@ -115,12 +117,35 @@ pub fn parse(text: &str) -> Result<Seed, String> {
 }
 
 pub async fn load(app: &Shared, seed: Seed) -> Result<SeedReport, ApiError> {
-    let now = app.clock.now();
-    app.store.write(move |c| apply(c, &seed, now)).await
+    let seed = std::sync::Arc::new(seed);
+    let (s, now) = (seed.clone(), app.clock.now());
+    let created = app.store.write(move |c| accounts_and_repos(c, &s, now)).await?;
+    for repo in &created {
+        crate::ops::git_hosting::repository(app, repo).await?;
+    }
+    for r in &seed.refs {
+        let (name, full) = (r.r#ref.name.clone(), r.repo.clone());
+        let (repo, exists) = app
+            .store
+            .read(move |c| -> Result<_, ApiError> {
+                let repo = control::repo(c, &full)?;
+                let exists = platform_store::domain::git::get_ref(c, repo.id, &name)?.is_some();
+                Ok((repo, exists))
+            })
+            .await?;
+        // A ref the seed writes as a new commit is written once.
+        if r.r#ref.sha.is_none() && exists {
+            continue;
+        }
+        crate::ops::git_hosting::control::push_ref(app, &repo, &r.r#ref).await?;
+    }
+    let (s, now) = (seed.clone(), app.clock.now());
+    app.store.write(move |c| apply(c, &s, now)).await
 }
 
-fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
-    let mut report = SeedReport::default();
+/// The accounts and repositories of a seed (those that do not exist yet); the repositories made.
+fn accounts_and_repos(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<Vec<repos::Repo>, ApiError> {
+    let mut created = Vec::new();
     for u in &s.users {
         if accounts::by_login(c, &u.login)?.is_none() {
             control::create_user(c, u, now)?;
@@ -153,13 +178,15 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     }
     for r in &s.repos {
         if matches!(repos::lookup(c, &r.owner, &r.name)?, repos::Lookup::Missing) {
-            control::create_repo(c, r, now)?;
+            created.push(control::create_repo(c, r, now)?);
         }
     }
-    for r in &s.refs {
-        let repo = control::repo(c, &r.repo)?;
-        control::push_ref(c, &repo, &r.r#ref, now)?;
-    }
+    Ok(created)
+}
+
+/// What a seed holds beyond accounts, repositories and refs.
+fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
+    let mut report = SeedReport::default();
     for a in &s.apps {
         let (app, secret) = match apps::by_name(c, &a.name)? {
             Some(existing) => {

@@ -52,6 +52,8 @@ pub struct ApiConfig {
     pub webhooks: WebhookSettings,
     /// Source imports: data directory and pacing.
     pub imports: ImportSettings,
+    /// Git hosting: the bounds of pushes and git runs.
+    pub git: GitSettings,
     /// Record requests for API usage insights (on by default; off for benchmarks' baseline).
     pub insights: bool,
     /// Seconds before a recorded request shows in the insights operations (0: once flushed).
@@ -83,6 +85,7 @@ impl ApiConfig {
             poll_interval: 60,
             webhooks: WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 8 },
             imports: ImportSettings::default(),
+            git: GitSettings { max_push_bytes: 1 << 30, timeout: std::time::Duration::from_secs(60) },
             insights: true,
             insights_delay_seconds: 0,
             redis_url: None,
@@ -120,9 +123,23 @@ pub struct ImportSettings {
 }
 
 impl ImportSettings {
-    pub fn mirrors(&self) -> PathBuf {
-        self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data")).join("imports")
+    /// The data directory (`PLATFORM_DATA_DIR`): repositories' git data and import mirrors.
+    pub fn root(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("platformd-data"))
     }
+
+    pub fn mirrors(&self) -> PathBuf {
+        self.root().join("imports")
+    }
+}
+
+/// Git hosting settings (`PLATFORM_GIT_*`).
+#[derive(Clone, Debug)]
+pub struct GitSettings {
+    /// A push's request body (decompressed) at most.
+    pub max_push_bytes: u64,
+    /// A git HTTP request, and any other git run, at most.
+    pub timeout: std::time::Duration,
 }
 
 /// Caches of hot reads, exact under [`AppState::generation`].
@@ -191,6 +208,9 @@ pub struct AppState {
     pub insights: crate::insights::Recorder,
     /// Background jobs of requests (a large mark-all-read), run with the server's workers.
     pub jobs: crate::worker::Jobs,
+    /// Where repositories' git data lives, opened on first use (its namespace is the
+    /// database's: see `ops::git_hosting::storage`).
+    pub git: tokio::sync::OnceCell<platform_git::Storage>,
 }
 
 pub type Shared = Arc<AppState>;
@@ -279,6 +299,7 @@ impl AppState {
             metrics: Metrics::default(),
             insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
             jobs: crate::worker::Jobs::default(),
+            git: tokio::sync::OnceCell::new(),
             caches: Caches::default(),
             store,
             clock,

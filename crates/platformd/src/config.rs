@@ -139,10 +139,16 @@ pub struct Config {
     /// webhook deliveries in flight at once (per node)
     #[arg(long, env = "PLATFORM_WEBHOOK_CONCURRENCY", default_value = "256", value_name = "N", value_parser = setting(number::<usize>))]
     pub webhook_concurrency: usize,
-    /// where imported repositories are mirrored (`imports/<repo id>-<random>.git`); with several PostgreSQL nodes, a directory they share [default: `<SQLite file>.data` (PostgreSQL: `<temp dir>/platformd-data`)]
+    /// where every repository's git data lives (`git/<database namespace>/<repo id>.git`) and imports are mirrored (`imports/<repo id>-<random>.git`); with several PostgreSQL nodes, a directory they share [default: `<SQLite file>.data` (PostgreSQL: `<temp dir>/platformd-data`)]
     #[arg(long, env = "PLATFORM_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<String>,
-    /// `on` lets source imports read absolute paths (and `file://` URLs) on this machine, never another import's mirror; off, API callers import only from `http(s)://` URLs, whose hosts pass the webhook guard (`PLATFORM_WEBHOOK_ALLOWED_HOSTS`)
+    /// a push's request body (the pack, decompressed) larger than this is refused: `413` when announced by `Content-Length`, cut off when streamed; also git's `receive.maxInputSize`
+    #[arg(long, env = "PLATFORM_GIT_MAX_PUSH_BYTES", default_value = "2147483648", value_name = "BYTES", value_parser = setting(number::<u64>))]
+    pub git_max_push_bytes: u64,
+    /// a clone, fetch or push (one git HTTP request) and any other git run taking longer is cut off (the git process killed)
+    #[arg(long, env = "PLATFORM_GIT_TIMEOUT_SECONDS", default_value = "600", value_name = "SECONDS", value_parser = setting(number::<u64>))]
+    pub git_timeout_seconds: u64,
+    /// `on` lets source imports read absolute paths (and `file://` URLs) on this machine, never the server's own data (repositories, mirrors); off, API callers import only from `http(s)://` URLs, whose hosts pass the webhook guard (`PLATFORM_WEBHOOK_ALLOWED_HOSTS`)
     #[arg(long, env = "PLATFORM_IMPORT_LOCAL_SOURCES", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub import_local_sources: bool,
     /// platform-clock seconds each import status lasts at least (with `PLATFORM_CLOCK=manual`, tests step imports through their statuses)
@@ -273,6 +279,10 @@ impl Config {
                 step_seconds: self.import_step_seconds,
                 local_sources: self.import_local_sources,
             },
+            git: platform_api::state::GitSettings {
+                max_push_bytes: self.git_max_push_bytes,
+                timeout: std::time::Duration::from_secs(self.git_timeout_seconds),
+            },
             insights: self.insights,
             insights_delay_seconds: self.insights_delay_seconds,
             redis_url: self.redis_url.as_ref().map(|u| u.0.clone()),
@@ -350,6 +360,9 @@ impl Config {
             || self.max_connections == 0
         {
             return Err("connection timeouts and max_connections must be positive".into());
+        }
+        if self.git_max_push_bytes == 0 || self.git_timeout_seconds == 0 {
+            return Err("git_max_push_bytes and git_timeout_seconds must be positive".into());
         }
         if self.import_step_seconds < 0 {
             return Err("import_step_seconds must not be negative".into());

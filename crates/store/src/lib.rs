@@ -3,6 +3,7 @@
 //! [`Conn`]; the drivers execute it.
 
 pub mod domain;
+mod lock;
 mod migrate;
 mod postgres;
 mod sql;
@@ -11,6 +12,7 @@ pub mod testing;
 
 use std::sync::Arc;
 
+pub use crate::lock::Exclusive;
 pub use crate::sql::{Backend, Conn, DbError, DbErrorKind, Row, Value};
 
 use crate::postgres::PgStore;
@@ -56,6 +58,8 @@ pub struct Store {
     written: Arc<tokio::sync::watch::Sender<u64>>,
     /// Coalesces the reads of the shared generation (PostgreSQL).
     observer: Arc<Observer>,
+    /// Exclusive locks of this process (SQLite: one node, so they are everyone's).
+    locks: Arc<lock::Local>,
 }
 
 /// The shared generations as one read saw them (see [`Store::observe`]).
@@ -113,6 +117,7 @@ impl Store {
             pending_writes: Arc::new(std::sync::atomic::AtomicI64::new(0)),
             written: Arc::new(tokio::sync::watch::channel(0).0),
             observer: Arc::default(),
+            locks: Arc::default(),
         };
         store.migrate().await?;
         Ok(store)
@@ -276,6 +281,23 @@ impl Store {
             .await?;
         *o.latest.lock().unwrap_or_else(|e| e.into_inner()) = (n, v);
         Ok(v)
+    }
+
+    /// Takes the exclusive lock `key`, waiting while another holder (on any node) has it; the
+    /// guard releases it when dropped, and a node that dies releases its locks with it.
+    pub async fn exclusive(&self, key: i64) -> Result<Exclusive, DbError> {
+        match &*self.driver {
+            Driver::Sqlite(_) => Ok(self.locks.lock(key).await),
+            Driver::Postgres(p) => lock::advisory(p.config(), key, true).await?.ok_or_else(|| DbError::other("advisory lock not taken")),
+        }
+    }
+
+    /// [`Store::exclusive`] if nobody holds the lock now.
+    pub async fn try_exclusive(&self, key: i64) -> Result<Option<Exclusive>, DbError> {
+        match &*self.driver {
+            Driver::Sqlite(_) => Ok(self.locks.try_lock(key)),
+            Driver::Postgres(p) => lock::advisory(p.config(), key, false).await,
+        }
     }
 
     /// Readiness: the database answers and every migration is applied.

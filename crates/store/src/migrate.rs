@@ -67,7 +67,8 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0014_generation",
     "0015_status_count",
     "0016_repo_homepage",
-    "0017_public_event_feeds"
+    "0017_public_event_feeds",
+    "0018_git_hosting"
 ];
 
 /// Applies every pending migration, each in its own transaction.

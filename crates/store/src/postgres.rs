@@ -479,6 +479,11 @@ impl PgStore {
         })
     }
 
+    /// How this store connects (locks take connections of their own).
+    pub(crate) fn config(&self) -> &Config {
+        &self.pool.config
+    }
+
     /// Runs `f` with a pooled connection on a database thread (a connection's `block_on` must
     /// never run on an async worker).
     async fn with_conn<T, E, F>(&self, f: F) -> Result<T, E>

@@ -250,22 +250,26 @@ fn git_ref(u: &Urls, repo: &Repo, r: &Ref) -> GitRef {
     }
 }
 
-/// What is known of a commit: when the repository first saw it, and a run's record of it.
+/// What is known of a commit: when the repository first saw it, what git recorded of it (when
+/// it came with a push), and a run's record of it.
 struct Known {
     seen_at: i64,
+    stored: Option<platform_store::domain::pushes::CommitRecord>,
     run: Option<(Value, Account)>,
 }
 
 fn known(c: &mut dyn platform_store::Conn, repo_id: i64, sha: &str) -> Result<Known, DbError> {
     let seen_at = git::commit_seen_at(c, repo_id, sha)?.unwrap_or(0);
+    let stored = platform_store::domain::pushes::commit(c, repo_id, sha)?;
     let run = match git::run_commit(c, repo_id, sha)? {
         Some((commit, actor_id)) => accounts::by_id(c, actor_id)?.map(|a| (commit, a)),
         None => None,
     };
-    Ok(Known { seen_at, run })
+    Ok(Known { seen_at, stored, run })
 }
 
-/// The commit shape. With a run's record, its message, people and time; otherwise the
+/// The commit shape. What git recorded (message, people, dates, tree, parents) when the commit
+/// came with a push; else with a run's record, its message, people and time; otherwise the
 /// repository owner as the person, the time the commit was first pushed and an empty message.
 fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
     let base = repo_api_url(u, repo);
@@ -289,7 +293,28 @@ fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
         }
     };
     let [(an, ae), (cn, ce)] = people;
-    let tree = sha256_hex(format!("tree {sha}").as_bytes())[..40].to_string();
+    let (mut author, mut committer) =
+        (GitUser { name: an, email: ae, date: Timestamp(when) }, GitUser { name: cn, email: ce, date: Timestamp(when) });
+    let (mut message, mut tree, mut parents) = (message, sha256_hex(format!("tree {sha}").as_bytes())[..40].to_string(), Vec::new());
+    if let Some(g) = &k.stored {
+        let person = |p: &platform_store::domain::pushes::Signature| GitUser {
+            name: p.name.clone(),
+            email: p.email.clone(),
+            date: Timestamp(p.date),
+        };
+        (author, committer) = (person(&g.author), person(&g.committer));
+        // As hosted: the message without the line end git keeps after it.
+        (message, tree) = (g.message.trim_end_matches('\n').to_string(), g.tree.clone());
+        parents = g
+            .parents
+            .iter()
+            .map(|p| Parent {
+                url: Uri(format!("{base}/commits/{p}")),
+                html_url: Uri(format!("{}/{}/commit/{p}", u.web, repo.full_name())),
+                sha: p.clone(),
+            })
+            .collect();
+    }
     let user = account.map(|a| simple_user(u, a));
     Commit {
         url: Uri(format!("{base}/commits/{sha}")),
@@ -299,8 +324,8 @@ fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
         comments_url: Uri(format!("{base}/commits/{sha}/comments")),
         commit: GitCommit {
             url: Uri(format!("{base}/git/commits/{sha}")),
-            author: GitUser { name: an, email: ae, date: Timestamp(when) },
-            committer: GitUser { name: cn, email: ce, date: Timestamp(when) },
+            author,
+            committer,
             message,
             comment_count: 0,
             tree: Tree { url: Uri(format!("{base}/git/trees/{tree}")), sha: tree },
@@ -308,7 +333,7 @@ fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
         },
         author: user.clone(),
         committer: user,
-        parents: Vec::new(),
+        parents,
         stats: Stats { total: 0, additions: 0, deletions: 0 },
         files: Vec::new(),
     }

@@ -7,6 +7,7 @@ pub mod devenv_secrets;
 pub mod enterprise_teams;
 pub mod events;
 pub mod git;
+pub mod git_hosting;
 pub mod graphql;
 pub mod hooks;
 pub mod insights;

@@ -35,7 +35,7 @@ impl Default for Options {
     /// The binary's defaults, except: a manual clock; secondary limits and the login lockout off
     /// (functional tests create content faster than 80 a minute on the manual clock; the
     /// rate-limit tests turn them on); webhook deliveries may reach loopback (test receivers);
-    /// import mirrors in the temporary directory.
+    /// the data directory (git data, import mirrors) one of the suite's own per database.
     fn default() -> Self {
         let config = Config::default();
         let mut api = config.api_config(String::new(), ADMIN.into());
@@ -67,6 +67,9 @@ pub struct Server {
     /// Background workers (activity consumers, senders…); cancelled when dropped, shut down
     /// (as the binary does) by a restart.
     workers: Option<platform_api::worker::Workers>,
+    /// The data directory (repositories' git data, import mirrors) when the suite made it: one
+    /// per database, kept across restarts and shared with peers, removed with the last of them.
+    data: Option<Arc<tempfile::TempDir>>,
     db: Option<TestDatabase>,
     /// The database URL (a peer node opens the same).
     pub url: String,
@@ -79,21 +82,25 @@ pub struct Server {
 /// limit test also runs against the engine many nodes share.
 pub async fn start(backend: Backend, mut opts: Options) -> Option<Server> {
     let db = test_database(backend)?;
+    let data = opts.api.imports.data_dir.is_none().then(|| Arc::new(tempfile::tempdir().expect("data directory")));
+    if let Some(d) = &data {
+        opts.api.imports.data_dir = Some(d.path().to_path_buf());
+    }
     if backend == Backend::Postgres && opts.api.redis_url.is_none() {
         if let Some((url, prefix)) = test_redis() {
             (opts.api.redis_url, opts.api.redis_prefix) = (Some(url), prefix);
         }
     }
-    Some(start_on(db, backend, opts).await)
+    Some(start_on(db, backend, opts, data).await)
 }
 
-async fn start_on(db: TestDatabase, backend: Backend, opts: Options) -> Server {
+async fn start_on(db: TestDatabase, backend: Backend, opts: Options, data: Option<Arc<tempfile::TempDir>>) -> Server {
     let url = db.url.clone();
-    start_node(&url, Some(db), backend, opts).await
+    start_node(&url, Some(db), backend, opts, data).await
 }
 
 /// A node on the database at `url`; it owns (and drops) `db` when given.
-async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts: Options) -> Server {
+async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts: Options, data: Option<Arc<tempfile::TempDir>>) -> Server {
     let store = Store::open(StoreOptions::new(url)).await.expect("open store");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -113,7 +120,7 @@ async fn start_node(url: &str, db: Option<TestDatabase>, backend: Backend, opts:
     let conns = opts.conns.clone();
     let task = tokio::spawn(platform_api::listener::serve(listener, app, conns, std::future::pending()));
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    Server { base, addr, client, store, backend, opts, task, workers, db, url: url.to_string() }
+    Server { base, addr, client, store, backend, opts, task, workers, data, db, url: url.to_string() }
 }
 
 /// A Redis for shared limits under a key prefix of its own: (URL, prefix). `None` (warned)
@@ -161,13 +168,21 @@ impl Server {
         assert!(stopped.aborted.is_empty(), "workers outlived the shutdown bound: {:?}", stopped.aborted);
         self.store.close().await;
         let db = self.db.take().unwrap();
-        start_on(db, self.backend, opts).await
+        let mut opts = opts;
+        if opts.api.imports.data_dir.is_none() {
+            opts.api.imports.data_dir = self.opts.api.imports.data_dir.clone();
+        }
+        start_on(db, self.backend, opts, self.data.take()).await
     }
 
     /// Another node on this server's database (PostgreSQL: a second process would do the same),
     /// with `opts` of its own.
     pub async fn peer(&self, opts: Options) -> Server {
-        start_node(&self.url, None, self.backend, opts).await
+        let mut opts = opts;
+        if opts.api.imports.data_dir.is_none() {
+            opts.api.imports.data_dir = self.opts.api.imports.data_dir.clone();
+        }
+        start_node(&self.url, None, self.backend, opts, self.data.clone()).await
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -17,6 +17,7 @@ mod enterprise_teams;
 mod events;
 mod faults;
 mod git;
+mod git_hosting;
 mod graphql;
 mod hooks;
 mod input_bounds;

@@ -471,7 +471,7 @@ both!(access_validation_maintenance, local(), |s| {
         assert_error(st, &h, &b, 422, want);
     }
     // Other imports' mirrors are not a source.
-    let mirror = platform_api::state::ImportSettings::default().mirrors().join("1-0000.git");
+    let mirror = s.opts.api.imports.mirrors().join("1-0000.git");
     let (st, h, b) = call(&s, Method::PUT, IMPORT, Some(&t), Some(json!({"vcs_url": mirror.to_str().unwrap()}))).await;
     assert_error(st, &h, &b, 422, "Validation Failed");
     let r = s.req(Method::PUT, IMPORT, Some(&t)).body("{nope").send().await.unwrap();

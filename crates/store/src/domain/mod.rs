@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod insights;
 pub mod notifications;
 pub mod private_registries;
+pub mod pushes;
 pub mod repos;
 pub mod rulesets;
 pub mod security_managers;

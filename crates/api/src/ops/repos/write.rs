@@ -2,7 +2,6 @@
 //! `CreateEvent` and `PublicEvent` for the feeds, `RepositoryEvent` for the organization's
 //! `repository` webhooks (created, deleted, renamed, edited, publicized, privatized).
 use axum::http::StatusCode;
-use platform_core::ids::random_hex;
 use platform_core::{ApiVersion, TokenKind};
 use platform_store::domain::accounts::Account;
 use platform_store::domain::activity::{self, NewActivity};
@@ -181,6 +180,7 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo
     let urls = ctx.app.urls.clone();
     let now = ctx.app.clock.now();
     let actor_id = actor.as_ref().map(|a| a.id);
+    let b_auto_init = b.auto_init;
     let repo = ctx
         .write(move |c| -> Result<Repo, ApiError> {
             let n = NewRepo {
@@ -191,12 +191,7 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo
                 default_branch: DEFAULT_BRANCH,
                 homepage: b.homepage.as_deref().filter(|h| !h.is_empty()),
             };
-            let mut repo = repos::create(c, &n, now).map_err(taken(FAILED))?;
-            if b.auto_init {
-                // The initial commit and the default branch pointing at it.
-                repos::set_ref(c, repo.id, &format!("refs/heads/{DEFAULT_BRANCH}"), &random_hex(20), now)?;
-                repo = repos::by_id(c, repo.id)?.ok_or_else(ApiError::internal)?;
-            }
+            let repo = repos::create(c, &n, now).map_err(taken(FAILED))?;
             let payload = json!({"ref": null, "ref_type": "repository", "full_ref": null, "master_branch": repo.default_branch,
                                  "description": repo.description, "pusher_type": "user"});
             activity::record(c, &NewActivity::in_repo("CreateEvent", actor_id, &repo, &payload), now)?;
@@ -204,6 +199,15 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo
             Ok(repo)
         })
         .await?;
+    // Its git repository, and with `auto_init` the first commit and the default branch.
+    crate::ops::git_hosting::repository(&ctx.app, &repo).await?;
+    let repo = if b_auto_init {
+        crate::ops::git_hosting::control::first_commit(&ctx.app, &repo, actor.as_ref()).await?;
+        let id = repo.id;
+        ctx.app.store.read(move |c| repos::by_id(c, id)).await?.ok_or_else(ApiError::internal)?
+    } else {
+        repo
+    };
     let location = repo_api_url(&ctx.app.urls, &repo);
     let perms = shapes::permissions(&ctx.principal, Role::Admin);
     Ok(Reply::created(shapes::full(&ctx.app.urls, ctx.version, &repo, perms, 0)).header("location", location))
@@ -322,11 +326,13 @@ pub async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let urls = ctx.app.urls.clone();
     let now = ctx.app.clock.now();
     let actor_id = ctx.principal.user().map(|u| u.id);
+    let id = repo.id;
     ctx.write(move |c| -> Result<(), DbError> {
         // Recorded before the rows go: the event carries the repository as it was.
         repository_event(c, &urls, &repo, actor_id, "deleted", None, now)?;
         repos::delete(c, repo.id)
     })
     .await?;
+    crate::ops::git_hosting::remove(&ctx.app, id).await;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

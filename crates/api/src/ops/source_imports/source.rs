@@ -45,8 +45,9 @@ pub fn classify(url: &str, settings: &ImportSettings) -> Result<Kind, String> {
     if !settings.local_sources {
         return Err("vcs_url must be an http(s) URL: this server does not import from its own disk".into());
     }
-    if inside(&path, &settings.mirrors()) {
-        return Err("vcs_url names the server's own import data".into());
+    // Never the server's own data: other imports' mirrors, and repositories the caller may not read.
+    if inside(&path, &settings.root()) {
+        return Err("vcs_url names the server's own data".into());
     }
     Ok(Kind::Local(path))
 }

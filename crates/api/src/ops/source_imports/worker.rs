@@ -26,8 +26,6 @@ const RENEW: Duration = Duration::from_secs(10);
 const PROGRESS: Duration = Duration::from_millis(500);
 /// Imports worked on at once (per node).
 const CONCURRENCY: usize = 4;
-/// Commits recorded per transaction while pushing.
-const CHUNK: usize = 500;
 
 fn wall() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
@@ -129,19 +127,19 @@ fn fail(imp: &mut Import, step: &str, e: GitError) {
     }
 }
 
-/// Runs `f` on a blocking thread while renewing the import's lease and writing the
-/// `import_percent` that `progress` receives.
-async fn blocking<T: Send + 'static>(
+/// Runs `work` (git) while renewing the import's lease and writing the `import_percent` that
+/// `progress` receives.
+async fn guarded<T>(
     state: &Shared,
     imp: &Import,
     progress: Option<Progress>,
-    f: impl FnOnce() -> T + Send + 'static,
+    work: impl std::future::Future<Output = T>,
 ) -> Result<T, ApiError> {
-    let mut task = tokio::task::spawn_blocking(f);
+    let mut work = std::pin::pin!(work);
     let (mut renewed, mut written) = (std::time::Instant::now(), None);
     loop {
         tokio::select! {
-            r = &mut task => return r.map_err(|_| ApiError::internal()),
+            r = &mut work => return Ok(r),
             _ = tokio::time::sleep(PROGRESS) => {}
         }
         let (id, wd) = (imp.repo_id, imp.workdir.clone());
@@ -245,29 +243,39 @@ async fn detect(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
             return Ok(());
         }
     };
-    let s = src.clone();
-    let found = blocking(state, imp, None, move || match git::ls_remote(&s) {
-        Ok(()) => Ok("git"),
-        Err(GitError::Auth) => Err(true),
-        Err(_) => {
-            let other = |tool: &str, args: &[&str]| {
-                git::tool_present(tool)
-                    && std::process::Command::new(tool)
-                        .args(args)
-                        .arg(&s.url)
-                        .env("HGPLAIN", "1")
-                        .stdin(std::process::Stdio::null())
-                        .stdout(std::process::Stdio::null())
-                        .stderr(std::process::Stdio::null())
-                        .status()
-                        .is_ok_and(|st| st.success())
-            };
-            if other("svn", &["info", "--non-interactive"]) {
-                Ok("subversion")
-            } else if other("hg", &["identify", "--noninteractive"]) {
-                Ok("mercurial")
-            } else {
-                Err(false)
+    let git = crate::ops::git_hosting::storage(state).await?.git().clone();
+    let found = guarded(state, imp, None, async {
+        match git.ls_remote(&src).await {
+            Ok(()) => Ok("git"),
+            Err(GitError::Auth) => Err(true),
+            Err(_) => {
+                let url = src.url.clone();
+                // Subversion and Mercurial: recognised when their tools are installed.
+                let other = tokio::task::spawn_blocking(move || {
+                    let other = |tool: &str, args: &[&str]| {
+                        git::tool_present(tool)
+                            && std::process::Command::new(tool)
+                                .args(args)
+                                .arg(&url)
+                                .env("HGPLAIN", "1")
+                                .stdin(std::process::Stdio::null())
+                                .stdout(std::process::Stdio::null())
+                                .stderr(std::process::Stdio::null())
+                                .status()
+                                .is_ok_and(|st| st.success())
+                    };
+                    if other("svn", &["info", "--non-interactive"]) {
+                        Some("subversion")
+                    } else if other("hg", &["identify", "--noninteractive"]) {
+                        Some("mercurial")
+                    } else {
+                        None
+                    }
+                })
+                .await
+                .ok()
+                .flatten();
+                other.ok_or(false)
             }
         }
     })
@@ -298,11 +306,14 @@ async fn import(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
         }
     };
     let dir = mirror(state, imp);
+    let storage = crate::ops::git_hosting::storage(state).await?.clone();
     let seen: Progress = Arc::new(Mutex::new(None));
     let seen2 = seen.clone();
-    let out = blocking(state, imp, Some(seen), move || -> Result<i64, GitError> {
-        git::clone_mirror(&src, &dir, &mut |p| *seen2.lock().unwrap_or_else(|e| e.into_inner()) = Some(p))?;
-        Ok(git::commits(&dir)?.len() as i64)
+    let out = guarded(state, imp, Some(seen), async {
+        let mut report = |p| *seen2.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
+        storage.git().clone_mirror(&src, &dir, &mut report).await?;
+        let commits = storage.open_mirror(dir.clone()).all_commits().await.map_err(|e| GitError::Failed(e.to_string()))?;
+        Ok::<i64, GitError>(commits.len() as i64)
     })
     .await?;
     match out {
@@ -321,10 +332,14 @@ type Mapped = (Vec<(String, String)>, Vec<LargeFile>);
 
 /// Finds the authors of the history and the large files.
 async fn map(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
-    let dir = mirror(state, imp);
-    let out = blocking(state, imp, None, move || -> Result<Mapped, GitError> {
-        let head = git::head_branch(&dir);
-        Ok((git::authors(&dir)?, git::large_files(&dir, LARGE_FILE_BYTES, head.as_deref())?))
+    let source = crate::ops::git_hosting::storage(state).await?.open_mirror(mirror(state, imp));
+    let out = guarded(state, imp, None, async {
+        let head = source.head_branch().await;
+        let failed = |e: platform_git::Error| GitError::Failed(e.to_string());
+        let authors = source.authors().await.map_err(failed)?;
+        let large = source.large_blobs(LARGE_FILE_BYTES, head.as_deref()).await.map_err(failed)?;
+        let large = large.into_iter().map(|b| LargeFile { ref_name: b.ref_name, path: b.path, oid: b.oid, size: b.size }).collect();
+        Ok::<Mapped, GitError>((authors, large))
     })
     .await?;
     match out {
@@ -352,56 +367,29 @@ async fn map(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Updates the repository: its commits (in chunks, reporting `push_percent`), then its
-/// branches, tags and default branch, all as in the source.
+/// Pushes the imported history into the repository: its branches, tags and default branch
+/// become the source's (git hosting's ref-change path records them and their commits).
 async fn push(state: &Shared, imp: &mut Import) -> Result<(), ApiError> {
-    let dir = mirror(state, imp);
-    let out =
-        blocking(state, imp, None, move || -> Result<_, GitError> { Ok((git::commits(&dir)?, git::refs(&dir)?, git::head_branch(&dir))) })
-            .await?;
-    let (commits, refs, head) = match out {
-        Ok(v) => v,
-        Err(e) => {
-            fail(imp, "pushing", e);
-            return Ok(());
-        }
-    };
-    let total = commits.len().max(1);
-    let mut done = 0;
-    for chunk in commits.chunks(CHUNK) {
-        let (id, wd, shas, now) = (imp.repo_id, imp.workdir.clone(), chunk.to_vec(), state.clock.now());
-        done += chunk.len();
-        let percent = (done * 100 / total) as i64;
-        let current = state
-            .store
-            .write(move |c| -> Result<bool, DbError> {
-                if store::get(c, id)?.is_none_or(|i| i.workdir != wd) {
-                    return Ok(false);
-                }
-                store::add_commits(c, id, &shas, now)?;
-                c.execute(
-                    "UPDATE imports SET push_percent = ? WHERE repo_id = ? AND workdir = ?",
-                    platform_store::params![percent, id, &wd],
-                )?;
-                Ok(true)
-            })
-            .await?;
-        if !current {
-            return Ok(());
-        }
-    }
-    let (id, wd, now) = (imp.repo_id, imp.workdir.clone(), state.clock.now());
-    let default = head.filter(|h| refs.iter().any(|(n, _)| *n == format!("refs/heads/{h}")));
-    state
+    let (id, wd) = (imp.repo_id, imp.workdir.clone());
+    let repo = state
         .store
-        .write(move |c| -> Result<(), DbError> {
+        .read(move |c| -> Result<_, DbError> {
+            // Only while the attempt is current (not cancelled or restarted).
             if store::get(c, id)?.is_none_or(|i| i.workdir != wd) {
-                return Ok(());
+                return Ok(None);
             }
-            store::replace_refs(c, id, &refs, default.as_deref(), now)
+            repos::by_id(c, id)
         })
         .await?;
-    imp.push_percent = Some(100);
-    imp.step_done = true;
+    let Some(repo) = repo else { return Ok(()) };
+    let dir = mirror(state, imp);
+    match guarded(state, imp, None, crate::ops::git_hosting::control::import(state, &repo, &dir, imp.actor_id)).await? {
+        Ok(()) => {
+            imp.push_percent = Some(100);
+            imp.step_done = true;
+        }
+        Err(e) if e.status.is_server_error() => return Err(e),
+        Err(e) => fail(imp, "pushing", GitError::Failed(e.message.to_string())),
+    }
     Ok(())
 }
