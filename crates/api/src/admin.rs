@@ -45,7 +45,7 @@ pub fn router(state: Shared) -> Router<Shared> {
 /// Only `Authorization: Bearer <admin token>` passes. Wrong tokens count as failed logins of
 /// the address, which is locked out of the control plane as the API locks out its clients.
 async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
-    let ip = crate::contract::client_ip(&req, app.config.trust_forwarded);
+    let ip = crate::contract::client_ip(&req, &app.config.trusted_proxies);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     if app.admin_logins.locked_out(ip, now).await.is_some() {
         return ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response();

@@ -36,8 +36,8 @@ pub struct ApiConfig {
     pub secret_key: crate::secrets::AtRestKey,
     /// A request body not received within this long is refused with 408.
     pub body_read_timeout: std::time::Duration,
-    /// Honour `X-Forwarded-For` for the caller's address (only behind a trusted proxy).
-    pub trust_forwarded: bool,
+    /// The load balancers whose `X-Forwarded-For` names the caller.
+    pub trusted_proxies: crate::forwarded::TrustedProxies,
     /// Guards the control plane under `/_admin/`.
     pub admin_token: String,
     /// Mark-all-notifications-read changes at most this many threads in the request; more is
@@ -78,7 +78,7 @@ impl ApiConfig {
             max_body_bytes: 1 << 20,
             secret_key: crate::secrets::AtRestKey::default(),
             body_read_timeout: std::time::Duration::from_secs(10),
-            trust_forwarded: false,
+            trusted_proxies: Default::default(),
             admin_token: "unit-test-admin-token".into(),
             notifications_sync_limit: 1_000,
             notifications_poll_interval: 60,

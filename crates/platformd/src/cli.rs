@@ -149,6 +149,7 @@ fn file_defaults(mut cmd: clap::Command, name: &str, path: &str) -> Result<clap:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use platform_api::forwarded::TrustedProxies;
     use platform_api::secrets::AtRestKey;
 
     /// `f` with `vars` set in the environment (one test at a time: the environment is the process's).
@@ -219,10 +220,13 @@ mod tests {
     fn defaults_then_file_then_environment_then_flags() {
         let path = file(
             "config.toml",
-            "listen = \"127.0.0.1:1\"\nrate_limit_factor = 0.5\ntrust_forwarded = true\nmax_body_bytes = 10\nclock = \"manual\"\n",
+            "listen = \"127.0.0.1:1\"\nrate_limit_factor = 0.5\ntrusted_proxies = \"10.0.0.0/8\"\nmax_body_bytes = 10\nclock = \"manual\"\n",
         );
         let c = serve(&["--config", &path], &[]).unwrap();
-        assert_eq!((c.listen.as_str(), c.rate_limit_factor, c.trust_forwarded, c.max_body_bytes), ("127.0.0.1:1", 0.5, true, 10));
+        assert_eq!(
+            (c.listen.as_str(), c.rate_limit_factor, c.trusted_proxies.clone(), c.max_body_bytes),
+            ("127.0.0.1:1", 0.5, Some(TrustedProxies::parse("10.0.0.0/8").unwrap()), 10)
+        );
         assert_eq!((c.clock.as_str(), c.log.as_str()), ("manual", "info"), "unset in the file: the default");
         let c = serve(
             &["--max-body-bytes", "30"],

@@ -8,6 +8,7 @@ use std::fmt;
 
 use clap::builder::TypedValueParser;
 use clap::{Arg, ArgAction, Args, Command, FromArgMatches};
+use platform_api::forwarded::TrustedProxies;
 use platform_api::secondary::SecondarySettings;
 use platform_api::secrets::AtRestKey;
 use platform_api::ApiConfig;
@@ -94,9 +95,9 @@ pub struct Config {
     /// open connections at most; at the cap a new connection closes the one that has waited longest for a request (so a flood of silent sockets cannot lock out `/healthz`). At start the open-file limit is raised to the system's hard limit
     #[arg(long, env = "PLATFORM_MAX_CONNECTIONS", default_value = "4096", value_name = "N", value_parser = setting(number::<usize>))]
     pub max_connections: usize,
-    /// take the caller's address from `X-Forwarded-For` (only behind your own proxy)
-    #[arg(long, env = "PLATFORM_TRUST_FORWARDED", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
-    pub trust_forwarded: bool,
+    /// your load balancers' addresses or CIDR ranges (comma-separated): a request from one of them is the caller's whose address is the right-most `X-Forwarded-For` entry none of them wrote [default: unset: the connection's address is the caller's]
+    #[arg(long, env = "PLATFORM_TRUSTED_PROXIES", value_name = "ADDRESSES", value_parser = setting(TrustedProxies::parse))]
+    pub trusted_proxies: Option<TrustedProxies>,
     /// `full`: every acknowledged write survives a power cut (group commit keeps it fast); `normal` trades that for speed
     #[arg(long, env = "PLATFORM_SQLITE_SYNCHRONOUS", default_value = "full", value_name = "full|normal")]
     pub sqlite_synchronous: String,
@@ -106,7 +107,7 @@ pub struct Config {
     /// namespace of this deployment's keys in that Redis
     #[arg(long, env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
     pub redis_prefix: String,
-    /// SQLite read connections / PostgreSQL connections, each with its own database thread started with the node (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count and under 100 MB with 200 clients)
+    /// SQLite read connections / PostgreSQL connections, each with its own database thread started with the node (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count however many clients it has; its memory is in [Benchmarks](#benchmarks))
     #[arg(long, env = "PLATFORM_DB_POOL_SIZE", default_value = "8", value_name = "N", value_parser = setting(number::<usize>))]
     pub db_pool_size: usize,
     /// after SIGTERM/SIGINT, how long requests in flight may finish before the process exits
@@ -263,7 +264,7 @@ impl Config {
             max_body_bytes: self.max_body_bytes,
             secret_key: self.at_rest_key(),
             body_read_timeout: std::time::Duration::from_secs(self.body_read_timeout_seconds),
-            trust_forwarded: self.trust_forwarded,
+            trusted_proxies: self.trusted_proxies.clone().unwrap_or_default(),
             admin_token,
             notifications_sync_limit: self.notifications_sync_limit,
             notifications_poll_interval: self.notifications_poll_interval,
@@ -328,6 +329,13 @@ impl Config {
 
     /// Rules between and within values that parsing alone does not check.
     pub fn validate(&self) -> Result<(), String> {
+        // Its "on" believed the client-written first entry: say what replaces it rather than
+        // silently limiting every caller as the balancer.
+        if std::env::var_os("PLATFORM_TRUST_FORWARDED").is_some() {
+            return Err(
+                "PLATFORM_TRUST_FORWARDED was replaced by PLATFORM_TRUSTED_PROXIES: set it to your load balancers' addresses".into()
+            );
+        }
         if !matches!(self.clock.as_str(), "system" | "manual") {
             return Err(format!("clock: expected system or manual, got {:?}", self.clock));
         }

@@ -569,10 +569,21 @@ impl PgStore {
         .await
     }
 
-    /// VACUUM FULL writes each table anew and drops the files that held old row versions.
+    /// Each table's live rows are copied aside, the table truncated and the rows put back, in one
+    /// transaction (statements of one simple query are one). TRUNCATE gives the table new files
+    /// and drops the old ones, with every old row version, at commit; unlike `VACUUM FULL`, which
+    /// keeps row versions another session's snapshot may still see (on a busy server, some).
     pub(crate) async fn scrub(&self, tables: &[&'static str]) -> Result<(), DbError> {
-        let tables = tables.to_vec();
-        self.with_conn(move |c| tables.iter().try_for_each(|t| c.batch(&format!("VACUUM FULL {t}")))).await
+        let sql: String = tables
+            .iter()
+            .map(|t| {
+                format!(
+                    "CREATE TEMP TABLE scrub_copy AS SELECT * FROM {t}; TRUNCATE {t}; \
+                     INSERT INTO {t} OVERRIDING SYSTEM VALUE SELECT * FROM scrub_copy; DROP TABLE scrub_copy;"
+                )
+            })
+            .collect();
+        self.with_conn(move |c| c.batch(&sql)).await
     }
 
     pub(crate) async fn ping(&self) -> Result<(), DbError> {

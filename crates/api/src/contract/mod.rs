@@ -38,6 +38,7 @@ use platform_core::ApiVersion;
 use crate::authenticate::authenticate;
 use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
 use crate::etag::{etag_matches, etag_of, not_modified_since};
+use crate::forwarded::TrustedProxies;
 use crate::headers as names;
 use crate::not_modified;
 use crate::operation::{Limits, Operation, Poll};
@@ -113,7 +114,7 @@ pub async fn contract(State((app, routing)): State<ContractState>, mut req: Requ
         method: req.method().clone(),
         resource: Resource::of_path(&path),
         path,
-        ip: client_ip(&req, app.config.trust_forwarded),
+        ip: client_ip(&req, &app.config.trusted_proxies),
         version: ApiVersion::DEFAULT,
         principal: Principal::Anonymous,
         quota: None,
@@ -389,19 +390,15 @@ fn record(app: &Shared, x: &Exchange, resp: &Response) {
     crate::insights::record(&app.insights, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
 }
 
-pub fn client_ip(req: &Request, trust_forwarded: bool) -> IpAddr {
-    if trust_forwarded {
-        if let Some(ip) = req
-            .headers()
-            .get(names::X_FORWARDED_FOR)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .and_then(|v| v.trim().parse().ok())
-        {
-            return ip;
-        }
+/// The caller's address: the connection's, or behind trusted proxies what they saw.
+pub fn client_ip(req: &Request, proxies: &TrustedProxies) -> IpAddr {
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    if !proxies.trusts(peer) {
+        return peer;
     }
-    req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
+    // Several header lines are one list (RFC 9110 5.3); a proxy may have appended its own line.
+    let lines: Vec<&str> = req.headers().get_all(names::X_FORWARDED_FOR).iter().filter_map(|v| v.to_str().ok()).collect();
+    proxies.client_ip(peer, (!lines.is_empty()).then(|| lines.join(",")).as_deref())
 }
 
 /// Requests in flight above which the server counts as busy and `X-Poll-Interval` doubles.

@@ -247,6 +247,7 @@ impl Balancer {
         let cfg = format!(
             "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n\
              frontend api\n  bind 127.0.0.1:{port}\n  default_backend nodes\n\
+             http-request set-header X-Forwarded-For %[src]\n\
              backend nodes\n  balance roundrobin\n{servers}"
         );
         let path = dir.path().join("haproxy.cfg");
@@ -386,4 +387,36 @@ async fn through_the_balancer_every_delivery_and_every_run_completion_happens_on
     assert!(statuses.values().all(|&n| n == 1), "each status delivered once: {statuses:?}");
     assert_eq!(completed.keys().copied().collect::<std::collections::BTreeSet<_>>(), runs.iter().copied().collect(), "{completed:?}");
     assert!(completed.values().all(|&n| n == 1), "each run completed once: {completed:?}");
+}
+
+#[tokio::test]
+async fn through_the_balancer_a_client_cannot_choose_its_address() {
+    // As `scripts/cluster` runs them: the nodes trust the balancer (on loopback), which writes the
+    // address it saw over the client's header. 60 an hour × 0.1 = 6 anonymous requests.
+    let settings = SecondarySettings { login_attempts: 3, ..SecondarySettings::default() };
+    let opts = Options::with(|c| {
+        c.rate_limit_factor = 0.1;
+        c.secondary = settings;
+        c.trusted_proxies = platform_api::forwarded::TrustedProxies::parse("127.0.0.1").unwrap();
+    });
+    let Some((a, b)) = pair(opts).await else { return };
+    let Some(lb) = Balancer::start([&a, &b]).await else { return };
+    let t = setup(&a).await;
+    let anonymous =
+        |spoof: String| a.client.get(format!("{}{COMBINED}", lb.base)).header("user-agent", UA).header("x-forwarded-for", spoof);
+    for i in 1..=6 {
+        let r = anonymous(format!("203.0.113.{i}")).send().await.unwrap();
+        assert_eq!(r.status(), 200, "request {i}");
+        assert_eq!(used(r.headers()), i, "one bucket whatever the client writes");
+    }
+    let r = anonymous("198.51.100.1, 203.0.113.77".into()).send().await.unwrap();
+    assert_eq!(r.status(), 403, "the anonymous limit holds");
+    // Failed logins from one address lock it out, whatever each one claimed to come from.
+    for i in 0..3 {
+        let r = anonymous(format!("192.0.2.{i}")).bearer_auth("svp_wrong").send().await.unwrap();
+        assert_eq!(r.status(), 401);
+    }
+    let r = lb.req(&a, reqwest::Method::GET, COMBINED, &t).header("x-forwarded-for", "192.0.2.200").send().await.unwrap();
+    let (st, _, body) = parts(r).await;
+    assert_eq!((st, body["message"].as_str()), (403, Some("Maximum number of login attempts exceeded. Please try again later.")));
 }

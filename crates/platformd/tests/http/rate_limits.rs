@@ -2,6 +2,7 @@
 //! limits, the exhausted answer, windows on the manual clock, and `GET /rate_limit`.
 use crate::both;
 use crate::harness::*;
+use platform_api::forwarded::TrustedProxies;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -353,3 +354,31 @@ fn base64(s: &str) -> String {
     }
     out
 }
+
+/// The anonymous bucket a request with `X-Forwarded-For: forwarded` was counted in: its `used`.
+async fn anonymous_used(s: &Server, forwarded: &str) -> i64 {
+    let r = s.req(Method::GET, COMBINED, None).header("x-forwarded-for", forwarded).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    quota(r.headers()).2
+}
+
+both!(forwarded_addresses_are_believed_only_from_trusted_proxies, |s| {
+    setup(&s).await;
+    // The suite's client is not a trusted proxy: whatever it writes, it is one address.
+    for (i, spoof) in ["203.0.113.1", "203.0.113.2", "203.0.113.3, 198.51.100.1"].iter().enumerate() {
+        assert_eq!(anonymous_used(&s, spoof).await, i as i64 + 1, "{spoof}");
+    }
+});
+
+both!(
+    behind_a_trusted_proxy_the_caller_is_the_last_address_it_did_not_write,
+    Options::with(|c| c.trusted_proxies = TrustedProxies::parse("127.0.0.1, 10.0.0.0/8").unwrap()),
+    |s| {
+        setup(&s).await;
+        // Entries the client wrote come first; the proxies' own come last.
+        assert_eq!(anonymous_used(&s, "198.51.100.7").await, 1);
+        assert_eq!(anonymous_used(&s, "203.0.113.9, 198.51.100.7").await, 2, "a client-written first entry changes nothing");
+        assert_eq!(anonymous_used(&s, "203.0.113.8, 198.51.100.7, 10.1.2.3").await, 3, "past every trusted hop");
+        assert_eq!(anonymous_used(&s, "198.51.100.8").await, 1, "another caller, another bucket");
+    }
+);

@@ -91,7 +91,7 @@ struct Head {
 
 impl Head {
     fn of(app: &Shared, req: Request) -> (Head, Body) {
-        let ip = crate::contract::client_ip(&req, app.config.trust_forwarded);
+        let ip = crate::contract::client_ip(&req, &app.config.trusted_proxies);
         let (parts, body) = req.into_parts();
         (Head { parts, ip }, body)
     }
