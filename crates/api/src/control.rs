@@ -252,53 +252,6 @@ pub fn pusher(c: &mut dyn Conn, repo: &Repo, r: &RefIn) -> R<Option<Account>> {
     }
 }
 
-/// Points a ref at a placeholder sha (one git does not have): the store alone records it, with
-/// the activity of a push, in the caller's transaction.
-pub fn push_placeholder(c: &mut dyn Conn, repo: &Repo, r: &RefIn, sha: &str, now: i64) -> R<serde_json::Value> {
-    ref_kind(&r.name)?;
-    let pusher = pusher(c, repo, r)?;
-    let before = repos::set_ref(c, repo.id, &r.name, sha, now)?;
-    ref_activity(c, repo, pusher.as_ref(), &r.name, before.as_deref(), sha, now)?;
-    Ok(json!({"ref": r.name, "sha": sha, "before": before}))
-}
-
-/// The activity of a control-plane ref change (CreateEvent for a new ref, PushEvent for a
-/// moved branch), in the transaction that records it.
-pub fn ref_activity(
-    c: &mut dyn Conn,
-    repo: &Repo,
-    pusher: Option<&Account>,
-    name: &str,
-    before: Option<&str>,
-    sha: &str,
-    now: i64,
-) -> Result<(), DbError> {
-    let (ref_type, short) = match (name.strip_prefix("refs/heads/"), name.strip_prefix("refs/tags/")) {
-        (Some(b), _) => ("branch", b),
-        (_, Some(t)) => ("tag", t),
-        _ => return Ok(()),
-    };
-    let mut record = |kind: &str, payload: serde_json::Value| -> Result<i64, DbError> {
-        activity::record(c, &NewActivity::in_repo(kind, pusher.map(|p| p.id), repo, &payload), now)
-    };
-    if before.is_none() {
-        record(
-            "CreateEvent",
-            json!({"ref": short, "ref_type": ref_type, "full_ref": name, "master_branch": repo.default_branch,
-                   "description": repo.description, "pusher_type": "user"}),
-        )?;
-    }
-    if ref_type == "branch" && before != Some(sha) {
-        let push_id: i64 = rand::random::<u32>() as i64 + 1;
-        record(
-            "PushEvent",
-            json!({"repository_id": repo.id, "push_id": push_id, "ref": name, "head": sha,
-                   "before": before.map(str::to_string).unwrap_or_else(|| "0".repeat(40))}),
-        )?;
-    }
-    Ok(())
-}
-
 #[derive(Deserialize)]
 pub struct WatcherIn {
     pub login: String,

@@ -31,6 +31,18 @@ pub fn format_ts(secs: i64) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// `2026-03-10T13:00:00+01:00`: the local time of a zone `offset_minutes` east of UTC, as git
+/// records commit dates (`Z` for UTC).
+pub fn format_ts_in_zone(secs: i64, offset_minutes: i64) -> String {
+    if offset_minutes == 0 {
+        return format_ts(secs);
+    }
+    let local = format_ts(secs + offset_minutes * 60);
+    let sign = if offset_minutes < 0 { '-' } else { '+' };
+    let m = offset_minutes.unsigned_abs();
+    format!("{}{sign}{:02}:{:02}", local.trim_end_matches('Z'), m / 60, m % 60)
+}
+
 /// RFC 7231 HTTP-date, for `Last-Modified`, `Sunset`.
 pub fn http_date(secs: i64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
@@ -142,6 +154,9 @@ mod tests {
         assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
         assert_eq!(parse_ts("2026-03-10"), Some(1_773_100_800));
         assert_eq!(parse_ts("2026-03-10T02:00:00+02:00"), Some(1_773_100_800));
+        assert_eq!(format_ts_in_zone(1_773_100_800, 120), "2026-03-10T02:00:00+02:00");
+        assert_eq!(format_ts_in_zone(1_773_100_800, -450), "2026-03-09T16:30:00-07:30");
+        assert_eq!(parse_ts(&format_ts_in_zone(1_773_100_800, -450)), Some(1_773_100_800));
         assert_eq!(parse_ts("2026-03-10T00:00:00.123Z"), Some(1_773_100_800));
         for bad in ["", "2026-13-01", "2026-03-10T25:00:00Z", "yesterday", "2026-03-10Tx"] {
             assert_eq!(parse_ts(bad), None, "{bad}");

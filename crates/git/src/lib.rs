@@ -12,11 +12,13 @@
 //! - [`storage`]: where repositories live (by repository id) and their creation and removal.
 //! - [`repo`]: one repository, its refs and `HEAD`; a push's quarantine view.
 //! - [`objects`]: commits, trees, blobs, diffs, ancestry, what ref updates introduce.
+//! - [`history`]: the paths each pushed commit added, removed and modified.
 //! - [`write`]: blobs, trees, commits and the ref updates every non-push change goes through.
 //! - [`transport`]: smart HTTP (upload-pack, receive-pack) streamed, with the push [`Gate`].
 //! - [`hook`]: the server's `pre-receive` hook and its channel back to the server.
 //! - [`remote`]: reading other repositories (source imports).
 pub mod command;
+pub mod history;
 pub mod hook;
 pub mod objects;
 pub mod remote;
@@ -26,6 +28,7 @@ pub mod transport;
 pub mod write;
 
 pub use command::{Error, Git, Limits};
+pub use history::Touched;
 pub use hook::Decision;
 pub use objects::{Change, Commit, Entry, Kind, Person, Status};
 pub use remote::{LargeBlob, Remote, RemoteError};

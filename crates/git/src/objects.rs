@@ -131,6 +131,17 @@ pub enum Status {
     Modified,
 }
 
+impl Status {
+    /// From `--name-status`'s letter (type changes count as modifications).
+    pub fn of_letter(s: &str) -> Status {
+        match s.chars().next() {
+            Some('A') => Status::Added,
+            Some('D') => Status::Removed,
+            _ => Status::Modified,
+        }
+    }
+}
+
 /// A changed path, with its line counts (none for binary files).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
@@ -249,12 +260,10 @@ impl Repo {
         let mut changes = Vec::new();
         for pair in fields.chunks(2) {
             let [st, path] = pair else { continue };
-            let status = match st.chars().next() {
-                Some('A') => Status::Added,
-                Some('D') => Status::Removed,
-                Some(_) => Status::Modified,
-                None => continue,
-            };
+            if st.is_empty() {
+                continue;
+            }
+            let status = Status::of_letter(st);
             let (a, d): (Option<u64>, Option<u64>) = counts.get(path).copied().unwrap_or((None, None));
             changes.push(Change {
                 path: path.clone(),

@@ -212,7 +212,7 @@ pub struct Event {
     pub kind: String,
     pub actor: EventAccount,
     pub repo: EventRepo,
-    /// Shape by `type`: WatchEvent, PushEvent, CreateEvent, PublicEvent.
+    /// Shape by `type`: WatchEvent, PushEvent, CreateEvent, DeleteEvent, PublicEvent.
     #[schemars(schema_with = "payload_schema")]
     pub payload: Value,
     pub public: bool,
@@ -263,6 +263,12 @@ fn payload_schema(_: &mut SchemaGenerator) -> Schema {
             },
             "required": ["ref", "ref_type", "full_ref", "master_branch", "pusher_type"]
         },
+        // DeleteEvent: a deleted branch or tag.
+        {
+            "type": "object",
+            "properties": { "ref": string, "ref_type": string, "pusher_type": string },
+            "required": ["ref", "ref_type", "pusher_type"]
+        },
         // PublicEvent: a repository made public.
         { "type": "object", "additionalProperties": false }
     ]})
@@ -292,7 +298,7 @@ pub fn event(u: &Urls, e: &FeedEvent) -> Event {
         kind: a.kind.clone(),
         actor,
         repo: EventRepo { id: repo_id, url: Uri(format!("{}/repos/{name}", u.api)), name },
-        payload: a.payload.clone(),
+        payload: crate::ops::git_hosting::effects::feed_payload(&a.kind, &a.payload),
         public: a.public,
         created_at: Timestamp(a.created_at),
         org: e.org.as_ref().map(|org| account_ref(u, org, false)),

@@ -28,11 +28,11 @@ pub struct Hit {
 }
 
 impl Hit {
-    fn h(&self, name: &str) -> String {
+    pub(crate) fn h(&self, name: &str) -> String {
         self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
     }
     /// The JSON payload (decoding a form body).
-    fn payload(&self) -> Value {
+    pub(crate) fn payload(&self) -> Value {
         let text = std::str::from_utf8(&self.body).unwrap();
         if let Some(p) = text.strip_prefix("payload=") {
             let decoded = platform_api::request::percent_decode(p);

@@ -28,6 +28,7 @@ mod openapi_snapshot;
 mod outbox;
 mod persistence;
 mod private_registries;
+mod push_effects;
 mod rate_limits;
 mod readme_settings;
 mod repos;

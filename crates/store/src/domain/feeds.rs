@@ -12,8 +12,8 @@ pub const TIMELINE_MAX: i64 = 300;
 
 /// The activity kinds that appear in feeds; other records (e.g. `StatusEvent`) do not. The
 /// partial indexes of `0004_feeds` repeat this list verbatim.
-pub const FEED_KINDS: [&str; 4] = ["WatchEvent", "PushEvent", "CreateEvent", "PublicEvent"];
-const KINDS_SQL: &str = "kind IN ('WatchEvent', 'PushEvent', 'CreateEvent', 'PublicEvent')";
+pub const FEED_KINDS: [&str; 5] = ["WatchEvent", "PushEvent", "CreateEvent", "PublicEvent", "DeleteEvent"];
+const KINDS_SQL: &str = "kind IN ('WatchEvent', 'PushEvent', 'CreateEvent', 'PublicEvent', 'DeleteEvent')";
 
 /// Which timeline.
 #[derive(Clone, Copy, Debug)]

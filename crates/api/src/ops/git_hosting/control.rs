@@ -8,9 +8,11 @@ use platform_core::time::parse_ts;
 use platform_git::{NewCommit, Person, RefUpdate, ZERO};
 use platform_store::domain::accounts::Account;
 use platform_store::domain::pushes;
-use platform_store::domain::repos::Repo;
+use platform_store::domain::repos::{self, Repo};
+use platform_store::Conn;
 use serde_json::{json, Value};
 
+use super::effects;
 use super::refs::{self, Source};
 use super::{git_error, storage};
 use crate::control::{self, RefIn};
@@ -79,7 +81,7 @@ pub async fn push_ref(app: &AppState, repo: &Repo, r: &RefIn) -> ApiResult<Value
                 }
                 let (repo, r2) = (repo.clone(), r.clone());
                 let now = app.clock.now();
-                return app.store.write(move |c| control::push_placeholder(c, &repo, &r2, &sha, now)).await;
+                return app.store.write(move |c| push_placeholder(c, &repo, &r2, &sha, now)).await;
             }
             sha
         }
@@ -138,7 +140,7 @@ async fn placeholder(app: &AppState, repo: &Repo, r: &RefIn) -> ApiResult<Option
                     return Ok(None);
                 }
             }
-            control::push_placeholder(c, &repo, &r, &sha, now).map(Some)
+            push_placeholder(c, &repo, &r, &sha, now).map(Some)
         })
         .await
 }
@@ -214,4 +216,15 @@ pub async fn import(app: &AppState, repo: &Repo, mirror: &Path, pusher_id: Optio
         l.git.set_head(&b).await.map_err(git_error)?;
     }
     Ok(())
+}
+
+/// Points a ref at a placeholder sha (one git does not have): the store alone records it, with
+/// the activity of a push, in the caller's transaction.
+pub fn push_placeholder(c: &mut dyn Conn, repo: &Repo, r: &RefIn, sha: &str, now: i64) -> ApiResult<serde_json::Value> {
+    control::ref_kind(&r.name)?;
+    let pusher = control::pusher(c, repo, r)?;
+    let before = repos::set_ref(c, repo.id, &r.name, sha, now)?;
+    let change = effects::RefMove { name: &r.name, before: before.as_deref(), after: Some(sha), pushed: None };
+    effects::record(c, repo, pusher.as_ref(), change, now)?;
+    Ok(json!({"ref": r.name, "sha": sha, "before": before}))
 }

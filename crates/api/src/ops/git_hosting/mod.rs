@@ -19,7 +19,9 @@
 //! - [`push`]: the push gate (the `pre-receive` decision).
 //! - [`refs`]: the ref-change path, the record, reconciliation.
 //! - [`control`]: control-plane commits and ref pushes, first commits, imports.
+//! - [`effects`]: what a ref change causes (feed events, and from them the webhooks).
 pub mod control;
+pub mod effects;
 pub mod http;
 pub mod push;
 pub mod refs;

@@ -7,7 +7,7 @@ use platform_store::domain::pushes::{self, CommitRecord, Intent, RefChange, Sign
 use platform_store::domain::repos::{self, Repo};
 use platform_store::{Conn, DbError, Exclusive};
 
-use super::{git_error, lock_key, repository, storage};
+use super::{effects, git_error, lock_key, repository, storage};
 use crate::error::ApiResult;
 use crate::state::AppState;
 
@@ -128,6 +128,11 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
         .chain(moved_updates.iter().filter(|m| !m.is_create()).map(|m| platform_git::Ref { name: m.name.clone(), oid: m.old.clone() }))
         .collect();
     let introduced = l.git.introduced(&moved_updates, &before).await.map_err(git_error)?;
+    let pushed = if records_activity(&intent.source) {
+        effects::gather(&l.git, &moved_updates, &before).await.map_err(git_error)?
+    } else {
+        HashMap::new()
+    };
     let commits: Vec<CommitRecord> = l.git.commits(&introduced).await.map_err(git_error)?.into_iter().map(record).collect();
     let mut moved = Vec::new();
     for u in moved_updates {
@@ -157,7 +162,7 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
             }
             pushes::record_commits(c, repo.id, &commits2, now)?;
             pushes::apply_refs(c, repo.id, &refs, now)?;
-            activity(c, &repo, &intent2, &moved2, &was, &commits2, now)?;
+            activity(c, &repo, &intent2, &moved2, &was, &pushed, now)?;
             Ok(true)
         })
         .await?;
@@ -167,22 +172,26 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
     Ok(Applied { moved, commits })
 }
 
+/// Pushes and the control plane's ref changes are activity; a repository's first commit (its
+/// creation is) and an import's history are not.
+fn records_activity(source: &str) -> bool {
+    source == Source::Push.as_str() || source == Source::Control.as_str()
+}
+
 /// The activity of a ref change, written in the transaction that records it: the one place
-/// where the events of every ref change (`PushEvent`, `CreateEvent`, `DeleteEvent` and their
-/// webhooks, runs of workflows `on: push`, whatever the source) are to be recorded. It has what
-/// they need: who and what asked (`intent`), each ref moved with the store's value before
-/// (`was`) and git's after, and the commits the change introduced. Today the control plane's
-/// pushes keep the activity they have always recorded; the others record none yet.
+/// where the events of every ref change are recorded ([`effects::record`]: `CreateEvent`,
+/// `PushEvent`, `DeleteEvent`, and from them the webhooks), with each ref's value in the store
+/// before (`was`), git's after, and the push detail git gave (`pushed`, by ref).
 fn activity(
     c: &mut dyn Conn,
     repo: &Repo,
     intent: &Intent,
     moved: &[Moved],
     was: &[Option<String>],
-    _commits: &[CommitRecord],
+    pushed: &HashMap<String, effects::Pushed>,
     now: i64,
 ) -> Result<(), DbError> {
-    if intent.source != Source::Control.as_str() {
+    if !records_activity(&intent.source) {
         return Ok(());
     }
     let pusher = match intent.pusher_id {
@@ -190,9 +199,13 @@ fn activity(
         None => None,
     };
     for (m, before) in moved.iter().zip(was) {
-        if let Some(sha) = &m.commit {
-            crate::control::ref_activity(c, repo, pusher.as_ref(), &m.update.name, before.as_deref(), sha, now)?;
+        // A tag of a tree or blob moved nothing the store keeps.
+        if m.commit.is_none() && !m.update.is_delete() {
+            continue;
         }
+        let name = &m.update.name;
+        let change = effects::RefMove { name, before: before.as_deref(), after: m.commit.as_deref(), pushed: pushed.get(name).cloned() };
+        effects::record(c, repo, pusher.as_ref(), change, now)?;
     }
     Ok(())
 }

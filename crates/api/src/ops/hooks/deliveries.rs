@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
 use crate::error::ApiError;
+use crate::ops::git_hosting::effects;
 use crate::outbox::Consumer;
 use crate::secrets;
 use crate::shape::{Timestamp, Uri};
@@ -322,18 +323,20 @@ pub struct WebhookConsumer {
     pub urls: Urls,
 }
 
-fn event_name(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "PushEvent" => "push",
-        "CreateEvent" => "create",
-        "WatchEvent" => "watch",
-        "StatusEvent" => "status",
-        "DeleteEvent" => "delete",
-        "WorkflowRunEvent" => "workflow_run",
-        "RepositoryImportEvent" => "repository_import",
-        "RepositoryEvent" => "repository",
-        _ => return None,
-    })
+/// The webhook events an activity kind is sent as: a deleted branch or tag is also a `push`
+/// (`deleted: true`), as hosted.
+fn event_names(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "PushEvent" => &["push"],
+        "CreateEvent" => &["create"],
+        "WatchEvent" => &["watch"],
+        "StatusEvent" => &["status"],
+        "DeleteEvent" => &["delete", "push"],
+        "WorkflowRunEvent" => &["workflow_run"],
+        "RepositoryImportEvent" => &["repository_import"],
+        "RepositoryEvent" => &["repository"],
+        _ => &[],
+    }
 }
 
 /// The actions of `repository` webhooks the platform sends.
@@ -356,19 +359,15 @@ impl WebhookConsumer {
         let mut action = None;
         let mut body = match event {
             "push" => {
-                let after = p["head"].as_str().unwrap_or_default().to_string();
-                let before = p["before"].as_str().unwrap_or_default().to_string();
                 let pusher =
                     actor.as_ref().map(|x| json!({"name": x.login, "email": x.email})).unwrap_or(json!({"name": org.login, "email": null}));
-                let compare = repo.as_ref().map(|r| {
-                    format!("{}/{}/compare/{}...{}", u.web, r.full_name(), &before[..12.min(before.len())], &after[..12.min(after.len())])
-                });
-                json!({
-                    "ref": p["ref"], "before": before, "after": after,
-                    "created": before.chars().all(|ch| ch == '0'), "deleted": false, "forced": false,
-                    "base_ref": null, "compare": compare, "commits": [], "head_commit": null, "pusher": pusher,
-                })
+                // Nothing to send for a record that is no push (`Null` skips it).
+                match effects::push_webhook(u, repo.as_ref(), &a.kind, p, pusher) {
+                    Some(body) => body,
+                    None => return Ok((Value::Null, None)),
+                }
             }
+            "delete" => json!({"ref": p["ref"], "ref_type": p["ref_type"], "pusher_type": p["pusher_type"]}),
             "create" => json!({
                 "ref": p["ref"], "ref_type": p["ref_type"], "master_branch": p["master_branch"],
                 "description": p["description"], "pusher_type": p["pusher_type"],
@@ -411,25 +410,30 @@ impl Consumer for WebhookConsumer {
     fn handle(&self, c: &mut dyn Conn, batch: &[Activity], now: i64) -> Result<(), ApiError> {
         let mut org_hooks: HashMap<i64, (Option<Account>, Vec<Hook>)> = HashMap::new();
         for a in batch {
-            let (Some(org_id), Some(event)) = (a.org_id, event_name(&a.kind)) else { continue };
-            // `create` webhooks are for branches and tags; a new repository is `repository` created.
-            if event == "create" && a.payload["ref_type"] == "repository" {
-                continue;
-            }
-            if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
-                let list = hooks::active_for_org(c, org_id)?;
-                let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };
-                e.insert((org, list));
-            }
-            let (org, list) = &org_hooks[&org_id];
-            let Some(org) = org.clone() else { continue };
-            let targets: Vec<Hook> = list.iter().filter(|h| h.wants(event)).cloned().collect();
-            if targets.is_empty() {
-                continue;
-            }
-            let (payload, action) = self.payload(c, a, event, &org)?;
-            for h in &targets {
-                enqueue(c, h, event, action, &payload, a.repo_id, now)?;
+            let Some(org_id) = a.org_id else { continue };
+            for &event in event_names(&a.kind) {
+                // `create` webhooks are for branches and tags; a new repository is `repository` created.
+                if event == "create" && a.payload["ref_type"] == "repository" {
+                    continue;
+                }
+                if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
+                    let list = hooks::active_for_org(c, org_id)?;
+                    let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };
+                    e.insert((org, list));
+                }
+                let (org, list) = &org_hooks[&org_id];
+                let Some(org) = org.clone() else { continue };
+                let targets: Vec<Hook> = list.iter().filter(|h| h.wants(event)).cloned().collect();
+                if targets.is_empty() {
+                    continue;
+                }
+                let (payload, action) = self.payload(c, a, event, &org)?;
+                if payload.is_null() {
+                    continue;
+                }
+                for h in &targets {
+                    enqueue(c, h, event, action, &payload, a.repo_id, now)?;
+                }
             }
         }
         Ok(())

@@ -1,0 +1,280 @@
+//! What a ref change causes, recorded in the transaction that records the change: the feed's
+//! `CreateEvent`, `PushEvent` and `DeleteEvent`, which the webhook consumer turns into the
+//! `create`, `push` and `delete` webhooks. A moved branch's activity keeps, beside the Events
+//! API payload, what its `push` webhook shows (the commits with the paths each changed, the head
+//! commit, whether it was forced), read from git before the transaction ([`gather`]).
+use std::collections::{HashMap, HashSet};
+
+use platform_core::time::format_ts_in_zone;
+use platform_git::{is_oid, Commit, RefUpdate, Touched, ZERO};
+use platform_store::domain::accounts::Account;
+use platform_store::domain::activity::{self, NewActivity};
+use platform_store::domain::repos::Repo;
+use platform_store::{Conn, DbError};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::shapes::Urls;
+
+/// Commits a `push` webhook lists at most (oldest first, the newest kept).
+pub const MAX_PUSHED_COMMITS: usize = 100;
+
+/// An author or committer of a pushed commit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommitPerson {
+    pub name: String,
+    pub email: String,
+    pub date: String,
+}
+
+/// A commit as a `push` webhook shows it (its `url` is derived when sent).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PushedCommit {
+    pub id: String,
+    pub tree_id: String,
+    /// First seen in the repository with this push.
+    pub distinct: bool,
+    pub message: String,
+    pub timestamp: String,
+    pub author: CommitPerson,
+    pub committer: CommitPerson,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub modified: Vec<String>,
+}
+
+/// What only a branch's `push` webhook shows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pushed {
+    pub forced: bool,
+    pub commits: Vec<PushedCommit>,
+    pub head_commit: Option<PushedCommit>,
+}
+
+/// The `PushEvent` activity of a moved branch: the Events API payload, and [`Pushed`] (absent
+/// for placeholder shas git does not have, and in records older than git hosting).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PushActivity {
+    pub repository_id: i64,
+    pub push_id: i64,
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub head: String,
+    pub before: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<Pushed>,
+}
+
+/// The `DeleteEvent` activity of a deleted branch or tag; `before` (where it pointed) is for the
+/// `push` webhook of the deletion.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DeleteActivity {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub ref_type: String,
+    pub pusher_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+}
+
+/// One moved ref, as the activity needs it: its full name, where it pointed before (in the
+/// store), the commit it points at now (`None`: deleted), and the push detail from git.
+pub struct RefMove<'a> {
+    pub name: &'a str,
+    pub before: Option<&'a str>,
+    pub after: Option<&'a str>,
+    pub pushed: Option<Pushed>,
+}
+
+/// Records the activity of one moved ref in the caller's transaction: `CreateEvent` for a new
+/// branch or tag, `PushEvent` for a branch that moved (created included), `DeleteEvent` for a
+/// deleted one.
+pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMove, now: i64) -> Result<(), DbError> {
+    let (ref_type, short) = match (m.name.strip_prefix("refs/heads/"), m.name.strip_prefix("refs/tags/")) {
+        (Some(b), _) => ("branch", b),
+        (_, Some(t)) => ("tag", t),
+        _ => return Ok(()),
+    };
+    let mut emit = |kind: &str, payload: Value| -> Result<i64, DbError> {
+        activity::record(c, &NewActivity::in_repo(kind, pusher.map(|p| p.id), repo, &payload), now)
+    };
+    let Some(after) = m.after else {
+        if m.before.is_some() {
+            let d = DeleteActivity {
+                name: short.into(),
+                ref_type: ref_type.into(),
+                pusher_type: "user".into(),
+                before: m.before.map(str::to_string),
+            };
+            emit("DeleteEvent", to_value(&d))?;
+        }
+        return Ok(());
+    };
+    if m.before.is_none() {
+        emit(
+            "CreateEvent",
+            json!({"ref": short, "ref_type": ref_type, "full_ref": m.name, "master_branch": repo.default_branch,
+                   "description": repo.description, "pusher_type": "user"}),
+        )?;
+    }
+    if ref_type == "branch" && m.before != Some(after) {
+        let p = PushActivity {
+            repository_id: repo.id,
+            push_id: rand::random::<u32>() as i64 + 1,
+            name: m.name.into(),
+            head: after.into(),
+            before: m.before.map(str::to_string).unwrap_or_else(|| ZERO.into()),
+            pushed: m.pushed,
+        };
+        emit("PushEvent", to_value(&p))?;
+    }
+    Ok(())
+}
+
+fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("activity payloads are plain data")
+}
+
+/// The payload a feed shows for a stored activity: the Events API's, without what only
+/// webhooks show.
+pub fn feed_payload(kind: &str, stored: &Value) -> Value {
+    match kind {
+        "PushEvent" => match serde_json::from_value::<PushActivity>(stored.clone()) {
+            Ok(p) => json!({"repository_id": p.repository_id, "push_id": p.push_id, "ref": p.name, "head": p.head, "before": p.before}),
+            Err(_) => stored.clone(),
+        },
+        "DeleteEvent" => match serde_json::from_value::<DeleteActivity>(stored.clone()) {
+            Ok(d) => json!({"ref": d.name, "ref_type": d.ref_type, "pusher_type": d.pusher_type}),
+            Err(_) => stored.clone(),
+        },
+        _ => stored.clone(),
+    }
+}
+
+/// The `push` webhook's own fields (the sender adds repository, organization and sender) for a
+/// `PushEvent`, or for a `DeleteEvent` of a branch or tag (`deleted: true`); `None` for others.
+pub fn push_webhook(u: &Urls, repo: Option<&Repo>, kind: &str, stored: &Value, pusher: Value) -> Option<Value> {
+    let full_name = repo.map(|r| r.full_name()).unwrap_or_default();
+    let (name, before, after, pushed) = match kind {
+        "PushEvent" => {
+            let p: PushActivity = serde_json::from_value(stored.clone()).ok()?;
+            (p.name, p.before, p.head, p.pushed.unwrap_or_default())
+        }
+        "DeleteEvent" => {
+            let d: DeleteActivity = serde_json::from_value(stored.clone()).ok()?;
+            let prefix = if d.ref_type == "tag" { "refs/tags/" } else { "refs/heads/" };
+            (format!("{prefix}{}", d.name), d.before?, ZERO.to_string(), Pushed::default())
+        }
+        _ => return None,
+    };
+    let (created, deleted) = (before == ZERO, after == ZERO);
+    let short = |s: &str| s[..12.min(s.len())].to_string();
+    let compare = if created {
+        let shown = name.strip_prefix("refs/heads/").or_else(|| name.strip_prefix("refs/tags/")).unwrap_or(&name);
+        format!("{}/{full_name}/compare/{shown}", u.web)
+    } else {
+        format!("{}/{full_name}/compare/{}...{}", u.web, short(&before), short(&after))
+    };
+    let commit = |k: &PushedCommit| {
+        let mut v = to_value(k);
+        v["url"] = json!(format!("{}/{full_name}/commit/{}", u.web, k.id));
+        v
+    };
+    Some(json!({
+        "ref": name, "before": before, "after": after, "created": created, "deleted": deleted,
+        "forced": pushed.forced, "base_ref": null, "compare": compare,
+        "commits": pushed.commits.iter().map(commit).collect::<Vec<_>>(),
+        "head_commit": pushed.head_commit.as_ref().map(commit),
+        "pusher": pusher,
+    }))
+}
+
+/// Reads from git what the `push` webhooks of `updates` show (by ref name): branches that now
+/// point at a commit, with the commits the update brought that no ref had before (`before`: the
+/// refs as they were), at most [`MAX_PUSHED_COMMITS`] each.
+pub async fn gather(
+    git: &platform_git::Repo,
+    updates: &[RefUpdate],
+    before: &[platform_git::Ref],
+) -> Result<HashMap<String, Pushed>, platform_git::Error> {
+    let branches: Vec<&RefUpdate> = updates.iter().filter(|u| u.name.starts_with("refs/heads/") && !u.is_delete()).collect();
+    if branches.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let known: Vec<String> = before.iter().map(|r| r.oid.clone()).collect();
+    let new_anywhere: HashSet<String> =
+        git.rev_list(&branches.iter().map(|u| u.new.clone()).collect::<Vec<_>>(), &known).await?.into_iter().collect();
+    let mut lists = Vec::new();
+    for u in &branches {
+        // What this branch gained: commits reachable from its new value but not from what it or
+        // any other ref pointed at.
+        let mut not: Vec<String> = known.clone();
+        if !u.is_create() {
+            not.push(u.old.clone());
+        }
+        let mut ids = git.rev_list(std::slice::from_ref(&u.new), &not).await?;
+        ids.truncate(MAX_PUSHED_COMMITS);
+        ids.reverse();
+        let forced = !u.is_create() && !git.is_ancestor(&u.old, &u.new).await?;
+        lists.push((u, ids, forced));
+    }
+    let mut wanted: Vec<String> = lists.iter().flat_map(|(u, ids, _)| ids.iter().cloned().chain([u.new.clone()])).collect();
+    wanted.sort();
+    wanted.dedup();
+    let commits: HashMap<String, Commit> = git.commits(&wanted).await?.into_iter().map(|k| (k.oid.clone(), k)).collect();
+    let touched = git.touched(&wanted).await?;
+    let shown = |id: &String| commits.get(id).map(|k| pushed_commit(k, touched.get(id), new_anywhere.contains(id)));
+    Ok(lists
+        .into_iter()
+        .filter(|(u, _, _)| is_oid(&u.new))
+        .map(|(u, ids, forced)| {
+            let pushed = Pushed { forced, commits: ids.iter().filter_map(shown).collect(), head_commit: shown(&u.new) };
+            (u.name.clone(), pushed)
+        })
+        .collect())
+}
+
+fn pushed_commit(k: &Commit, touched: Option<&Touched>, distinct: bool) -> PushedCommit {
+    let person = |p: &platform_git::Person| CommitPerson {
+        name: p.name.clone(),
+        email: p.email.clone(),
+        date: format_ts_in_zone(p.time, p.offset_minutes.into()),
+    };
+    let t = touched.cloned().unwrap_or_default();
+    PushedCommit {
+        id: k.oid.clone(),
+        tree_id: k.tree.clone(),
+        distinct,
+        message: k.message.trim_end_matches('\n').to_string(),
+        timestamp: format_ts_in_zone(k.committer.time, k.committer.offset_minutes.into()),
+        author: person(&k.author),
+        committer: person(&k.committer),
+        added: t.added,
+        removed: t.removed,
+        modified: t.modified,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feeds_show_the_events_api_payload_and_old_records_still_read() {
+        let p = PushActivity {
+            repository_id: 1,
+            push_id: 2,
+            name: "refs/heads/main".into(),
+            head: "b".repeat(40),
+            before: ZERO.into(),
+            pushed: Some(Pushed { forced: true, ..Pushed::default() }),
+        };
+        let shown = feed_payload("PushEvent", &to_value(&p));
+        assert_eq!(shown, json!({"repository_id": 1, "push_id": 2, "ref": "refs/heads/main", "head": "b".repeat(40), "before": ZERO}));
+        let old = json!({"repository_id": 1, "push_id": 2, "ref": "refs/heads/main", "head": "b", "before": "a"});
+        assert_eq!(feed_payload("PushEvent", &old), old);
+        let u = Urls::new("http://h/api/v3");
+        let hook = push_webhook(&u, None, "PushEvent", &old, json!({"name": "x"})).unwrap();
+        assert_eq!((hook["commits"].clone(), hook["head_commit"].clone(), hook["forced"].clone()), (json!([]), Value::Null, json!(false)));
+    }
+}
