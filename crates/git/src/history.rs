@@ -1,5 +1,6 @@
-//! What pushed commits changed, for the records of a push: per commit, the paths it added,
-//! removed and modified against its first parent (a root commit: everything added).
+//! What pushed commits changed and hold, for the records of a push: per commit, the paths it
+//! added, removed and modified against its first parent (a root commit: everything added); and
+//! the files of one directory at a commit (the workflow files a push may start).
 use std::collections::HashMap;
 
 use crate::command::Error;
@@ -28,6 +29,34 @@ impl Repo {
             .output()
             .await?;
         Ok(parse(&out))
+    }
+}
+
+impl Repo {
+    /// The files directly in `dir` (e.g. `.workflows/`) at `commit` whose names end with one of
+    /// `suffixes`, each no larger than `max_bytes` (larger ones left out), by path.
+    pub async fn files_in(&self, commit: &str, dir: &str, suffixes: &[&str], max_bytes: u64) -> Result<Vec<(String, Vec<u8>)>, Error> {
+        if !is_oid(commit) {
+            return Ok(Vec::new());
+        }
+        let listing = self.cmd().args(["ls-tree", "-z", "-l", commit, "--", dir]).output().await?;
+        let mut wanted = Vec::new();
+        for rec in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let rec = String::from_utf8_lossy(rec);
+            let Some((meta, path)) = rec.split_once('\t') else { continue };
+            let f: Vec<&str> = meta.split_whitespace().collect();
+            let small = f.get(3).and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n <= max_bytes);
+            if f.get(1) == Some(&"blob") && small && suffixes.iter().any(|s| path.ends_with(s)) {
+                wanted.push((path.to_string(), f[2].to_string()));
+            }
+        }
+        let mut files = Vec::new();
+        for (path, oid) in wanted {
+            if let Some(bytes) = self.blob(&oid, max_bytes).await? {
+                files.push((path, bytes));
+            }
+        }
+        Ok(files)
     }
 }
 

@@ -112,3 +112,46 @@ both!(a_push_sends_its_webhooks_and_feed_events, |s| {
     assert_eq!(keys, ["before", "head", "push_id", "ref", "repository_id"]);
     assert_eq!(feed[0]["actor"]["login"], "alice");
 });
+
+both!(a_push_starts_the_workflows_whose_on_push_matches, |s| {
+    s.user("alice").await;
+    s.repo("alice", "app", false).await;
+    let t = s.classic("alice", &["repo", "workflow"]).await;
+    let c = Client::new(2);
+    let work = c.dir("work");
+    c.ok(&c.dir(""), &["init", "--quiet", work.to_str().unwrap()]).await;
+    c.ok(&work, &["remote", "add", "origin", &url(&s.base, "alice/app", Some(&t))]).await;
+    let ci = "name: CI\non:\n  push:\n    branches: [main]\n    paths-ignore: ['docs/**']\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: make\n  test:\n    needs: build\n    runs-on: windows-latest\n    env:\n      PLATFORM_OUTCOME: failure\n    steps:\n      - name: Tests\n        run: make test\n";
+    let manual = "name: Manual\non: workflow_dispatch\njobs:\n  x:\n    runs-on: ubuntu-latest\n";
+    let sha = c
+        .commit(
+            &work,
+            &[(".workflows/ci.yml", ci), (".workflows/manual.yml", manual), ("src/a.rs", "fn main() {}\n")],
+            "Add CI\n\nDetails.",
+        )
+        .await;
+    c.ok(&work, &["push", "--quiet", "origin", "main"]).await;
+    let (st, _, runs) = call(&s, Method::GET, "/repos/alice/app/actions/runs", None, None).await;
+    assert_eq!(st, 200, "{runs}");
+    assert_eq!(runs["total_count"], 1, "only the workflow on push: {runs}");
+    let run = &runs["workflow_runs"][0];
+    assert_eq!((run["name"].as_str(), run["path"].as_str(), run["event"].as_str()), (Some("CI"), Some(".workflows/ci.yml"), Some("push")));
+    assert_eq!((run["head_sha"].as_str(), run["head_branch"].as_str()), (Some(sha.as_str()), Some("main")));
+    assert_eq!((run["display_title"].as_str(), run["actor"]["login"].as_str()), (Some("Add CI"), Some("alice")));
+    let (st, _, jobs) = call(&s, Method::GET, &format!("/repos/alice/app/actions/runs/{}/jobs", run["id"]), None, None).await;
+    assert_eq!(st, 200, "{jobs}");
+    let names: Vec<&str> = jobs["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["build", "test"]);
+
+    // Filtered out: another branch, and a change of ignored paths only.
+    c.ok(&work, &["push", "--quiet", "origin", "HEAD:refs/heads/feature"]).await;
+    c.commit(&work, &[("docs/guide.md", "# Guide\n")], "Docs").await;
+    c.ok(&work, &["push", "--quiet", "origin", "main"]).await;
+    let (_, _, runs) = call(&s, Method::GET, "/repos/alice/app/actions/runs", None, None).await;
+    assert_eq!(runs["total_count"], 1, "{runs}");
+    // A change that matches runs again, on its own commit.
+    let next = c.commit(&work, &[("src/b.rs", "\n")], "Code").await;
+    c.ok(&work, &["push", "--quiet", "origin", "main"]).await;
+    let (_, _, runs) = call(&s, Method::GET, "/repos/alice/app/actions/runs", None, None).await;
+    assert_eq!((runs["total_count"].clone(), runs["workflow_runs"][0]["head_sha"].as_str()), (json!(2), Some(next.as_str())));
+});

@@ -9,6 +9,7 @@ use platform_store::{Conn, DbError, Exclusive};
 
 use super::{effects, git_error, lock_key, repository, storage};
 use crate::error::ApiResult;
+use crate::ops::workflow_runs::triggers;
 use crate::state::AppState;
 
 /// What asked for a ref change (kept with its intent, for the record).
@@ -133,6 +134,18 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
     } else {
         HashMap::new()
     };
+    // The workflow files of each pushed head (a push of git's starts their runs).
+    let mut workflows: HashMap<String, (Vec<triggers::WorkflowFile>, String)> = HashMap::new();
+    if intent.source == Source::Push.as_str() {
+        for u in moved_updates.iter().filter(|u| !u.is_delete()) {
+            let Some(sha) = l.git.resolve_commit(&u.new).await.map_err(git_error)? else { continue };
+            let files = triggers::files_at(&l.git, &sha).await.map_err(git_error)?;
+            if !files.is_empty() {
+                let message = l.git.commit(&sha).await.map_err(git_error)?.map(|k| k.message).unwrap_or_default();
+                workflows.insert(u.name.clone(), (files, message));
+            }
+        }
+    }
     let commits: Vec<CommitRecord> = l.git.commits(&introduced).await.map_err(git_error)?.into_iter().map(record).collect();
     let mut moved = Vec::new();
     for u in moved_updates {
@@ -162,7 +175,7 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
             }
             pushes::record_commits(c, repo.id, &commits2, now)?;
             pushes::apply_refs(c, repo.id, &refs, now)?;
-            activity(c, &repo, &intent2, &moved2, &was, &pushed, now)?;
+            activity(c, &repo, &intent2, &moved2, &was, &pushed, &workflows, now)?;
             Ok(true)
         })
         .await?;
@@ -189,6 +202,7 @@ fn activity(
     moved: &[Moved],
     was: &[Option<String>],
     pushed: &HashMap<String, effects::Pushed>,
+    workflows: &HashMap<String, (Vec<triggers::WorkflowFile>, String)>,
     now: i64,
 ) -> Result<(), DbError> {
     if !records_activity(&intent.source) {
@@ -206,6 +220,15 @@ fn activity(
         let name = &m.update.name;
         let change = effects::RefMove { name, before: before.as_deref(), after: m.commit.as_deref(), pushed: pushed.get(name).cloned() };
         effects::record(c, repo, pusher.as_ref(), change, now)?;
+        // Runs need a person to act for: a push by an installation starts none.
+        if let (Some(who), Some(sha), Some((files, message))) = (pusher.as_ref(), m.commit.as_deref(), workflows.get(name)) {
+            let changed: Vec<String> = pushed
+                .get(name)
+                .map(|p| p.commits.iter().flat_map(|k| k.added.iter().chain(&k.removed).chain(&k.modified)).cloned().collect())
+                .unwrap_or_default();
+            let p = triggers::Pushed { name, sha, message, changed: &changed };
+            triggers::start_runs(c, repo, who, files, &p, now)?;
+        }
     }
     Ok(())
 }

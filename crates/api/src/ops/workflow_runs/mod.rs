@@ -8,6 +8,7 @@ pub mod engine;
 pub mod logs;
 pub mod plan;
 pub mod shapes;
+pub mod triggers;
 mod zip;
 
 use axum::http::StatusCode;

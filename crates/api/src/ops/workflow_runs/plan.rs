@@ -45,6 +45,10 @@ pub struct EnvironmentIn {
     /// Minutes a job waits at the environment (0–43200).
     #[serde(default)]
     pub wait_timer: i64,
+    /// Named by a workflow file: an existing environment is used as configured (reviewers, wait
+    /// timer); a new one is created without either.
+    #[serde(skip)]
+    pub as_configured: bool,
 }
 
 #[derive(Deserialize, Clone)]
@@ -103,6 +107,11 @@ fn runner_os(given: Option<&str>) -> R<String> {
 fn environment(c: &mut dyn Conn, repo: &Repo, e: &EnvironmentIn, now: i64) -> R<i64> {
     if e.name.trim().is_empty() || e.name.len() > 255 {
         return Err(invalid("environment", "environment name is empty or too long".into()));
+    }
+    if e.as_configured {
+        if let Some(existing) = runs::environment_named(c, repo.id, e.name.trim())? {
+            return Ok(existing.id);
+        }
     }
     if !(0..=43_200).contains(&e.wait_timer) {
         return Err(invalid("wait_timer", "wait_timer is minutes from 0 to 43200".into()));
