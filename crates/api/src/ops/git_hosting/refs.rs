@@ -134,15 +134,15 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
     } else {
         HashMap::new()
     };
+    let mut read = FromGit { pushed, workflows: HashMap::new() };
     // The workflow files of each pushed head (a push of git's starts their runs).
-    let mut workflows: HashMap<String, (Vec<triggers::WorkflowFile>, String)> = HashMap::new();
     if intent.source == Source::Push.as_str() {
         for u in moved_updates.iter().filter(|u| !u.is_delete()) {
             let Some(sha) = l.git.resolve_commit(&u.new).await.map_err(git_error)? else { continue };
             let files = triggers::files_at(&l.git, &sha).await.map_err(git_error)?;
             if !files.is_empty() {
                 let message = l.git.commit(&sha).await.map_err(git_error)?.map(|k| k.message).unwrap_or_default();
-                workflows.insert(u.name.clone(), (files, message));
+                read.workflows.insert(u.name.clone(), (files, message));
             }
         }
     }
@@ -175,7 +175,7 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
             }
             pushes::record_commits(c, repo.id, &commits2, now)?;
             pushes::apply_refs(c, repo.id, &refs, now)?;
-            activity(c, &repo, &intent2, &moved2, &was, &pushed, &workflows, now)?;
+            activity(c, &repo, &intent2, &moved2, &was, &read, now)?;
             Ok(true)
         })
         .await?;
@@ -183,6 +183,13 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
         return Ok(Applied::default());
     }
     Ok(Applied { moved, commits })
+}
+
+/// What the activity of a change needs from git, read before its transaction: the push detail of
+/// each moved branch, and the workflow files (with the head's message) of each pushed head.
+struct FromGit {
+    pushed: HashMap<String, effects::Pushed>,
+    workflows: HashMap<String, (Vec<triggers::WorkflowFile>, String)>,
 }
 
 /// Pushes and the control plane's ref changes are activity; a repository's first commit (its
@@ -194,15 +201,14 @@ fn records_activity(source: &str) -> bool {
 /// The activity of a ref change, written in the transaction that records it: the one place
 /// where the events of every ref change are recorded ([`effects::record`]: `CreateEvent`,
 /// `PushEvent`, `DeleteEvent`, and from them the webhooks), with each ref's value in the store
-/// before (`was`), git's after, and the push detail git gave (`pushed`, by ref).
+/// before (`was`), git's after, and what git gave before the transaction (`read`).
 fn activity(
     c: &mut dyn Conn,
     repo: &Repo,
     intent: &Intent,
     moved: &[Moved],
     was: &[Option<String>],
-    pushed: &HashMap<String, effects::Pushed>,
-    workflows: &HashMap<String, (Vec<triggers::WorkflowFile>, String)>,
+    read: &FromGit,
     now: i64,
 ) -> Result<(), DbError> {
     if !records_activity(&intent.source) {
@@ -218,11 +224,13 @@ fn activity(
             continue;
         }
         let name = &m.update.name;
-        let change = effects::RefMove { name, before: before.as_deref(), after: m.commit.as_deref(), pushed: pushed.get(name).cloned() };
+        let change =
+            effects::RefMove { name, before: before.as_deref(), after: m.commit.as_deref(), pushed: read.pushed.get(name).cloned() };
         effects::record(c, repo, pusher.as_ref(), change, now)?;
         // Runs need a person to act for: a push by an installation starts none.
-        if let (Some(who), Some(sha), Some((files, message))) = (pusher.as_ref(), m.commit.as_deref(), workflows.get(name)) {
-            let changed: Vec<String> = pushed
+        if let (Some(who), Some(sha), Some((files, message))) = (pusher.as_ref(), m.commit.as_deref(), read.workflows.get(name)) {
+            let changed: Vec<String> = read
+                .pushed
                 .get(name)
                 .map(|p| p.commits.iter().flat_map(|k| k.added.iter().chain(&k.removed).chain(&k.modified)).cloned().collect())
                 .unwrap_or_default();
