@@ -68,7 +68,8 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0015_status_count",
     "0016_repo_homepage",
     "0017_public_event_feeds",
-    "0018_git_hosting"
+    "0018_git_hosting",
+    "0019_rule_suites"
 ];
 
 /// Applies every pending migration, each in its own transaction.
