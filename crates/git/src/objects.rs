@@ -449,7 +449,8 @@ gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n\nSubj
     #[test]
     fn raw_output_parses() {
         let a = "a".repeat(40);
-        let out = format!(":000000 100644 {ZERO} {a} A\0new file.txt\0\n:100644 000000 {a} {ZERO} D\0gone\0:160000 160000 {a} {a} M\0sub\0");
+        let out =
+            format!(":000000 100644 {ZERO} {a} A\0new file.txt\0\n:100644 000000 {a} {ZERO} D\0gone\0:160000 160000 {a} {a} M\0sub\0");
         let r = parse_raw(out.as_bytes());
         assert_eq!(r, vec![("new file.txt".into(), Some(a.clone())), ("gone".into(), None), ("sub".into(), None)]);
     }

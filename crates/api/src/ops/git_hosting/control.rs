@@ -121,8 +121,7 @@ pub async fn push_ref(app: &AppState, repo: &Repo, r: &RefIn) -> ApiResult<Value
         Vec::new()
     } else {
         let known: Vec<String> = l.git.refs().await.map_err(git_error)?.into_iter().map(|x| x.oid).collect();
-        let judged =
-            rules::judge(app, repo, &l.git, rules::Actor::Account(pusher.as_ref()), std::slice::from_ref(&update), &known).await?;
+        let judged = rules::judge(app, repo, &l.git, rules::Actor::Account(pusher.as_ref()), std::slice::from_ref(&update), &known).await?;
         if judged.refused() {
             let e = judged.error();
             rules::record(app, judged.suites).await?;

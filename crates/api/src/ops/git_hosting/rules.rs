@@ -180,15 +180,23 @@ pub async fn judge(
                 let mut out = Vec::new();
                 for sha in &heads {
                     let contexts = if need_statuses {
-                        statuses::latest(c, repo_id, sha, 0, 1000)?.0.into_iter().filter(|s| s.state == "success").map(|s| s.context).collect()
+                        statuses::latest(c, repo_id, sha, 0, 1000)?
+                            .0
+                            .into_iter()
+                            .filter(|s| s.state == "success")
+                            .map(|s| s.context)
+                            .collect()
                     } else {
                         Vec::new()
                     };
                     let deployed = if need_deploys {
-                        c.query("SELECT DISTINCT environment FROM deployments WHERE repo_id = ? AND sha = ?", params![repo_id, sha.as_str()])?
-                            .iter()
-                            .map(|r| r.string(0))
-                            .collect()
+                        c.query(
+                            "SELECT DISTINCT environment FROM deployments WHERE repo_id = ? AND sha = ?",
+                            params![repo_id, sha.as_str()],
+                        )?
+                        .iter()
+                        .map(|r| r.string(0))
+                        .collect()
                     } else {
                         Vec::new()
                     };

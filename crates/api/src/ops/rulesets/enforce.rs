@@ -302,9 +302,7 @@ fn check(kind: &str, p: &Value, f: &Facts) -> Vec<String> {
         "non_fast_forward" => one(update && !f.fast_forward, "Cannot force-push to this ref."),
         "pull_request" => one(update, "Changes must be made through a pull request."),
         "merge_queue" => one(update, "Changes must be made through the merge queue."),
-        "required_linear_history" => {
-            commit_failures(f, |c| c.parents > 1, "This ref must not contain merge commits.")
-        }
+        "required_linear_history" => commit_failures(f, |c| c.parents > 1, "This ref must not contain merge commits."),
         "required_signatures" => commit_failures(f, |c| !c.signed, "Commits must have verified signatures."),
         "required_status_checks" => {
             if create && bool_param("do_not_enforce_on_create") {
@@ -342,9 +340,7 @@ fn check(kind: &str, p: &Value, f: &Facts) -> Vec<String> {
                 .map(|w| format!("Required workflow \"{}\" must pass.", w["path"].as_str().unwrap_or_default()))
                 .collect()
         }
-        "commit_message_pattern" => {
-            pattern_failures(p, "Commit message", f.commits.iter().map(|c| (c.oid.as_str(), c.message.trim_end())))
-        }
+        "commit_message_pattern" => pattern_failures(p, "Commit message", f.commits.iter().map(|c| (c.oid.as_str(), c.message.trim_end()))),
         "commit_author_email_pattern" => {
             pattern_failures(p, "Author email", f.commits.iter().map(|c| (c.oid.as_str(), c.author_email.as_str())))
         }
@@ -554,7 +550,13 @@ mod tests {
         let o = evaluate(&rs, &f, "refs/heads/main").unwrap();
         assert_eq!(
             types(&o),
-            ["required_linear_history", "required_signatures", "commit_message_pattern", "commit_author_email_pattern", "committer_email_pattern"]
+            [
+                "required_linear_history",
+                "required_signatures",
+                "commit_message_pattern",
+                "commit_author_email_pattern",
+                "committer_email_pattern"
+            ]
         );
         assert!(o.violations[2].message.contains(B), "{:?}", o.violations[2]);
     }

@@ -71,15 +71,12 @@ pub static ORG_LIST: Operation =
         .responds(&[Resp::typed::<Vec<RuleSuiteSummary>>(200, "The rule suites of the organization's repositories, newest first.")
             .with_headers(&["Link"])]);
 
-pub static ORG_GET: Operation = Operation::get(
-    "repos/get-org-rule-suite",
-    "/orgs/{org}/rulesets/rule-suites/{rule_suite_id}",
-    "Get an organization rule suite",
-)
-.docs("https://docs.service.example/rest/orgs/rule-suites#get-an-organization-rule-suite")
-.access(ORG_ACCESS)
-.on(On::OrgOwner)
-.responds(&[Resp::typed::<RuleSuite>(200, "The rule suite with each rule's evaluation.")]);
+pub static ORG_GET: Operation =
+    Operation::get("repos/get-org-rule-suite", "/orgs/{org}/rulesets/rule-suites/{rule_suite_id}", "Get an organization rule suite")
+        .docs("https://docs.service.example/rest/orgs/rule-suites#get-an-organization-rule-suite")
+        .access(ORG_ACCESS)
+        .on(On::OrgOwner)
+        .responds(&[Resp::typed::<RuleSuite>(200, "The rule suite with each rule's evaluation.")]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&LIST, list).op(&GET, get).op(&ORG_LIST, org_list).op(&ORG_GET, org_get)
