@@ -94,6 +94,10 @@ async fn who(app: &AppState, repo: &Repo, actor: &Actor<'_>) -> ApiResult<((Opti
     }
 }
 
+/// What the store has of a new head: contexts with a `success` status, environments deployed
+/// to, (repository, workflow path) of successful runs.
+type HeadFacts = (Vec<String>, Vec<String>, Vec<(i64, String)>);
+
 /// Judges `updates` of `repo` (objects read through `git`: a push's quarantine, or the
 /// repository) whose refs, before the change, point at `known`.
 pub async fn judge(
@@ -176,7 +180,7 @@ pub async fn judge(
         let repo_id = repo.id;
         let found = app
             .store
-            .read(move |c| -> Result<Vec<(Vec<String>, Vec<String>, Vec<(i64, String)>)>, DbError> {
+            .read(move |c| -> Result<Vec<HeadFacts>, DbError> {
                 let mut out = Vec::new();
                 for sha in &heads {
                     let contexts = if need_statuses {
