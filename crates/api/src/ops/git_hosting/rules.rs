@@ -16,7 +16,7 @@ use platform_store::{params, DbError};
 use super::git_error;
 use crate::error::{ApiError, ApiResult};
 use crate::ops::rulesets::enforce::{self, Applicable, CommitFacts, Facts, FileFacts, Outcome};
-use crate::ops::rulesets::{enforced, ids_of};
+use crate::ops::rulesets::{applicable, enforced, ids_of};
 use crate::principal::{Principal, Role};
 use crate::state::AppState;
 
@@ -111,11 +111,12 @@ pub async fn judge(
     if updates.is_empty() {
         return Ok(Judged::default());
     }
-    let (ids, actor_name, role) = who(app, repo, &actor).await?;
-    let rulesets = enforced(app, repo, ids, role).await?;
-    if rulesets.is_empty() {
+    let found = enforced(app, repo).await?;
+    if found.is_empty() {
         return Ok(Judged::default());
     }
+    let (ids, actor_name, role) = who(app, repo, &actor).await?;
+    let rulesets = applicable(app, repo, &found, ids, role).await?;
     let default_ref = format!("refs/heads/{}", repo.default_branch);
     // The rulesets of each update, and what their rules need.
     let mut per_update: Vec<(&RefUpdate, Vec<&Applicable>)> = Vec::new();

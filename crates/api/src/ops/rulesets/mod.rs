@@ -463,15 +463,9 @@ fn org_rulesets_for(c: &mut dyn platform_store::Conn, repo: &Repo) -> Result<Vec
         .collect())
 }
 
-/// The rulesets judged on a ref change of `repo` (active and evaluate ones, the repository's and
-/// its organization's that apply to it), ready for [`enforce::evaluate`], with the bypass of
-/// each for the actor (the user and application of [`ids_of`], whose role in `repo` is `role`).
-pub(crate) async fn enforced(
-    app: &AppState,
-    repo: &Repo,
-    (user_id, app_id): (Option<i64>, Option<i64>),
-    role: Role,
-) -> ApiResult<Vec<enforce::Applicable>> {
+/// The rulesets judged on a ref change of `repo`: the active and evaluate ones, the repository's
+/// and its organization's that apply to it, with their definitions.
+pub(crate) async fn enforced(app: &AppState, repo: &Repo) -> ApiResult<Vec<(Ruleset, Value)>> {
     let r = repo.clone();
     let all = app
         .store
@@ -481,17 +475,25 @@ pub(crate) async fn enforced(
             Ok(all)
         })
         .await?;
-    let all: Vec<(Ruleset, Value)> = all
+    Ok(all
         .into_iter()
         .filter(|rs| rs.enforcement == "active" || rs.enforcement == "evaluate")
         .map(|rs| {
             let d = definition_of(&rs);
             (rs, d)
         })
-        .collect();
-    if all.is_empty() {
-        return Ok(Vec::new());
-    }
+        .collect())
+}
+
+/// [`enforced`] rulesets ready for [`enforce::evaluate`], with the bypass of each for the actor
+/// (the user and application of [`ids_of`], whose role in `repo` is `role`).
+pub(crate) async fn applicable(
+    app: &AppState,
+    repo: &Repo,
+    all: &[(Ruleset, Value)],
+    (user_id, app_id): (Option<i64>, Option<i64>),
+    role: Role,
+) -> ApiResult<Vec<enforce::Applicable>> {
     let defs: Vec<&Value> = all.iter().map(|(_, d)| d).collect();
     let viewer = Viewer::of_ids(app, repo, role, user_id, app_id, &defs).await?;
     Ok(all
