@@ -434,3 +434,49 @@ both!(evaluate_never_blocks_exempt_is_not_judged_and_suites_are_listed, |s| {
     assert_eq!(gone["rule_evaluations"][0]["enforcement"], "deleted ruleset");
     assert_eq!(exempt["enforcement"], "active");
 });
+
+both!(bypass_actors_by_user_team_and_mode, |s| {
+    let (t, _) = world(&s).await;
+    let bob_user = json_ok(&s, "/users/bob", None).await["id"].as_i64().unwrap();
+    let team = s.admin_post("/orgs/acme/teams", json!({"name": "releasers", "members": ["bob"]})).await["id"].as_i64().unwrap();
+    let bob = s.classic("bob", &["repo"]).await;
+    let c = Client::new(2);
+    let dir = c.clone_repo(&url(&s.base, "acme/app", Some(&bob)), "app").await;
+    let id = ruleset(
+        &s,
+        &t,
+        json!({"name": "frozen", "enforcement": "active",
+            "conditions": {"ref_name": {"include": ["~DEFAULT_BRANCH"], "exclude": []}},
+            "rules": [{"type": "update", "parameters": {"update_allows_fetch_and_merge": false}}]}),
+    )
+    .await;
+    // (bypass actors, whether bob's direct push goes through)
+    let cases = [
+        (json!([]), false),
+        // Admins only: bob writes.
+        (json!([{"actor_id": 5, "actor_type": "RepositoryRole", "bypass_mode": "always"}]), false),
+        // Through pull requests only: a push is judged.
+        (json!([{"actor_id": bob_user, "actor_type": "User", "bypass_mode": "pull_request"}]), false),
+        (json!([{"actor_id": bob_user, "actor_type": "User", "bypass_mode": "always"}]), true),
+        (json!([{"actor_id": team, "actor_type": "Team", "bypass_mode": "always"}]), true),
+        (json!([{"actor_id": 4, "actor_type": "RepositoryRole", "bypass_mode": "exempt"}]), true),
+    ];
+    for (i, (actors, passes)) in cases.iter().enumerate() {
+        let (st, _, b) =
+            call(&s, Method::PUT, &format!("/repos/acme/app/rulesets/{id}"), Some(&t), Some(json!({"bypass_actors": actors}))).await;
+        assert_eq!(st, 200, "{b}");
+        let sha = c.commit(&dir, &[(&format!("b{i}.txt"), "b\n")], "change").await;
+        let (ok, out) = c.git(&dir, &["push", "origin", "HEAD:main"]).await;
+        assert_eq!(ok, *passes, "{actors}:\n{out}");
+        if !passes {
+            assert!(out.contains("Cannot update this protected ref."), "{out}");
+            c.ok(&dir, &["reset", "--quiet", "--hard", "HEAD~1"]).await;
+        } else {
+            assert_eq!(head(&s, &t, "heads/main").await.as_deref(), Some(sha.as_str()));
+        }
+    }
+    // Bypassed suites say so; the exempt push was not judged at all.
+    let suites = json_ok(&s, "/repos/acme/app/rulesets/rule-suites?actor_name=bob", Some(&t)).await;
+    let results: Vec<&str> = suites.as_array().unwrap().iter().rev().map(|x| x["result"].as_str().unwrap()).collect();
+    assert_eq!(results, ["fail", "fail", "fail", "bypass", "bypass"], "{suites}");
+});
