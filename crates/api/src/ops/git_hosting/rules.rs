@@ -98,6 +98,10 @@ async fn who(app: &AppState, repo: &Repo, actor: &Actor<'_>) -> ApiResult<((Opti
 /// to, (repository, workflow path) of successful runs.
 type HeadFacts = (Vec<String>, Vec<String>, Vec<(i64, String)>);
 
+/// The rules that read the commits a change introduces.
+const COMMIT_RULES: [&str; 5] =
+    ["required_linear_history", "required_signatures", "commit_message_pattern", "commit_author_email_pattern", "committer_email_pattern"];
+
 /// Judges `updates` of `repo` (objects read through `git`: a push's quarantine, or the
 /// repository) whose refs, before the change, point at `known`.
 pub async fn judge(
@@ -138,10 +142,14 @@ pub async fn judge(
     let mut introduced: HashMap<String, Vec<String>> = HashMap::new();
     for (u, applying) in &per_update {
         let mut f = Facts { name: u.name.clone(), old: u.old.clone(), new: u.new.clone(), fast_forward: true, ..Facts::default() };
+        // Only what the rules that apply read: each is a git process.
+        let needs = |kinds: &[&str]| applying.iter().any(|r| r.rule_types().any(|t| kinds.contains(&t)));
         if !u.is_delete() {
-            let oids = git.rev_list(std::slice::from_ref(&u.new), known).await.map_err(git_error)?;
-            introduced.insert(u.name.clone(), oids);
-            if !u.is_create() {
+            if needs(&COMMIT_RULES) {
+                let oids = git.rev_list(std::slice::from_ref(&u.new), known).await.map_err(git_error)?;
+                introduced.insert(u.name.clone(), oids);
+            }
+            if !u.is_create() && needs(&["non_fast_forward"]) {
                 f.fast_forward = git.is_ancestor(&u.old, &u.new).await.map_err(git_error)?;
             }
             if applying.iter().any(|r| r.needs_files()) {
