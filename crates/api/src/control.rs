@@ -210,6 +210,10 @@ pub struct RefIn {
     /// Where a new ref starts: the parent of its new commit, or what a new tag names (a ref or
     /// sha; default: the default branch's head).
     pub base: Option<String>,
+    /// Skip rulesets (seeds do): otherwise the change is judged as the pusher's, and a violation
+    /// is a 422 naming each rule and ruleset.
+    #[serde(default)]
+    pub bypass_rules: bool,
 }
 
 /// A commit's author as the control plane is given it.

@@ -157,6 +157,9 @@ impl Channel {
     pub(crate) async fn answer(&mut self, d: &Decision) -> Result<(), Error> {
         let mut text = String::new();
         for m in &d.messages {
+            if m.is_empty() {
+                text.push_str("say \n");
+            }
             for l in m.lines() {
                 text.push_str("say ");
                 text.push_str(l);

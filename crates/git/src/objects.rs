@@ -334,6 +334,82 @@ impl Repo {
     }
 }
 
+/// A path that new commits change, with the size of the content they give it (`None`: they
+/// remove it, or it is a submodule).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangedFile {
+    pub path: String,
+    pub size: Option<u64>,
+}
+
+impl Repo {
+    /// Every path the commits reachable from `wanted` but not from `known` change (merges compared
+    /// with their first parent), one entry per distinct content, with its size: what push rules
+    /// (path, extension, size) judge. Streams through `git log --raw` and `cat-file --batch-check`.
+    pub async fn files_changed(&self, wanted: &[String], known: &[String]) -> Result<Vec<ChangedFile>, Error> {
+        if !wanted.iter().any(|w| is_oid(w) && w != ZERO) {
+            return Ok(Vec::new());
+        }
+        let out = self
+            .cmd()
+            .args(["log", "--stdin", "--format=", "--raw", "-z", "--no-renames", "--no-abbrev", "--diff-merges=first-parent"])
+            .input(tips(wanted, known))
+            .output()
+            .await?;
+        let changes = parse_raw(&out);
+        let mut blobs: Vec<String> = changes.iter().filter_map(|(_, b)| b.clone()).collect();
+        blobs.sort();
+        blobs.dedup();
+        let mut sizes = std::collections::HashMap::new();
+        if !blobs.is_empty() {
+            let input: String = blobs.iter().map(|b| format!("{b}\n")).collect();
+            let out = self.cmd().args(["cat-file", "--batch-check"]).input(input.into_bytes()).output().await?;
+            for line in String::from_utf8_lossy(&out).lines() {
+                let f: Vec<&str> = line.split(' ').collect();
+                if let [oid, "blob", size] = f[..] {
+                    if let Ok(n) = size.parse::<u64>() {
+                        sizes.insert(oid.to_string(), n);
+                    }
+                }
+            }
+        }
+        let mut files: Vec<ChangedFile> =
+            changes.into_iter().map(|(path, blob)| ChangedFile { size: blob.and_then(|b| sizes.get(&b).copied()), path }).collect();
+        files.sort_by(|a, b| (&a.path, a.size).cmp(&(&b.path, b.size)));
+        files.dedup();
+        Ok(files)
+    }
+}
+
+/// `log --raw -z` output: (path, the blob it now holds; `None` when removed or not a blob).
+fn parse_raw(out: &[u8]) -> Vec<(String, Option<String>)> {
+    let mut list = Vec::new();
+    let mut meta: Option<String> = None;
+    for tok in out.split(|b| *b == 0) {
+        let tok = String::from_utf8_lossy(tok);
+        match meta.take() {
+            None => {
+                let t = tok.trim_start_matches('\n');
+                if t.starts_with(':') {
+                    meta = Some(t.to_string());
+                }
+            }
+            Some(m) => {
+                // ":<old mode> <new mode> <old oid> <new oid> <status>"
+                let f: Vec<&str> = m.trim_start_matches(':').split(' ').collect();
+                let blob = match f[..] {
+                    [_, mode, _, new, status] if !status.starts_with('D') && !mode.starts_with("160") && new != ZERO => {
+                        Some(new.to_string())
+                    }
+                    _ => None,
+                };
+                list.push((tok.into_owned(), blob));
+            }
+        }
+    }
+    list
+}
+
 /// Parses `cat-file --batch` output into (name, type, contents); missing objects left out.
 fn batch(out: &[u8]) -> Vec<(String, String, &[u8])> {
     let mut list = Vec::new();
@@ -377,6 +453,15 @@ gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n\nSubj
         assert_eq!(c.signature.as_deref(), Some("-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----"));
         assert_eq!(c.author.git_date(), "@1700000000 -0130");
         assert!(Commit::parse("x", b"garbage").is_none());
+    }
+
+    #[test]
+    fn raw_output_parses() {
+        let a = "a".repeat(40);
+        let out =
+            format!(":000000 100644 {ZERO} {a} A\0new file.txt\0\n:100644 000000 {a} {ZERO} D\0gone\0:160000 160000 {a} {a} M\0sub\0");
+        let r = parse_raw(out.as_bytes());
+        assert_eq!(r, vec![("new file.txt".into(), Some(a.clone())), ("gone".into(), None), ("sub".into(), None)]);
     }
 
     #[test]

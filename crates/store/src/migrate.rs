@@ -69,6 +69,7 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0016_repo_homepage",
     "0017_public_event_feeds",
     "0018_git_hosting",
+    "0019_rule_suites",
     "0020_delete_event_feeds"
 ];
 

@@ -15,6 +15,7 @@ pub mod notifications;
 pub mod private_registries;
 pub mod pushes;
 pub mod repos;
+pub mod rule_suites;
 pub mod rulesets;
 pub mod security_managers;
 pub mod source_imports;

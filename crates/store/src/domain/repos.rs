@@ -321,6 +321,7 @@ pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
         "import_large_files",
         "repo_redirects",
         "push_intents",
+        "rule_suites",
     ] {
         c.execute(&format!("DELETE FROM {table} WHERE repo_id = ?"), params![id])?;
     }

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::effects;
 use super::refs::{self, Source};
+use super::rules;
 use super::{git_error, storage};
 use crate::control::{self, RefIn};
 use crate::error::{ApiError, ApiResult};
@@ -42,7 +43,8 @@ fn person(app: &AppState, given: Option<&control::PersonIn>, who: Option<&Accoun
 
 /// `POST /_admin/repos/{owner}/{repo}/refs` (and seeds' `[[refs]]`): points a ref at a commit
 /// git has, writes a new commit for it (no `sha`), or records a placeholder sha (one git does
-/// not have) in the store alone. Answers `{ref, sha, before}`.
+/// not have) in the store alone. Answers `{ref, sha, before}`. Rulesets judge the change as the
+/// pusher's unless `bypass_rules` (placeholders, which git never sees, are not judged).
 pub async fn push_ref(app: &AppState, repo: &Repo, r: &RefIn) -> ApiResult<Value> {
     let (ref_type, _) = control::ref_kind(&r.name)?;
     let (repo2, r_pusher) = (repo.clone(), r.pusher.clone());
@@ -117,7 +119,19 @@ pub async fn push_ref(app: &AppState, repo: &Repo, r: &RefIn) -> ApiResult<Value
         }
     };
     let update = RefUpdate { name: r.name.clone(), old: before.clone().unwrap_or_else(|| ZERO.into()), new: target.clone() };
-    l.apply(app, pusher.as_ref().map(|p| p.id), Source::Control, &[update]).await?;
+    let suites = if r.bypass_rules {
+        Vec::new()
+    } else {
+        let known: Vec<String> = l.git.refs().await.map_err(git_error)?.into_iter().map(|x| x.oid).collect();
+        let judged = rules::judge(app, repo, &l.git, rules::Actor::Account(pusher.as_ref()), std::slice::from_ref(&update), &known).await?;
+        if judged.refused() {
+            let e = judged.error();
+            rules::record(app, judged.suites).await?;
+            return Err(e);
+        }
+        judged.suites
+    };
+    l.apply_judged(app, pusher.as_ref().map(|p| p.id), Source::Control, &[update], suites).await?;
     Ok(json!({"ref": r.name, "sha": target, "before": before}))
 }
 

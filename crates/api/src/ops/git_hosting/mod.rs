@@ -18,6 +18,7 @@
 //! - [`http`]: the smart HTTP routes, credentials and access.
 //! - [`push`]: the push gate (the `pre-receive` decision).
 //! - [`refs`]: the ref-change path, the record, reconciliation.
+//! - [`rules`]: rulesets judging ref changes (pushes and the control plane), their rule suites.
 //! - [`control`]: control-plane commits and ref pushes, first commits, imports.
 //! - [`effects`]: what a ref change causes (feed events, and from them the webhooks).
 pub mod control;
@@ -25,6 +26,7 @@ pub mod effects;
 pub mod http;
 pub mod push;
 pub mod refs;
+pub mod rules;
 
 use platform_git::Storage;
 use platform_store::domain::pushes;

@@ -4,8 +4,8 @@
 //! Deciding takes the repository's lock (held until the push is recorded, so pushes to one
 //! repository follow each other on every node), reads the refs as they are, refuses refs other
 //! than branches and tags, refuses changes to workflow files without the `workflow` scope or
-//! `workflows` permission, and records the intent of what may move. Rulesets plug in where
-//! marked. After git exits, [`super::refs::settle`] records what actually moved.
+//! `workflows` permission, judges the rulesets that apply ([`super::rules`]; a refusal names each
+//! violated rule and ruleset) and records the intent of what may move with the rule suites. After git exits, [`super::refs::settle`] records what actually moved.
 use std::collections::HashMap;
 
 use platform_core::TokenKind;
@@ -14,6 +14,7 @@ use platform_store::domain::pushes::Intent;
 use platform_store::domain::repos::Repo;
 
 use super::refs::{self, Locked, Source};
+use super::rules::{self, Actor};
 use super::{git_error, WORKFLOWS_DIR};
 use crate::authorize::{has_permission, has_scope};
 use crate::error::ApiResult;
@@ -57,12 +58,19 @@ impl PushGate {
         if let Some(refusal) = workflow_refusal(&self.principal, &workflows) {
             return Ok(Decision::refuse(refusal));
         }
-        // Rulesets (branch, tag and push rules, with their bypass actors) decide here, next.
+        // Rulesets: branch, tag and push rules, with their bypass actors. A refusal refuses the
+        // whole push (git's pre-receive hook answers for every ref at once), so nothing moves.
+        let judged = rules::judge(&self.app, &self.repo, &p.quarantine, Actor::Principal(&self.principal), &live, &known).await?;
+        if judged.refused() {
+            let lines = judged.refusal(&self.app, &self.repo);
+            rules::record(&self.app, judged.suites).await?;
+            return Ok(Decision::refuse(lines));
+        }
         if live.is_empty() {
             return Ok(Decision::accept());
         }
         let pusher = self.principal.user().map(|u| u.id);
-        let intent = l.intend(&self.app, pusher, Source::Push, &live).await?;
+        let intent = l.intend_judged(&self.app, pusher, Source::Push, &live, judged.suites).await?;
         self.accepted = Some((l, intent));
         Ok(Decision::accept())
     }

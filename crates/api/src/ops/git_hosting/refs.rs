@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use platform_git::{is_oid, RefUpdate, ZERO};
 use platform_store::domain::pushes::{self, CommitRecord, Intent, RefChange, Signature};
 use platform_store::domain::repos::{self, Repo};
+use platform_store::domain::rule_suites::{self, NewSuite};
 use platform_store::{Conn, DbError, Exclusive};
 
 use super::{effects, git_error, lock_key, repository, storage};
@@ -90,18 +91,48 @@ impl Locked {
     /// Records that `updates` are about to happen (each from its `old` value, which git must
     /// still have for it to move).
     pub async fn intend(&self, app: &AppState, pusher_id: Option<i64>, source: Source, updates: &[RefUpdate]) -> ApiResult<Intent> {
+        self.intend_judged(app, pusher_id, source, updates, Vec::new()).await
+    }
+
+    /// [`Locked::intend`], recording in the same transaction the rule suites of the change.
+    pub async fn intend_judged(
+        &self,
+        app: &AppState,
+        pusher_id: Option<i64>,
+        source: Source,
+        updates: &[RefUpdate],
+        suites: Vec<NewSuite>,
+    ) -> ApiResult<Intent> {
         let changes: Vec<RefChange> =
             updates.iter().map(|u| RefChange { name: u.name.clone(), old: u.old.clone(), new: u.new.clone() }).collect();
         let (repo_id, now) = (self.repo.id, app.clock.now());
         let c2 = changes.clone();
-        let id = app.store.write_unobserved(move |c| pushes::record_intent(c, repo_id, pusher_id, source.as_str(), &c2, now)).await?;
+        let id = app
+            .store
+            .write_unobserved(move |c| {
+                rule_suites::record(c, &suites, now)?;
+                pushes::record_intent(c, repo_id, pusher_id, source.as_str(), &c2, now)
+            })
+            .await?;
         Ok(Intent { id, repo_id, pusher_id, source: source.as_str().into(), updates: changes, created_at: now })
     }
 
     /// Moves refs with `update-ref` (all or none, each checked against its old value) and
     /// records what moved: the one path of every ref change that is not a push.
     pub async fn apply(&self, app: &AppState, pusher_id: Option<i64>, source: Source, updates: &[RefUpdate]) -> ApiResult<Applied> {
-        let intent = self.intend(app, pusher_id, source, updates).await?;
+        self.apply_judged(app, pusher_id, source, updates, Vec::new()).await
+    }
+
+    /// [`Locked::apply`] with the rule suites of the change, recorded with its intent.
+    pub async fn apply_judged(
+        &self,
+        app: &AppState,
+        pusher_id: Option<i64>,
+        source: Source,
+        updates: &[RefUpdate],
+        suites: Vec<NewSuite>,
+    ) -> ApiResult<Applied> {
+        let intent = self.intend_judged(app, pusher_id, source, updates, suites).await?;
         let moved = self.git.update_refs(updates).await;
         let applied = settle(app, self, &intent).await?;
         moved.map_err(git_error)?;

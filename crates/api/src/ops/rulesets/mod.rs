@@ -4,7 +4,9 @@
 //! repositories without credentials); writes Administration and repository admin.
 pub mod body;
 pub mod control;
+pub mod enforce;
 pub mod matching;
+pub mod suites;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,6 +29,7 @@ use crate::request::{Body, Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
+use crate::state::AppState;
 use crate::validate::{by_handler_value, comma_list, present};
 use body::Source;
 use matching::{Condition, RepoCondition};
@@ -126,7 +129,8 @@ pub static VERSION: Operation = Operation::get(
 .responds(&[Resp::typed::<RulesetVersionWithState>(200, "The version with the ruleset as it was (`state`).")]);
 
 pub fn routes(api: Api) -> Api {
-    api.op(&BRANCH_RULES, branch_rules)
+    suites::routes(api)
+        .op(&BRANCH_RULES, branch_rules)
         .op(&LIST, list)
         .op(&CREATE, create)
         .op(&GET, get)
@@ -374,6 +378,16 @@ struct Viewer {
     teams: Vec<i64>,
 }
 
+/// The user and the GitHub-App-style application (installation and user-to-server tokens) a
+/// caller acts as.
+pub(crate) fn ids_of(p: &Principal) -> (Option<i64>, Option<i64>) {
+    let app_id = match p {
+        Principal::Token(t) => t.app.as_ref().filter(|a| a.kind == "app").map(|a| a.id),
+        _ => None,
+    };
+    (p.user().map(|u| u.id), app_id)
+}
+
 /// Repository role ids of `RepositoryRole` bypass actors: write 4, admin 5.
 fn role_id(role: Role) -> Option<i64> {
     match role {
@@ -385,15 +399,25 @@ fn role_id(role: Role) -> Option<i64> {
 
 impl Viewer {
     async fn of(ctx: &Ctx, repo: &Repo, role: Role, defs: &[&Value]) -> ApiResult<Viewer> {
-        let user_id = ctx.principal.user().map(|u| u.id);
-        let app_id = match &ctx.principal {
-            Principal::Token(t) => t.app.as_ref().filter(|a| a.kind == "app").map(|a| a.id),
-            _ => None,
-        };
+        let (user_id, app_id) = ids_of(&ctx.principal);
+        Viewer::of_ids(&ctx.app, repo, role, user_id, app_id, defs).await
+    }
+
+    /// The viewer acting as the user `user_id` and the application `app_id`, whose role in `repo`
+    /// is `role`; `defs`: the definitions whose bypass lists are to be judged (teams are looked
+    /// up only when one names a team).
+    async fn of_ids(
+        app: &AppState,
+        repo: &Repo,
+        role: Role,
+        user_id: Option<i64>,
+        app_id: Option<i64>,
+        defs: &[&Value],
+    ) -> ApiResult<Viewer> {
         let has_team_actor =
             defs.iter().any(|d| d["bypass_actors"].as_array().is_some_and(|a| a.iter().any(|x| x["actor_type"] == "Team")));
         let teams = match user_id {
-            Some(u) if has_team_actor => ctx.app.store.read(move |c| rulesets::team_ids_of(c, u)).await?,
+            Some(u) if has_team_actor => app.store.read(move |c| rulesets::team_ids_of(c, u)).await?,
             _ => Vec::new(),
         };
         let org_owner = user_id.is_some() && repo.owner.is_org() && role == Role::Admin;
@@ -436,6 +460,58 @@ fn org_rulesets_for(c: &mut dyn platform_store::Conn, repo: &Repo) -> Result<Vec
     Ok(all
         .into_iter()
         .filter(|rs| RepoCondition::compile(&definition_of(rs)["conditions"]).is_some_and(|cond| cond.applies(repo.id, &repo.name)))
+        .collect())
+}
+
+/// The rulesets judged on a ref change of `repo`: the active and evaluate ones, the repository's
+/// and its organization's that apply to it, with their definitions.
+pub(crate) async fn enforced(app: &AppState, repo: &Repo) -> ApiResult<Vec<(Ruleset, Value)>> {
+    let r = repo.clone();
+    let all = app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            let mut all = rulesets::for_repo(c, r.id)?;
+            all.extend(org_rulesets_for(c, &r)?);
+            Ok(all)
+        })
+        .await?;
+    Ok(all
+        .into_iter()
+        .filter(|rs| rs.enforcement == "active" || rs.enforcement == "evaluate")
+        .map(|rs| {
+            let d = definition_of(&rs);
+            (rs, d)
+        })
+        .collect())
+}
+
+/// [`enforced`] rulesets ready for [`enforce::evaluate`], with the bypass of each for the actor
+/// (the user and application of [`ids_of`], whose role in `repo` is `role`).
+pub(crate) async fn applicable(
+    app: &AppState,
+    repo: &Repo,
+    all: &[(Ruleset, Value)],
+    (user_id, app_id): (Option<i64>, Option<i64>),
+    role: Role,
+) -> ApiResult<Vec<enforce::Applicable>> {
+    let defs: Vec<&Value> = all.iter().map(|(_, d)| d).collect();
+    let viewer = Viewer::of_ids(app, repo, role, user_id, app_id, &defs).await?;
+    Ok(all
+        .iter()
+        .map(|(rs, def)| {
+            let o = repo_origin(&app.urls, rs, repo);
+            enforce::Applicable {
+                id: rs.id,
+                name: rs.name.clone(),
+                source_type: o.kind,
+                source: o.source,
+                target: rs.target.clone(),
+                enforcement: rs.enforcement.clone(),
+                ref_name: Condition::compile(&def["conditions"]["ref_name"]),
+                rules: def["rules"].as_array().cloned().unwrap_or_default(),
+                bypass: enforce::Bypass::of(viewer.can_bypass(&def["bypass_actors"])),
+            }
+        })
         .collect())
 }
 
