@@ -22,6 +22,8 @@ pub enum Source {
     Create,
     /// A source import's `pushing` step.
     Import,
+    /// The REST ref and contents writes (`…/git/refs`, `…/contents/{path}`).
+    Api,
 }
 
 impl Source {
@@ -31,6 +33,7 @@ impl Source {
             Source::Control => "control",
             Source::Create => "create",
             Source::Import => "import",
+            Source::Api => "api",
         }
     }
 }
@@ -197,7 +200,7 @@ fn activity(
     Ok(())
 }
 
-fn record(k: platform_git::Commit) -> CommitRecord {
+pub(crate) fn record(k: platform_git::Commit) -> CommitRecord {
     let sig = |p: &platform_git::Person| Signature {
         name: p.name.clone(),
         email: p.email.clone(),
