@@ -153,7 +153,7 @@ pub struct Content {
 #[derive(Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ContentOrListing {
-    One(Content),
+    One(Box<Content>),
     Listing(Vec<Content>),
 }
 
@@ -261,7 +261,7 @@ async fn get_content(ctx: Ctx, Query(q): Query<ContentsQuery>) -> ApiResult<Repl
     }
     let mut shape = entry_shape(u, repo, &rev, &e);
     if e.kind == Kind::Commit {
-        return Ok(Reply::ok(ContentOrListing::One(shape)));
+        return Ok(Reply::ok(ContentOrListing::One(Box::new(shape))));
     }
     let size = e.size.unwrap_or(0);
     if wants_raw(&ctx.accept) && shape.kind == "file" {
@@ -281,7 +281,7 @@ async fn get_content(ctx: Ctx, Query(q): Query<ContentsQuery>) -> ApiResult<Repl
         let bytes = g.blob(&e.oid, MAX_INLINE).await.map_err(git_error)?.unwrap_or_default();
         (shape.encoding, shape.content) = (Some("base64"), Some(wrapped_base64(&bytes)));
     }
-    Ok(Reply::ok(ContentOrListing::One(shape)))
+    Ok(Reply::ok(ContentOrListing::One(Box::new(shape))))
 }
 
 /// A person a commit names: as given, else the authenticated user, else the platform.
