@@ -161,6 +161,10 @@ both!(contents_read_and_written_by_commits, |s| {
     assert_eq!(dir.as_array().unwrap().len(), 1);
     assert_conforms_to_snapshot("Content", &dir[0]);
     assert_eq!((dir[0]["type"].as_str(), dir[0]["path"].as_str()), (Some("file"), Some("src/lib.rs")));
+    let (_, top) = ok(&s, "/repos/alice/code/contents?ref=feature", None).await;
+    let names: Vec<&str> = top.as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(names, ["README.md", "docs", "feature.txt", "src"]);
+    assert_eq!(top[1]["type"], "dir");
     let (_, old) = ok(&s, &format!("/repos/alice/code/contents/src/lib.rs?ref={add}"), None).await;
     assert_eq!(unb64(&old["content"]), "fn a() {}\n");
     assert_eq!(ok(&s, "/repos/alice/code/contents/feature.txt?ref=feature", None).await.1["type"], "file");

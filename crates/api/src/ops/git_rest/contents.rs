@@ -105,8 +105,16 @@ pub static DELETE_CONTENT: Operation = Operation::delete("repos/delete-file", "/
         Resp::typed::<crate::error::BasicError>(409, "`sha` is not the blob the file has."),
     ]);
 
+/// The repository's top directory (`…/contents` with no path, as clients ask for it).
+pub static GET_ROOT_CONTENT: Operation =
+    Operation::get("repos/get-root-content", "/repos/{owner}/{repo}/contents", "Get repository content (top directory)")
+        .docs("https://docs.service.example/rest/repos/contents#get-repository-content")
+        .access(READ)
+        .query::<ContentsQuery>()
+        .responds(&[Resp::typed::<Vec<Content>>(200, "The entries of the repository's top directory at the ref.")]);
+
 pub fn routes(api: Api) -> Api {
-    api.op(&GET_CONTENT, get_content).op(&PUT_CONTENT, put_content).op(&DELETE_CONTENT, delete_content)
+    api.op(&GET_ROOT_CONTENT, get_content).op(&GET_CONTENT, get_content).op(&PUT_CONTENT, put_content).op(&DELETE_CONTENT, delete_content)
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -244,7 +252,13 @@ async fn get_content(ctx: Ctx, Query(q): Query<ContentsQuery>) -> ApiResult<Repl
     let rev = q.git_ref.clone().filter(|r| !r.is_empty()).unwrap_or_else(|| repo.default_branch.clone());
     let commit = at(&g, &rev).await?;
     let path = ctx.param("path").trim_matches('/').to_string();
-    let e = g.entry(&commit, &path).await.map_err(git_error)?.ok_or_else(ApiError::not_found)?;
+    let e = if path.is_empty() {
+        // The top directory: the commit's tree.
+        let tree = g.commit(&commit).await.map_err(git_error)?.ok_or_else(ApiError::not_found)?.tree;
+        platform_git::Entry { mode: "040000".into(), kind: Kind::Tree, oid: tree, path: String::new(), size: None }
+    } else {
+        g.entry(&commit, &path).await.map_err(git_error)?.ok_or_else(ApiError::not_found)?
+    };
     let u = &ctx.app.urls;
     if e.kind == Kind::Tree {
         let list: Vec<Content> = g
@@ -253,7 +267,9 @@ async fn get_content(ctx: Ctx, Query(q): Query<ContentsQuery>) -> ApiResult<Repl
             .map_err(git_error)?
             .into_iter()
             .map(|mut c| {
-                c.path = format!("{path}/{}", c.path);
+                if !path.is_empty() {
+                    c.path = format!("{path}/{}", c.path);
+                }
                 entry_shape(u, repo, &rev, &c)
             })
             .collect();
