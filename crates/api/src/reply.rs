@@ -36,6 +36,8 @@ pub struct Reply {
     headers: Vec<(HeaderName, HeaderValue)>,
     /// Set on answers of the response cache: the platform time until which they are exact.
     fresh_until: Option<i64>,
+    /// The body's media type when it is not JSON.
+    content_type: Option<&'static str>,
 }
 
 /// Response extension of an answer from the response cache (see `not_modified`).
@@ -46,21 +48,31 @@ impl Reply {
     /// A body of a typed shape (`crate::shape`) or a JSON value, serialized once, here.
     pub fn json(status: StatusCode, body: impl serde::Serialize) -> Self {
         let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
-        Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new(), fresh_until: None }
+        Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new(), fresh_until: None, content_type: None }
     }
     pub fn ok(body: impl serde::Serialize) -> Self {
         Self::json(StatusCode::OK, body)
     }
     /// 200 with a body already serialized as JSON.
     pub fn ok_serialized(body: Vec<u8>) -> Self {
-        Reply { status: StatusCode::OK, body: Some(Bytes::from(body)), headers: Vec::new(), fresh_until: None }
+        Reply { status: StatusCode::OK, body: Some(Bytes::from(body)), headers: Vec::new(), fresh_until: None, content_type: None }
     }
     pub fn created(body: impl serde::Serialize) -> Self {
         Self::json(StatusCode::CREATED, body)
     }
+    /// 200 with a body that is not JSON (raw file contents), of media type `content_type`.
+    pub fn bytes(body: Vec<u8>, content_type: &'static str) -> Self {
+        Reply {
+            status: StatusCode::OK,
+            body: Some(Bytes::from(body)),
+            headers: Vec::new(),
+            fresh_until: None,
+            content_type: Some(content_type),
+        }
+    }
     /// A status with no body (204, 205, 302).
     pub fn empty(status: StatusCode) -> Self {
-        Reply { status, body: None, headers: Vec::new(), fresh_until: None }
+        Reply { status, body: None, headers: Vec::new(), fresh_until: None, content_type: None }
     }
     pub fn header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
         if let Ok(v) = HeaderValue::from_str(value.as_ref()) {
@@ -94,7 +106,7 @@ impl IntoResponse for Reply {
         // Room for the contract layer's headers from the start: growing a map rehashes it.
         *resp.headers_mut() = axum::http::HeaderMap::with_capacity(self.headers.len() + 1 + crate::headers::ADDED_HEADERS);
         if has_body {
-            resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
+            resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(self.content_type.unwrap_or(JSON_CONTENT_TYPE)));
         }
         *resp.status_mut() = self.status;
         if let Some(until) = self.fresh_until {

@@ -86,6 +86,9 @@ pub struct Ctx {
     pairs: Vec<(String, String)>,
     params: Vec<(String, String)>,
     target: Target,
+    /// The request's `Accept` header (empty when none), for operations that answer other
+    /// media types too (raw file contents).
+    pub accept: String,
 }
 
 impl Ctx {
@@ -109,6 +112,7 @@ impl Ctx {
             pairs,
             params,
             target: Target::Nothing,
+            accept: String::new(),
         }
     }
 

@@ -30,7 +30,7 @@ pub mod write;
 pub use command::{Error, Git, Limits};
 pub use history::Touched;
 pub use hook::Decision;
-pub use objects::{Change, ChangedFile, Commit, Entry, Kind, Person, Status};
+pub use objects::{Change, ChangedFile, Commit, Entry, Kind, LogQuery, Person, Status};
 pub use remote::{LargeBlob, Remote, RemoteError};
 pub use repo::{is_oid, Ref, RefUpdate, Repo, EMPTY_TREE, ZERO};
 pub use storage::Storage;

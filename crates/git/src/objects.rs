@@ -147,6 +147,9 @@ impl Status {
 pub struct Change {
     pub path: String,
     pub status: Status,
+    /// The blob before ([`ZERO`] for an added path) and after ([`ZERO`] for a removed one).
+    pub old_oid: String,
+    pub new_oid: String,
     pub additions: u64,
     pub deletions: u64,
     pub binary: bool,
@@ -202,22 +205,7 @@ impl Repo {
             c = c.args(["-r", "-t"]);
         }
         let out = c.arg(rev).output().await?;
-        let mut list = Vec::new();
-        for rec in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let rec = String::from_utf8_lossy(rec);
-            let Some((meta, path)) = rec.split_once('\t') else { continue };
-            let f: Vec<&str> = meta.split_whitespace().collect();
-            if f.len() != 4 {
-                continue;
-            }
-            let kind = match f[1] {
-                "blob" => Kind::Blob,
-                "tree" => Kind::Tree,
-                _ => Kind::Commit,
-            };
-            list.push(Entry { mode: f[0].to_string(), kind, oid: f[2].to_string(), path: path.to_string(), size: f[3].parse().ok() });
-        }
-        Ok(list)
+        Ok(parse_ls_tree(&out))
     }
 
     /// A blob's contents, if `oid` names a blob no larger than `max` bytes (`Err(TooLarge)`
@@ -245,7 +233,7 @@ impl Repo {
         if !is_oid(base) || !is_oid(head) {
             return Err(Error::Invalid("not an object name".into()));
         }
-        let names = self.cmd().args(["diff-tree", "-r", "-z", "--no-renames", "--name-status", base, head]).output().await?;
+        let raw = self.cmd().args(["diff-tree", "-r", "-z", "--no-renames", "--raw", base, head]).output().await?;
         let stats = self.cmd().args(["diff-tree", "-r", "-z", "--no-renames", "--numstat", base, head]).output().await?;
         let mut counts = std::collections::HashMap::new();
         // numstat -z: "added\tdeleted\tpath\0" ("-\t-\t" for binary files).
@@ -255,25 +243,82 @@ impl Repo {
             let (a, d, p) = (f.next().unwrap_or(""), f.next().unwrap_or(""), f.next().unwrap_or(""));
             counts.insert(p.to_string(), (a.parse().ok(), d.parse().ok()));
         }
-        // name-status -z: "M\0path\0".
-        let fields: Vec<String> = names.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+        // raw -z: ":oldmode newmode oldoid newoid S\0path\0".
+        let fields: Vec<String> = raw.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned()).collect();
         let mut changes = Vec::new();
         for pair in fields.chunks(2) {
-            let [st, path] = pair else { continue };
-            if st.is_empty() {
+            let [meta, path] = pair else { continue };
+            let f: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            if f.len() != 5 || f[4].is_empty() {
                 continue;
             }
-            let status = Status::of_letter(st);
+            let status = Status::of_letter(f[4]);
             let (a, d): (Option<u64>, Option<u64>) = counts.get(path).copied().unwrap_or((None, None));
             changes.push(Change {
                 path: path.clone(),
                 status,
+                old_oid: f[2].to_string(),
+                new_oid: f[3].to_string(),
                 additions: a.unwrap_or(0),
                 deletions: d.unwrap_or(0),
                 binary: a.is_none() && d.is_none(),
             });
         }
         Ok(changes)
+    }
+
+    /// The entry at `path` (slash-separated, from the root) in commit or tree `rev`; `None`
+    /// when nothing is there.
+    pub async fn entry(&self, rev: &str, path: &str) -> Result<Option<Entry>, Error> {
+        if !is_oid(rev) {
+            return Err(Error::Invalid(format!("not an object name: {rev:?}")));
+        }
+        let path = path.trim_matches('/');
+        if path.is_empty() || path.contains('\0') {
+            return Ok(None);
+        }
+        let out = self.cmd().args(["ls-tree", "-z", "-l", "--full-tree", rev, "--", path]).output().await?;
+        Ok(parse_ls_tree(&out).into_iter().find(|e| e.path == path))
+    }
+
+    /// The commits of a history listing, newest first ([`LogQuery`]), and how many there are in
+    /// all (without `skip` and `max`).
+    pub async fn log(&self, q: &LogQuery<'_>) -> Result<(Vec<String>, u64), Error> {
+        if !is_oid(q.start) {
+            return Err(Error::Invalid(format!("not an object name: {:?}", q.start)));
+        }
+        let filters = |mut c: crate::command::Cmd| {
+            if !q.authors.is_empty() {
+                c = c.arg("--fixed-strings");
+                for a in q.authors {
+                    c = c.arg(format!("--author={a}"));
+                }
+            }
+            if let Some(s) = q.since {
+                c = c.arg(format!("--max-age={s}"));
+            }
+            if let Some(u) = q.until {
+                c = c.arg(format!("--min-age={u}"));
+            }
+            c = c.arg(q.start).arg("--");
+            if let Some(p) = q.path.map(|p| p.trim_matches('/')).filter(|p| !p.is_empty()) {
+                c = c.arg(p);
+            }
+            c
+        };
+        let list = filters(self.cmd().args(["rev-list".to_string(), format!("--skip={}", q.skip), format!("--max-count={}", q.max)]))
+            .output()
+            .await?;
+        let count = filters(self.cmd().args(["rev-list", "--count"])).text().await?;
+        Ok((oids(&list), count.trim().parse().unwrap_or(0)))
+    }
+
+    /// How many commits `head` has that `base` does not.
+    pub async fn count_between(&self, base: &str, head: &str) -> Result<u64, Error> {
+        if !is_oid(base) || !is_oid(head) {
+            return Err(Error::Invalid("not an object name".into()));
+        }
+        Ok(self.cmd().args(["rev-list", "--count", head, "--not", base, "--"]).text().await?.trim().parse().unwrap_or(0))
     }
 
     /// The best common ancestor of two commits.
@@ -406,6 +451,40 @@ fn parse_raw(out: &[u8]) -> Vec<(String, Option<String>)> {
                 list.push((tok.into_owned(), blob));
             }
         }
+    }
+    list
+}
+
+/// What a history listing ([`Repo::log`]) lists: commits reachable from `start`, by whom
+/// (author emails or names, any one), committed within `since..=until` (seconds), touching
+/// `path`; `skip` of them left out and at most `max` listed.
+#[derive(Clone, Debug, Default)]
+pub struct LogQuery<'a> {
+    pub start: &'a str,
+    pub path: Option<&'a str>,
+    pub authors: &'a [String],
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub skip: u64,
+    pub max: u64,
+}
+
+/// Parses `ls-tree -z -l` output.
+fn parse_ls_tree(out: &[u8]) -> Vec<Entry> {
+    let mut list = Vec::new();
+    for rec in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let rec = String::from_utf8_lossy(rec);
+        let Some((meta, path)) = rec.split_once('\t') else { continue };
+        let f: Vec<&str> = meta.split_whitespace().collect();
+        if f.len() != 4 {
+            continue;
+        }
+        let kind = match f[1] {
+            "blob" => Kind::Blob,
+            "tree" => Kind::Tree,
+            _ => Kind::Commit,
+        };
+        list.push(Entry { mode: f[0].to_string(), kind, oid: f[2].to_string(), path: path.to_string(), size: f[3].parse().ok() });
     }
     list
 }

@@ -63,7 +63,27 @@ pub static GET_REF: Operation = Operation::get("git/get-ref", "/repos/{owner}/{r
     .access(READ)
     .slash_param_read_alias("ref", "/repos/{owner}/{repo}/git/refs/{ref}")
     .cached()
-    .responds(&[Resp::typed::<GitRef>(200, "The reference (`heads/<branch>` or `tags/<tag>`, exactly).")]);
+    .responds(&[Resp::typed::<RefOrRefs>(
+        200,
+        "The reference (`heads/<branch>` or `tags/<tag>`, exactly); for a name that is only a prefix of references \
+         (`heads`, `tags/v1`), the references below it, by name (the legacy list form).",
+    )]);
+
+/// `…/git/refs` read as a list (the legacy form of matching references; no `ref` lists them all).
+pub static LIST_REFS: Operation = Operation::get("git/list-refs", "/repos/{owner}/{repo}/git/refs", "List references")
+    .docs("https://docs.service.example/rest/git/refs#list-matching-references")
+    .access(READ)
+    .query::<Pagination>()
+    .cached()
+    .responds(&[Resp::typed::<Vec<GitRef>>(200, "Every reference, by name.").with_headers(&["Link"])]);
+
+/// One reference, or the references below a prefix.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RefOrRefs {
+    One(GitRef),
+    Many(Vec<GitRef>),
+}
 
 pub static LIST_MATCHING_REFS: Operation =
     Operation::get("git/list-matching-refs", "/repos/{owner}/{repo}/git/matching-refs/{ref}", "List matching references")
@@ -80,6 +100,7 @@ pub fn routes(api: Api) -> Api {
         .op(&GET_COMMIT, get_commit)
         .op(&GET_REF, get_ref)
         .op(&LIST_MATCHING_REFS, list_matching_refs)
+        .op(&LIST_REFS, list_refs)
 }
 
 // ------------------------------------------------------------------ shapes
@@ -197,7 +218,7 @@ pub struct Stats {
     pub deletions: i64,
 }
 
-/// A commit. The platform keeps no trees or history: no parents, no files.
+/// A commit: what git recorded of it (or, for a sha only the store knows, what a run recorded).
 #[derive(Serialize, JsonSchema)]
 pub struct Commit {
     pub url: Uri,
@@ -210,8 +231,28 @@ pub struct Commit {
     pub author: Option<SimpleUser>,
     pub committer: Option<SimpleUser>,
     pub parents: Vec<Parent>,
-    pub stats: Stats,
-    pub files: Vec<Value>,
+    /// The lines the commit changes against its first parent (one commit's answer; not in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Stats>,
+    /// The files it changes against its first parent (at most 300; not in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<DiffEntry>>,
+}
+
+/// A file a commit (or a comparison) changes.
+#[derive(Serialize, JsonSchema)]
+pub struct DiffEntry {
+    /// The blob after the change (before it, for a removed file).
+    pub sha: Option<String>,
+    pub filename: String,
+    #[schemars(extend("enum" = ["added", "removed", "modified", "renamed", "copied", "changed", "unchanged"]))]
+    pub status: &'static str,
+    pub additions: i64,
+    pub deletions: i64,
+    pub changes: i64,
+    pub blob_url: Uri,
+    pub raw_url: Uri,
+    pub contents_url: Uri,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -235,11 +276,11 @@ pub struct GitRef {
 }
 
 /// A stable number for things named by text (refs, commits), for their node ids.
-fn number_of(text: &str) -> i64 {
+pub(crate) fn number_of(text: &str) -> i64 {
     i64::from_str_radix(&sha256_hex(text.as_bytes())[..12], 16).unwrap_or(0)
 }
 
-fn git_ref(u: &Urls, repo: &Repo, r: &Ref) -> GitRef {
+pub(crate) fn git_ref(u: &Urls, repo: &Repo, r: &Ref) -> GitRef {
     let base = repo_api_url(u, repo);
     let short = r.name.strip_prefix("refs/").unwrap_or(&r.name);
     GitRef {
@@ -252,13 +293,13 @@ fn git_ref(u: &Urls, repo: &Repo, r: &Ref) -> GitRef {
 
 /// What is known of a commit: when the repository first saw it, what git recorded of it (when
 /// it came with a push), and a run's record of it.
-struct Known {
+pub(crate) struct Known {
     seen_at: i64,
-    stored: Option<platform_store::domain::pushes::CommitRecord>,
+    pub(crate) stored: Option<platform_store::domain::pushes::CommitRecord>,
     run: Option<(Value, Account)>,
 }
 
-fn known(c: &mut dyn platform_store::Conn, repo_id: i64, sha: &str) -> Result<Known, DbError> {
+pub(crate) fn known(c: &mut dyn platform_store::Conn, repo_id: i64, sha: &str) -> Result<Known, DbError> {
     let seen_at = git::commit_seen_at(c, repo_id, sha)?.unwrap_or(0);
     let stored = platform_store::domain::pushes::commit(c, repo_id, sha)?;
     let run = match git::run_commit(c, repo_id, sha)? {
@@ -271,7 +312,7 @@ fn known(c: &mut dyn platform_store::Conn, repo_id: i64, sha: &str) -> Result<Kn
 /// The commit shape. What git recorded (message, people, dates, tree, parents) when the commit
 /// came with a push; else with a run's record, its message, people and time; otherwise the
 /// repository owner as the person, the time the commit was first pushed and an empty message.
-fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
+pub(crate) fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
     let base = repo_api_url(u, repo);
     let owner = &repo.owner;
     let fallback_email = |a: &Account| a.email.clone().unwrap_or_else(|| format!("{}@users.noreply.service.example", a.login));
@@ -334,8 +375,8 @@ fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
         author: user.clone(),
         committer: user,
         parents,
-        stats: Stats { total: 0, additions: 0, deletions: 0 },
-        files: Vec::new(),
+        stats: None,
+        files: None,
     }
 }
 
@@ -421,14 +462,94 @@ async fn get_commit(ctx: Ctx) -> ApiResult<Reply> {
         })
         .await?;
     let (sha, k) = found.ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("No commit found for SHA: {given}")))?;
-    Ok(Reply::ok(commit(&ctx.app.urls, repo, &sha, &k)))
+    let mut body = commit(&ctx.app.urls, repo, &sha, &k);
+    // What it changes, when git has it (a placeholder sha has no tree to compare).
+    let git = super::git_hosting::repository(&ctx.app, repo).await?;
+    if let Some(g) = git.commit(&sha).await.map_err(super::git_hosting::git_error)? {
+        let (stats, files) = changes(&ctx.app.urls, repo, &git, g.parents.first().map(String::as_str), &sha).await?;
+        (body.stats, body.files) = (Some(stats), Some(files));
+    }
+    Ok(Reply::ok(body))
 }
 
+/// Files shown of one commit or comparison at most, as hosted.
+const MAX_FILES: usize = 300;
+
+/// The lines and files that differ from `base` (`None`: the empty tree) to `head`.
+pub(crate) async fn changes(
+    u: &Urls,
+    repo: &Repo,
+    git: &platform_git::Repo,
+    base: Option<&str>,
+    head: &str,
+) -> ApiResult<(Stats, Vec<DiffEntry>)> {
+    let list = git.diff(base, head).await.map_err(super::git_hosting::git_error)?;
+    let (additions, deletions) = list.iter().fold((0, 0), |(a, d), c| (a + c.additions as i64, d + c.deletions as i64));
+    let api = repo_api_url(u, repo);
+    let files = list
+        .into_iter()
+        .take(MAX_FILES)
+        .map(|c| {
+            let (status, sha) = match c.status {
+                platform_git::Status::Added => ("added", c.new_oid),
+                platform_git::Status::Removed => ("removed", c.old_oid),
+                platform_git::Status::Modified => ("modified", c.new_oid),
+            };
+            let path = percent_encode_path(&c.path);
+            DiffEntry {
+                sha: Some(sha),
+                status,
+                additions: c.additions as i64,
+                deletions: c.deletions as i64,
+                changes: (c.additions + c.deletions) as i64,
+                blob_url: Uri(format!("{}/{}/blob/{head}/{path}", u.web, repo.full_name())),
+                raw_url: Uri(format!("{}/{}/raw/{head}/{path}", u.web, repo.full_name())),
+                contents_url: Uri(format!("{api}/contents/{path}?ref={head}")),
+                filename: c.path,
+            }
+        })
+        .collect();
+    Ok((Stats { total: additions + deletions, additions, deletions }, files))
+}
+
+/// A path for a URL: each segment percent-encoded, the slashes kept.
+pub(crate) fn percent_encode_path(path: &str) -> String {
+    path.split('/').map(percent_encode).collect::<Vec<_>>().join("/")
+}
+
+/// One reference; a name that is no reference but a prefix of some (`heads`, `tags`,
+/// `heads/feature`) answers the references below it, by name — the legacy list form clients
+/// still read (`…/git/refs/heads`).
 async fn get_ref(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo();
-    let (id, name) = (repo.id, format!("refs/{}", ctx.param("ref")));
-    let r = ctx.app.store.read(move |c| git::get_ref(c, id, &name)).await?.ok_or_else(ApiError::not_found)?;
-    Ok(Reply::ok(git_ref(&ctx.app.urls, repo, &r)))
+    let (id, name) = (repo.id, format!("refs/{}", ctx.param("ref").trim_end_matches('/')));
+    let (exact, below) = ctx
+        .app
+        .store
+        .read(move |c| -> Result<_, DbError> {
+            match git::get_ref(c, id, &name)? {
+                Some(r) => Ok((Some(r), Vec::new())),
+                None => Ok((None, git::refs_with_prefix(c, id, &format!("{name}/"))?)),
+            }
+        })
+        .await?;
+    match exact {
+        Some(r) => Ok(Reply::ok(RefOrRefs::One(git_ref(&ctx.app.urls, repo, &r)))),
+        None if !below.is_empty() => Ok(Reply::ok(RefOrRefs::Many(below.iter().map(|r| git_ref(&ctx.app.urls, repo, r)).collect()))),
+        None => Err(ApiError::not_found()),
+    }
+}
+
+/// `GET …/git/refs`: every reference, by name (the legacy list form).
+async fn list_refs(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
+    let repo = ctx.repo();
+    let page = q.page(30, 100);
+    let id = repo.id;
+    let refs = ctx.app.store.read(move |c| git::refs_with_prefix(c, id, "refs/")).await?;
+    let total = refs.len() as i64;
+    let shown: Vec<GitRef> =
+        refs.iter().skip(page.offset() as usize).take(page.per_page as usize).map(|r| git_ref(&ctx.app.urls, repo, r)).collect();
+    Ok(Reply::ok(shown).opt_header("link", ctx.link(page, total)))
 }
 
 async fn list_matching_refs(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {

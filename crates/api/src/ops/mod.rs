@@ -8,6 +8,7 @@ pub mod enterprise_teams;
 pub mod events;
 pub mod git;
 pub mod git_hosting;
+pub mod git_rest;
 pub mod graphql;
 pub mod hooks;
 pub mod insights;
@@ -31,6 +32,8 @@ pub fn register(api: Api) -> Api {
     let api = accounts::routes(api);
     let api = statuses::routes(api);
     let api = git::routes(api);
+    // After `git`: its `…/git/refs/{ref}` read alias is tried before the ref writes' path.
+    let api = git_rest::routes(api);
     let api = repos::routes(api);
     let api = notifications::routes(api);
     let api = events::routes(api);

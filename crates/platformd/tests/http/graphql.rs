@@ -133,13 +133,13 @@ both!(unknown_fields_are_validation_errors, |s| {
     s.user("alice").await;
     let t = s.classic("alice", &["repo"]).await;
     for (q, message) in [
-        ("{ repository(owner: \"alice\", name: \"hello\") { id } }", "Unknown field \"repository\" on type \"Query\""),
+        ("{ organization(login: \"acme\") { id } }", "Unknown field \"organization\" on type \"Query\""),
         ("{ rateLimit { remaining } }", "Unknown field \"rateLimit\" on type \"Query\""),
         ("{ viewer { login organizations { nodes { login } } } }", "Unknown field \"organizations\" on type \"User\""),
         ("{ viewer { email } }", "Unknown field \"email\" on type \"User\""),
         ("{ viewer(login: \"bob\") { login } }", "Unknown argument \"login\""),
         ("mutation { addStar { clientMutationId } }", "not configured for mutations"),
-        ("{ viewer { ...Me } } fragment Me on Repository { id }", "Unknown type \"Repository\""),
+        ("{ viewer { ...Me } } fragment Me on Gist { id }", "Unknown type \"Gist\""),
         ("{ viewer }", "must have a selection of subfields"),
         ("{ viewer { login { x } } }", "must not have a selection"),
         ("{ viewer { a: login a: name } }", "conflict"),
@@ -155,6 +155,29 @@ both!(unknown_fields_are_validation_errors, |s| {
     let e = assert_graphql_error(200, &b, 200, "Parse error at [1, 19]: expected");
     assert_eq!(e["locations"], json!([{"line": 1, "column": 19}]));
     assert!(!e["message"].as_str().unwrap().contains('\n'), "{e}");
+});
+
+both!(repositories_are_read_as_the_rest_api_reads_them, |s| {
+    s.user("alice").await;
+    s.user("carol").await;
+    s.repo("alice", "hello", false).await;
+    s.repo("alice", "vault", true).await;
+    let alice = s.classic("alice", &["repo"]).await;
+    let carol = s.classic("carol", &["repo"]).await;
+    let fields = "{ id name nameWithOwner owner { login } isPrivate visibility viewerPermission isEmpty defaultBranchRef { name } url parent { id } }";
+    let b = query(&s, &alice, &format!("{{ repository(owner: \"alice\", name: \"vault\") {fields} }}")).await;
+    let r = &b["data"]["repository"];
+    assert_eq!((r["nameWithOwner"].as_str(), r["isPrivate"].as_bool(), r["visibility"].as_str()), (Some("alice/vault"), Some(true), Some("PRIVATE")), "{b}");
+    assert_eq!((r["viewerPermission"].as_str(), r["owner"]["login"].as_str(), r["parent"].clone()), (Some("ADMIN"), Some("alice"), Value::Null), "{b}");
+    assert!(r["url"].as_str().unwrap().ends_with("/alice/vault"), "{b}");
+    // Public: read by anyone; private or unknown: the same NOT_FOUND error.
+    let b = query(&s, &carol, &format!("{{ repository(owner: \"alice\", name: \"hello\") {fields} }}")).await;
+    assert_eq!(b["data"]["repository"]["viewerPermission"], "READ", "{b}");
+    for name in ["vault", "nothing"] {
+        let b = query(&s, &carol, &format!("{{ repository(owner: \"alice\", name: \"{name}\") {{ id }} }}")).await;
+        assert_eq!(b["errors"][0]["type"], "NOT_FOUND", "{b}");
+        assert_eq!(b["errors"][0]["message"], format!("Could not resolve to a Repository with the name 'alice/{name}'."), "{b}");
+    }
 });
 
 both!(introspection, |s| {

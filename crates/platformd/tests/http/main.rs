@@ -18,6 +18,7 @@ mod events;
 mod faults;
 mod git;
 mod git_hosting;
+mod git_rest;
 mod git_rules;
 mod graphql;
 mod hooks;

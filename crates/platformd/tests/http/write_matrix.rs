@@ -349,6 +349,37 @@ async fn prepare(s: &Server, w: &World, op: &str, repo: &str, n: usize) -> (Meth
             let method = Method::from_bytes(op.split_once(' ').unwrap().0.as_bytes()).unwrap();
             (method, path, Some(json!({"access_token": t})))
         }
+        "PUT /repos/{owner}/{repo}/contents/{path}" => {
+            let b = format!("w{n}");
+            s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/{b}"), "files": {"f.txt": "x"}})).await;
+            let body = json!({"message": "m", "content": "eA==", "branch": b});
+            (Method::PUT, format!("/repos/{repo}/contents/c{n}.txt"), Some(body))
+        }
+        "DELETE /repos/{owner}/{repo}/contents/{path}" => {
+            let b = format!("w{n}");
+            s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/{b}"), "files": {"f.txt": "x"}})).await;
+            let file = setup(Method::GET, format!("/repos/{repo}/contents/f.txt?ref={b}"), None).await;
+            (Method::DELETE, format!("/repos/{repo}/contents/f.txt"), Some(json!({"message": "m", "sha": file["sha"], "branch": b})))
+        }
+        "POST /repos/{owner}/{repo}/git/refs" => {
+            let made =
+                s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/w{n}"), "files": {"f.txt": "x"}})).await;
+            (Method::POST, format!("/repos/{repo}/git/refs"), Some(json!({"ref": format!("refs/heads/n{n}"), "sha": made["sha"]})))
+        }
+        "PATCH /repos/{owner}/{repo}/git/refs/{ref}" => {
+            s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/w{n}"), "files": {"f.txt": "x"}})).await;
+            let next = s
+                .admin_post(
+                    &format!("/repos/{repo}/refs"),
+                    json!({"ref": format!("refs/heads/v{n}"), "base": format!("refs/heads/w{n}"), "files": {"g.txt": "y"}}),
+                )
+                .await;
+            (Method::PATCH, format!("/repos/{repo}/git/refs/heads/w{n}"), Some(json!({"sha": next["sha"]})))
+        }
+        "DELETE /repos/{owner}/{repo}/git/refs/{ref}" => {
+            s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/w{n}"), "files": {"f.txt": "x"}})).await;
+            (Method::DELETE, format!("/repos/{repo}/git/refs/heads/w{n}"), None)
+        }
         other => panic!("no cell preparation for {other}: add the operation to the matrix"),
     }
 }
@@ -540,6 +571,16 @@ const MATRIX: &[(&str, On, &str)] = &[
     ("POST /applications/{client_id}/token", On::Neither, "401 404 404 404 404 404 404 404 404 404 404 404 404 200"),
     ("PATCH /applications/{client_id}/token", On::Neither, "401 404 404 404 404 404 404 404 404 404 404 404 404 200"),
     ("DELETE /applications/{client_id}/token", On::Neither, "401 404 404 404 404 404 404 404 404 404 404 404 404 204"),
+    ("PUT /repos/{owner}/{repo}/contents/{path}", On::Private, "404 201 404 404 201 404 201 403p 201 201 201 201 404 404"),
+    ("PUT /repos/{owner}/{repo}/contents/{path}", On::Public, "401 201 201 403p 201 201 201 403p 201 201 403w 201 403w 403i"),
+    ("DELETE /repos/{owner}/{repo}/contents/{path}", On::Private, "404 200 404 404 200 404 200 403p 200 200 200 200 404 404"),
+    ("DELETE /repos/{owner}/{repo}/contents/{path}", On::Public, "401 200 200 403p 200 200 200 403p 200 200 403w 200 403w 403i"),
+    ("POST /repos/{owner}/{repo}/git/refs", On::Private, "404 201 404 404 201 404 201 403p 201 201 201 201 404 404"),
+    ("POST /repos/{owner}/{repo}/git/refs", On::Public, "401 201 201 403p 201 201 201 403p 201 201 403w 201 403w 403i"),
+    ("PATCH /repos/{owner}/{repo}/git/refs/{ref}", On::Private, "404 200 404 404 200 404 200 403p 200 200 200 200 404 404"),
+    ("PATCH /repos/{owner}/{repo}/git/refs/{ref}", On::Public, "401 200 200 403p 200 200 200 403p 200 200 403w 200 403w 403i"),
+    ("DELETE /repos/{owner}/{repo}/git/refs/{ref}", On::Private, "404 204 404 404 204 404 204 403p 204 204 204 204 404 404"),
+    ("DELETE /repos/{owner}/{repo}/git/refs/{ref}", On::Public, "401 204 204 403p 204 204 204 403p 204 204 403w 204 403w 403i"),
 ];
 
 /// Limits raised: anonymous cells alone exceed the 60 an hour of one address.

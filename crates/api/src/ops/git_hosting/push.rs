@@ -103,7 +103,7 @@ impl Gate for PushGate {
 /// The refusal of a push changing workflow files (`paths`) without the grant the hosted
 /// platform asks for: the `workflow` scope of classic and OAuth tokens, the `workflows`
 /// permission (write) of every other token.
-fn workflow_refusal(p: &Principal, paths: &[String]) -> Option<Vec<String>> {
+pub(crate) fn workflow_refusal(p: &Principal, paths: &[String]) -> Option<Vec<String>> {
     if paths.is_empty() {
         return None;
     }

@@ -24,6 +24,8 @@ pub enum Source {
     Create,
     /// A source import's `pushing` step.
     Import,
+    /// The REST ref and contents writes (`…/git/refs`, `…/contents/{path}`).
+    Api,
 }
 
 impl Source {
@@ -33,6 +35,7 @@ impl Source {
             Source::Control => "control",
             Source::Create => "create",
             Source::Import => "import",
+            Source::Api => "api",
         }
     }
 }
@@ -167,7 +170,7 @@ pub async fn settle(app: &AppState, l: &Locked, intent: &Intent) -> ApiResult<Ap
     };
     let mut read = FromGit { pushed, workflows: HashMap::new() };
     // The workflow files of each pushed head (a push of git's starts their runs).
-    if intent.source == Source::Push.as_str() {
+    if starts_runs(&intent.source) {
         for u in moved_updates.iter().filter(|u| !u.is_delete()) {
             let Some(sha) = l.git.resolve_commit(&u.new).await.map_err(git_error)? else { continue };
             let files = triggers::files_at(&l.git, &sha).await.map_err(git_error)?;
@@ -223,10 +226,16 @@ struct FromGit {
     workflows: HashMap<String, (Vec<triggers::WorkflowFile>, String)>,
 }
 
-/// Pushes and the control plane's ref changes are activity; a repository's first commit (its
+/// Pushes, REST writes and the control plane's ref changes are activity; a repository's first commit (its
 /// creation is) and an import's history are not.
 fn records_activity(source: &str) -> bool {
-    source == Source::Push.as_str() || source == Source::Control.as_str()
+    [Source::Push, Source::Api, Source::Control].iter().any(|s| s.as_str() == source)
+}
+
+/// Changes of code by people (a `git push`, a REST write) start the workflows `on: push`; the
+/// control plane plans its runs explicitly.
+fn starts_runs(source: &str) -> bool {
+    [Source::Push, Source::Api].iter().any(|s| s.as_str() == source)
 }
 
 /// The activity of a ref change, written in the transaction that records it: the one place
@@ -272,7 +281,7 @@ fn activity(
     Ok(())
 }
 
-fn record(k: platform_git::Commit) -> CommitRecord {
+pub(crate) fn record(k: platform_git::Commit) -> CommitRecord {
     let sig = |p: &platform_git::Person| Signature {
         name: p.name.clone(),
         email: p.email.clone(),
