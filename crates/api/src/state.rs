@@ -63,6 +63,8 @@ pub struct ApiConfig {
     pub redis_url: Option<String>,
     /// Namespace of this deployment's keys in Redis.
     pub redis_prefix: String,
+    /// How long an idle node keeps deferred limit work (`shared_limits::Redis::defer`).
+    pub redis_flush: std::time::Duration,
 }
 
 #[cfg(test)]
@@ -90,6 +92,7 @@ impl ApiConfig {
             insights_delay_seconds: 0,
             redis_url: None,
             redis_prefix: "platform-unit".into(),
+            redis_flush: crate::shared_limits::FLUSH_AFTER,
         }
     }
 }
@@ -274,11 +277,13 @@ impl AppState {
 
     pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
         // The URL was checked with the configuration (`shared_limits::check_url`).
-        let redis = config.redis_url.as_deref().and_then(|url| match crate::shared_limits::Redis::new(url, &config.redis_prefix) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tracing::error!(error = %e, "RATE LIMITS NOT SHARED: bad Redis URL");
-                None
+        let redis = config.redis_url.as_deref().and_then(|url| {
+            match crate::shared_limits::Redis::new(url, &config.redis_prefix, config.redis_flush) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(error = %e, "RATE LIMITS NOT SHARED: bad Redis URL");
+                    None
+                }
             }
         });
         Arc::new(AppState {
