@@ -109,6 +109,9 @@ pub struct Config {
     /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
     #[arg(long, env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(number::<u64>))]
     pub redis_flush_ms: u64,
+    /// bytes the in-process caches (answers, validators, rendered alerts, tokens, repository access, rulesets) hold together at most, approximately; older entries make room
+    #[arg(long, env = "PLATFORM_CACHE_BYTES", default_value = "67108864", value_name = "BYTES", value_parser = setting(number::<usize>))]
+    pub cache_bytes: usize,
     /// SQLite read connections / PostgreSQL connections, each with its own database thread started with the node (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count and under 100 MB with 200 clients)
     #[arg(long, env = "PLATFORM_DB_POOL_SIZE", default_value = "8", value_name = "N", value_parser = setting(number::<usize>))]
     pub db_pool_size: usize,
@@ -291,6 +294,7 @@ impl Config {
             redis_url: self.redis_url.as_ref().map(|u| u.0.clone()),
             redis_prefix: self.redis_prefix.clone(),
             redis_flush: std::time::Duration::from_millis(self.redis_flush_ms),
+            cache_bytes: self.cache_bytes,
         }
     }
 

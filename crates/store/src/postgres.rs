@@ -564,6 +564,11 @@ impl PgStore {
             let r = migrate::apply(&mut **c);
             // Schema changed: cached plans may be stale.
             c.stmts.clear();
+            // New tables, columns and indexes have no statistics until autovacuum gets to them:
+            // the planner would guess (a feed fell to a bitmap scan and a sort on stale ones).
+            if r.as_ref().is_ok_and(|applied| !applied.is_empty()) {
+                c.batch("ANALYZE")?;
+            }
             r
         })
         .await
