@@ -92,9 +92,14 @@ local function window(name, len)
   if s == nil or now >= s + len then return now, 0 end
   return s, u
 end
+-- Read one at a time: Lua leaves the order of a constructor's or an assignment's expressions open.
 local function windows()
   local list = {}
-  for i = 1, arg() do list[i] = {key(), arg(), arg(), arg()} end
+  for i = 1, arg() do
+    local w = {key()}
+    w[2] = arg(); w[3] = arg(); w[4] = arg()
+    list[i] = w
+  end
   return list
 end
 -- All or nothing: 0, or the seconds until the refusing window ends.
@@ -116,18 +121,24 @@ for _ = 1, arg() do
   if redis.call('DECR', c) < 0 then redis.call('SET', c, 0, 'EX', 60) end
 end
 for _ = 1, arg() do
-  local p, len, at = key(), arg(), arg()
+  local p = key()
+  local len = arg()
+  local at = arg()
   local w = redis.call('HMGET', p, 's', 'u')
   local s, u = tonumber(w[1]), tonumber(w[2])
   if s ~= nil and at < s + len and u > 0 then redis.call('HSET', p, 'u', u - 1) end
 end
 local lock, fails, locked_key, attempts, lock_len = arg(), nil, nil, 0, 0
-if lock > 0 then fails, locked_key, attempts, lock_len = key(), key(), arg(), arg() end
+if lock > 0 then
+  fails = key(); locked_key = key(); attempts = arg(); lock_len = arg()
+end
 local conc, conc_key = arg(), nil
 if conc > 0 then conc_key = key() end
 local secondary = windows()
 local pmode, pkey, plimit, plen = arg(), nil, 0, 0
-if pmode > 0 then pkey, plimit, plen = key(), arg(), arg() end
+if pmode > 0 then
+  pkey = key(); plimit = arg(); plen = arg()
+end
 local operation = windows()
 
 local verdict, retry = 0, 0

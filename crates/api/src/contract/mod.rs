@@ -260,7 +260,11 @@ async fn admit<'a>(
             x.quota = x.quota.map(Quota::refunded);
         }
         if f.exhausts_primary {
-            x.quota = x.quota.map(|q| Quota { used: q.limit, remaining: 0, ..q });
+            let real = match x.quota {
+                Some(q) => q,
+                None => app.limiter.peek(&class, now).await,
+            };
+            x.quota = Some(Quota { used: real.limit, remaining: 0, ..real });
         }
         return Err(f.response);
     }
@@ -482,5 +486,21 @@ mod tests {
         assert_eq!(super::poll_interval(60, 3), 60);
         assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT), 60);
         assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT + 1), 120);
+    }
+
+    /// Every operation with limits of its own (content creation, token issuing) is known before
+    /// routing, so its limits are decided with the rest in one call.
+    #[test]
+    fn operations_that_count_are_found_before_routing() {
+        let ops = crate::router::operations();
+        let routing = super::Routing::of(ops);
+        let mut counting = 0;
+        for op in ops.iter().filter(|op| op.creates() || op.traits.limits == super::Limits::IssuesTokens) {
+            let path: String = op.path.split('/').map(|s| if s.starts_with('{') { "x" } else { s }).collect::<Vec<_>>().join("/");
+            let found = routing.counting(&op.method.http(), &path);
+            assert!(found.is_some_and(|f| std::ptr::eq(f, *op)), "{} ({path}): found {:?}", op.id, found.map(|f| f.id));
+            counting += 1;
+        }
+        assert!(counting > 10, "{counting} operations count");
     }
 }
