@@ -51,7 +51,7 @@ pub struct Redis {
     fallbacks: AtomicU64,
     script: Script,
     /// Work for the next call (see [`Redis::defer`]).
-    deferred: std::sync::Mutex<Vec<Deferred>>,
+    deferred: std::sync::Mutex<Queue>,
     wake: Arc<Notify>,
     flush_after: Duration,
     flusher: std::sync::Once,
@@ -243,6 +243,13 @@ enum Deferred {
     Refund(String, i64, i64),
 }
 
+/// Deferred work, and since when its oldest item waits.
+#[derive(Default)]
+struct Queue {
+    items: Vec<Deferred>,
+    since: Option<tokio::time::Instant>,
+}
+
 /// Deferred work waiting longer than this is sent by a call of its own (an idle node).
 pub const FLUSH_AFTER: Duration = Duration::from_millis(20);
 /// Deferred items kept at most while Redis does not answer (beyond: dropped, the keys expire).
@@ -262,7 +269,7 @@ impl Redis {
             last_log: AtomicI64::new(0),
             fallbacks: AtomicU64::new(0),
             script: Script { source: ADMIT, sha: redis::Script::new(ADMIT).get_hash().to_string() },
-            deferred: std::sync::Mutex::new(Vec::new()),
+            deferred: std::sync::Mutex::new(Queue::default()),
             wake: Arc::new(Notify::new()),
             flush_after,
             flusher: std::sync::Once::new(),
@@ -310,7 +317,11 @@ impl Redis {
     /// counted, logged and `Unavailable` (the deferred work it carried is dropped: counted
     /// busy or charged until its keys expire, never freed twice).
     pub async fn admit(&self, ask: &Ask<'_>, now: i64) -> Result<Answer, Unavailable> {
-        let deferred = std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()));
+        let deferred = {
+            let mut q = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+            q.since = None;
+            std::mem::take(&mut q.items)
+        };
         let mut keys: Vec<String> = Vec::with_capacity(deferred.len() + 8);
         let mut args: Vec<i64> = Vec::with_capacity(2 * deferred.len() + 24);
         args.push(now);
@@ -426,16 +437,20 @@ impl Redis {
     fn defer(self: &Arc<Self>, d: Deferred) {
         {
             let mut q = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
-            if q.len() >= MAX_DEFERRED {
+            if q.items.len() >= MAX_DEFERRED {
                 return;
             }
-            q.push(d);
+            if q.items.is_empty() {
+                q.since = Some(tokio::time::Instant::now());
+            }
+            q.items.push(d);
         }
         self.start_flusher();
         self.wake.notify_one();
     }
 
-    /// The idle node's flush: one task per client, ending with it.
+    /// The idle node's flush: one task per client, ending with it. It sends the queue only once
+    /// its oldest item has waited `flush_after` (a busy node's calls take it long before).
     fn start_flusher(self: &Arc<Self>) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         self.flusher.call_once(|| {
@@ -443,13 +458,21 @@ impl Redis {
             rt.spawn(async move {
                 loop {
                     // Wakes now and then to notice the client is gone.
-                    if tokio::time::timeout(Duration::from_secs(5), wake.notified()).await.is_ok() {
-                        tokio::time::sleep(after).await;
-                    }
-                    let Some(redis) = weak.upgrade() else { return };
-                    let pending = !redis.deferred.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
-                    if pending {
-                        let _ = redis.admit(&Ask::default(), 0).await;
+                    let _ = tokio::time::timeout(Duration::from_secs(5), wake.notified()).await;
+                    loop {
+                        let Some(redis) = weak.upgrade() else { return };
+                        let since = redis.deferred.lock().unwrap_or_else(|e| e.into_inner()).since;
+                        match since {
+                            None => break,
+                            Some(t) if t.elapsed() >= after => {
+                                let _ = redis.admit(&Ask::default(), 0).await;
+                                break;
+                            }
+                            Some(t) => {
+                                drop(redis);
+                                tokio::time::sleep(after.saturating_sub(t.elapsed())).await;
+                            }
+                        }
                     }
                 }
             });
