@@ -8,13 +8,14 @@
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
 //! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `sharded`, `shape`, `shapes`, `validate`, `versions`
-//! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `worker`, `state`, `contract`
+//! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `worker`, `state`, `contract`
 //! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `ops`
 //! - **assembly** (everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
 pub mod access_log;
 pub mod admin;
+pub mod admission;
 pub mod authenticate;
 pub mod authorize;
 pub mod background;

@@ -28,6 +28,11 @@ pub struct Validated {
     op: &'static Operation,
 }
 
+/// A validator's approximate bytes (`cache`).
+pub fn weigh(key: &Key, v: &Arc<Validated>) -> usize {
+    key.0.len() + v.etag.len() + v.headers.iter().map(|(n, v)| n.as_str().len() + v.len() + 32).sum::<usize>()
+}
+
 /// The 304 for `key` when the caller's `If-None-Match` names the ETag still current, with the
 /// operation that answered.
 pub fn answer(

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use crate::sharded::Sharded;
-use crate::shared_limits::{Mode, Redis};
+use crate::shared_limits::{Ask, Mode, Redis};
 
 const WINDOW: i64 = 3600;
 
@@ -82,7 +82,7 @@ impl RateClass {
     }
 
     /// The window's key in the shared engine (`core` keeps the keys it always had).
-    fn key(&self) -> String {
+    pub fn key(&self) -> String {
         match self.resource {
             Resource::Core => self.bucket.key(),
             Resource::Graphql => format!("graphql:{}", self.bucket.key()),
@@ -113,6 +113,14 @@ pub struct Quota {
     pub reset: i64,
 }
 
+impl Quota {
+    /// After its charge was given back.
+    pub fn refunded(self) -> Quota {
+        let used = (self.used - 1).max(0);
+        Quota { used, remaining: (self.limit - used).max(0), ..self }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Window {
     start: i64,
@@ -130,36 +138,39 @@ impl Limiter {
         Limiter { windows: Sharded::default(), factor: if factor > 0.0 { factor } else { 1.0 }, shared }
     }
 
-    /// Asks the shared engine, if any and reachable.
-    async fn shared(&self, class: &RateClass, mode: Mode, now: i64) -> Option<Result<Quota, Quota>> {
-        let limit = self.limit(class);
-        let (used, start, ok) = self.shared.as_ref()?.primary(&class.key(), limit, WINDOW, mode, now).await.ok()?;
-        let q = Self::quota(limit, Window { start, used });
-        Some(if ok { Ok(q) } else { Err(q) })
+    /// The engine every node shares, if any.
+    pub fn shared(&self) -> Option<&Arc<Redis>> {
+        self.shared.as_ref()
     }
 
-    /// Charges one request. `Err` (nothing charged) when the bucket is exhausted.
-    pub async fn charge(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
-        match self.shared(class, Mode::Charge, now).await {
-            Some(r) => r,
-            None => self.charge_local(class, now),
-        }
-    }
-
-    /// Gives back a charge (a 304, or an operation that is never charged).
-    pub async fn refund(&self, class: &RateClass, now: i64) -> Quota {
-        match self.shared(class, Mode::Refund, now).await {
-            Some(r) => r.unwrap_or_else(|q| q),
-            None => self.refund_local(class, now),
+    /// Gives back a charge (a 304): with Redis, carried by this node's next call.
+    pub fn refund(&self, class: &RateClass, now: i64) {
+        match &self.shared {
+            Some(r) => r.refund(&class.key(), WINDOW, now),
+            None => drop(self.refund_local(class, now)),
         }
     }
 
     /// The bucket's state without charging.
     pub async fn peek(&self, class: &RateClass, now: i64) -> Quota {
-        match self.shared(class, Mode::Peek, now).await {
-            Some(r) => r.unwrap_or_else(|q| q),
-            None => self.peek_local(class, now),
+        let limit = self.limit(class);
+        if let Some(r) = &self.shared {
+            let ask = Ask { primary: Some((&class.key(), limit, WINDOW, Mode::Peek)), ..Ask::default() };
+            if let Ok(a) = r.admit(&ask, now).await {
+                return self.quota_of(class, a.start, a.used);
+            }
         }
+        self.peek_local(class, now)
+    }
+
+    /// The primary window's part of a shared call: (key, limit, length).
+    pub fn window(&self, class: &RateClass) -> (String, i64, i64) {
+        (class.key(), self.limit(class), WINDOW)
+    }
+
+    /// The quota of a window that started at `start` with `used` requests.
+    pub fn quota_of(&self, class: &RateClass, start: i64, used: i64) -> Quota {
+        Self::quota(self.limit(class), Window { start, used })
     }
 
     /// Forgets every window (the shared ones too).
@@ -178,7 +189,7 @@ impl Limiter {
         Quota { limit, used: w.used, remaining: (limit - w.used).max(0), reset: w.start + WINDOW }
     }
 
-    fn charge_local(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
+    pub fn charge_local(&self, class: &RateClass, now: i64) -> Result<Quota, Quota> {
         let limit = self.limit(class);
         let key = (class.resource, class.bucket);
         let mut map = self.windows.shard(&key);
@@ -193,7 +204,7 @@ impl Limiter {
         Ok(Self::quota(limit, *w))
     }
 
-    fn refund_local(&self, class: &RateClass, now: i64) -> Quota {
+    pub fn refund_local(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
         let key = (class.resource, class.bucket);
         let mut map = self.windows.shard(&key);
@@ -206,7 +217,7 @@ impl Limiter {
         }
     }
 
-    fn peek_local(&self, class: &RateClass, now: i64) -> Quota {
+    pub fn peek_local(&self, class: &RateClass, now: i64) -> Quota {
         let limit = self.limit(class);
         let key = (class.resource, class.bucket);
         let map = self.windows.shard(&key);

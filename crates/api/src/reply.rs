@@ -91,6 +91,10 @@ impl Reply {
     pub fn body(&self) -> Option<&Bytes> {
         self.body.as_ref()
     }
+    /// Approximate bytes held (for the caches' bound).
+    pub fn approx_bytes(&self) -> usize {
+        self.body.as_ref().map_or(0, |b| b.len()) + self.headers.iter().map(|(n, v)| n.as_str().len() + v.len() + 32).sum::<usize>()
+    }
     pub fn opt_header(self, name: &'static str, value: Option<String>) -> Self {
         match value {
             Some(v) => self.header(name, v),

@@ -20,7 +20,7 @@ use crate::error::{ApiError, RATE_LIMIT_DOCS};
 use crate::operation::{Limits, Operation};
 use crate::ratelimit::Bucket;
 use crate::sharded::Sharded;
-use crate::shared_limits::{Redis, Take};
+use crate::shared_limits::{Ask, Redis, Take, Verdict};
 
 /// The bounds; every count is multiplied by the limiter's factor (but the login attempts).
 #[derive(Clone, Debug)]
@@ -115,8 +115,20 @@ pub struct Secondary {
 /// A request in flight; leaving (drop, also on panic or cancellation) frees its place.
 pub struct Slot<'a> {
     owner: Option<(&'a Secondary, Bucket)>,
-    /// A place taken in the shared engine, freed by a task of its own.
+    /// A place taken in the shared engine, freed with the node's next call (`Redis::release`).
     shared: Option<(Arc<Redis>, Bucket)>,
+}
+
+impl Slot<'_> {
+    /// No place held (limits off, or none asked).
+    pub fn none() -> Slot<'static> {
+        Slot { owner: None, shared: None }
+    }
+
+    /// A place taken in the shared engine.
+    pub fn shared(redis: Arc<Redis>, bucket: Bucket) -> Slot<'static> {
+        Slot { owner: None, shared: Some((redis, bucket)) }
+    }
 }
 
 impl Drop for Slot<'_> {
@@ -126,8 +138,8 @@ impl Drop for Slot<'_> {
                 r.in_flight -= 1;
             }
         }
-        if let (Some((redis, bucket)), Ok(rt)) = (self.shared.take(), tokio::runtime::Handle::try_current()) {
-            rt.spawn(async move { redis.leave(&bucket.key()).await });
+        if let Some((redis, bucket)) = self.shared.take() {
+            redis.release(&bucket.key());
         }
     }
 }
@@ -149,27 +161,63 @@ impl Secondary {
         ((n as f64) * self.factor).round().max(1.0) as i64
     }
 
-    /// Admits a request of `bucket`: a place among its concurrent requests and the method's
-    /// points. `Err` carries `retry-after` seconds.
-    pub async fn enter(&self, bucket: Bucket, method: &Method, now: i64) -> Result<Slot<'_>, i64> {
-        if !self.settings.enabled {
-            return Ok(Slot { owner: None, shared: None });
-        }
+    /// The shared engine and this limiter's scope in it.
+    pub fn shared(&self) -> Option<&(Arc<Redis>, &'static str)> {
+        self.shared.as_ref()
+    }
+
+    /// Secondary limits on.
+    pub fn enabled(&self) -> bool {
+        self.settings.enabled
+    }
+
+    /// Failed logins lock addresses out: (attempts, lockout seconds).
+    pub fn lockout(&self) -> Option<(i64, i64)> {
+        (self.settings.enabled && self.settings.login_attempts > 0)
+            .then(|| (self.settings.login_attempts, self.settings.login_lockout_seconds.max(1)))
+    }
+
+    /// The concurrency bound.
+    pub fn concurrent(&self) -> i64 {
+        self.bound(self.settings.concurrent)
+    }
+
+    /// The points window a request of `method` is charged in.
+    pub fn points<'k>(&self, bucket: &Bucket, method: &Method) -> Take<'k> {
         let cost = if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) { 1 } else { 5 };
-        let (concurrent, points) = (self.bound(self.settings.concurrent), self.bound(self.settings.points_per_minute));
-        if let Some((redis, _)) = &self.shared {
-            let key = bucket.key();
-            let take = Take { kind: "pts", id: key.clone(), len: 60, n: cost, limit: points };
-            if let Ok(r) = redis.enter(Some((&key, concurrent)), &[take], now).await {
-                return r.map(|()| Slot { owner: None, shared: Some((redis.clone(), bucket)) });
-            }
+        Take { kind: "pts", id: bucket.key(), len: 60, n: cost, limit: self.bound(self.settings.points_per_minute) }
+    }
+
+    /// The windows an operation itself counts toward (content creation, token issuing).
+    pub fn operation_windows<'k>(&self, bucket: &Bucket, op: &Operation, app_id: Option<i64>) -> Vec<Take<'k>> {
+        let mut takes = Vec::new();
+        if !self.settings.enabled {
+            return takes;
         }
+        if let (Limits::IssuesTokens, Some(app)) = (op.traits.limits, app_id) {
+            takes.push(Take { kind: "tok", id: app.to_string(), len: 3600, n: 1, limit: self.bound(self.settings.oauth_tokens_per_hour) });
+        }
+        if op.creates() {
+            let (cm, ch) = (self.bound(self.settings.content_per_minute), self.bound(self.settings.content_per_hour));
+            takes.push(Take { kind: "cmin", id: bucket.key(), len: 60, n: 1, limit: cm });
+            takes.push(Take { kind: "chour", id: bucket.key(), len: 3600, n: 1, limit: ch });
+        }
+        takes
+    }
+
+    /// Admits a request of `bucket` in memory: a place among its concurrent requests and the
+    /// method's points. `Err` carries `retry-after` seconds.
+    pub fn enter_local(&self, bucket: Bucket, method: &Method, now: i64) -> Result<Slot<'_>, i64> {
+        if !self.settings.enabled {
+            return Ok(Slot::none());
+        }
+        let points = self.points(&bucket, method);
         let mut map = self.requesters.shard(&bucket);
         let r = map.entry(bucket).or_default();
-        if r.in_flight >= concurrent {
+        if r.in_flight >= self.concurrent() {
             return Err(1);
         }
-        r.points.take(now, 60, cost, points)?;
+        r.points.take(now, points.len, points.n, points.limit)?;
         r.in_flight += 1;
         Ok(Slot { owner: Some((self, bucket)), shared: None })
     }
@@ -177,31 +225,25 @@ impl Secondary {
     /// Charges what an operation itself counts toward: content creation (operations that
     /// answer 201) and token issuing per application. `Err` carries `retry-after` seconds.
     pub async fn operation(&self, bucket: Bucket, op: &Operation, app_id: Option<i64>, now: i64) -> Result<(), i64> {
-        if !self.settings.enabled {
+        let takes = self.operation_windows(&bucket, op, app_id);
+        if takes.is_empty() {
             return Ok(());
         }
         if let Some((redis, _)) = &self.shared {
-            let mut takes = Vec::new();
-            if let (Limits::IssuesTokens, Some(app)) = (op.traits.limits, app_id) {
-                takes.push(Take {
-                    kind: "tok",
-                    id: app.to_string(),
-                    len: 3600,
-                    n: 1,
-                    limit: self.bound(self.settings.oauth_tokens_per_hour),
-                });
+            if let Ok(a) = redis.admit(&Ask { operation: takes, ..Ask::default() }, now).await {
+                return match a.verdict {
+                    Verdict::Operation(retry) => Err(retry),
+                    _ => Ok(()),
+                };
             }
-            if op.creates() {
-                let (cm, ch) = (self.bound(self.settings.content_per_minute), self.bound(self.settings.content_per_hour));
-                takes.push(Take { kind: "cmin", id: bucket.key(), len: 60, n: 1, limit: cm });
-                takes.push(Take { kind: "chour", id: bucket.key(), len: 3600, n: 1, limit: ch });
-            }
-            if takes.is_empty() {
-                return Ok(());
-            }
-            if let Ok(r) = redis.enter(None, &takes, now).await {
-                return r;
-            }
+        }
+        self.operation_local(bucket, op, app_id, now)
+    }
+
+    /// [`Secondary::operation`] in memory.
+    pub fn operation_local(&self, bucket: Bucket, op: &Operation, app_id: Option<i64>, now: i64) -> Result<(), i64> {
+        if !self.settings.enabled {
+            return Ok(());
         }
         if let (Limits::IssuesTokens, Some(app)) = (op.traits.limits, app_id) {
             let limit = self.bound(self.settings.oauth_tokens_per_hour);
@@ -222,29 +264,36 @@ impl Secondary {
 
     /// Is the address locked out after failed logins? `Some` holds the seconds left.
     pub async fn locked_out(&self, ip: IpAddr, now: i64) -> Option<i64> {
-        if !self.settings.enabled || self.settings.login_attempts <= 0 {
-            return None;
-        }
+        self.lockout()?;
         if let Some((redis, scope)) = &self.shared {
             if let Ok(left) = redis.locked_out(scope, &ip.to_string(), now).await {
                 return (left > 0).then_some(left);
             }
         }
+        self.locked_out_local(ip, now)
+    }
+
+    /// [`Secondary::locked_out`] in memory.
+    pub fn locked_out_local(&self, ip: IpAddr, now: i64) -> Option<i64> {
+        self.lockout()?;
         let map = self.logins.shard(&ip);
         map.get(&ip).filter(|l| l.locked_until > now).map(|l| l.locked_until - now)
     }
 
     /// Counts a failed authentication from `ip`.
     pub async fn failed_login(&self, ip: IpAddr, now: i64) {
-        let (limit, len) = (self.settings.login_attempts, self.settings.login_lockout_seconds.max(1));
-        if !self.settings.enabled || limit <= 0 {
-            return;
-        }
+        let Some((limit, len)) = self.lockout() else { return };
         if let Some((redis, scope)) = &self.shared {
             if redis.failed_login(scope, &ip.to_string(), limit, len, now).await.is_ok() {
                 return;
             }
         }
+        self.failed_login_local(ip, now);
+    }
+
+    /// [`Secondary::failed_login`] in memory.
+    pub fn failed_login_local(&self, ip: IpAddr, now: i64) {
+        let Some((limit, len)) = self.lockout() else { return };
         let mut map = self.logins.shard(&ip);
         let l = map.entry(ip).or_default();
         if l.failures.take(now, len, 1, limit - 1).is_err() {
@@ -286,44 +335,44 @@ mod tests {
         )
     }
 
-    #[tokio::test]
-    async fn concurrency_frees_places_on_drop() {
+    #[test]
+    fn concurrency_frees_places_on_drop() {
         let s = small();
         let b = Bucket::User(1);
-        let a = s.enter(b, &Method::GET, 0).await.unwrap();
-        let _b = s.enter(b, &Method::GET, 0).await.unwrap();
-        assert_eq!(s.enter(b, &Method::GET, 0).await.err(), Some(1));
+        let a = s.enter_local(b, &Method::GET, 0).unwrap();
+        let _b = s.enter_local(b, &Method::GET, 0).unwrap();
+        assert_eq!(s.enter_local(b, &Method::GET, 0).err(), Some(1));
         drop(a);
-        assert!(s.enter(b, &Method::GET, 0).await.is_ok());
-        assert!(s.enter(Bucket::User(2), &Method::GET, 0).await.is_ok(), "requesters are separate");
+        assert!(s.enter_local(b, &Method::GET, 0).is_ok());
+        assert!(s.enter_local(Bucket::User(2), &Method::GET, 0).is_ok(), "requesters are separate");
     }
 
-    #[tokio::test]
-    async fn points_by_method_per_minute() {
+    #[test]
+    fn points_by_method_per_minute() {
         let s = small();
         let b = Bucket::User(1);
-        drop(s.enter(b, &Method::POST, 100).await.unwrap());
-        drop(s.enter(b, &Method::POST, 100).await.unwrap());
-        assert_eq!(s.enter(b, &Method::GET, 130).await.err(), Some(30), "10 points used; retry when the minute ends");
-        assert!(s.enter(b, &Method::GET, 160).await.is_ok());
+        drop(s.enter_local(b, &Method::POST, 100).unwrap());
+        drop(s.enter_local(b, &Method::POST, 100).unwrap());
+        assert_eq!(s.enter_local(b, &Method::GET, 130).err(), Some(30), "10 points used; retry when the minute ends");
+        assert!(s.enter_local(b, &Method::GET, 160).is_ok());
     }
 
-    #[tokio::test]
-    async fn lockout_after_failed_logins() {
+    #[test]
+    fn lockout_after_failed_logins() {
         let s = small();
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
-        s.failed_login(ip, 0).await;
-        s.failed_login(ip, 1).await;
-        assert_eq!(s.locked_out(ip, 1).await, None);
-        s.failed_login(ip, 2).await;
-        assert_eq!(s.locked_out(ip, 2).await, Some(60));
-        assert_eq!(s.locked_out(ip, 62).await, None);
+        s.failed_login_local(ip, 0);
+        s.failed_login_local(ip, 1);
+        assert_eq!(s.locked_out_local(ip, 1), None);
+        s.failed_login_local(ip, 2);
+        assert_eq!(s.locked_out_local(ip, 2), Some(60));
+        assert_eq!(s.locked_out_local(ip, 62), None);
     }
 
-    #[tokio::test]
-    async fn off_admits_everything() {
+    #[test]
+    fn off_admits_everything() {
         let s = Secondary::new(SecondarySettings { enabled: false, concurrent: 1, ..Default::default() }, 1.0, None);
-        let _a = s.enter(Bucket::User(1), &Method::GET, 0).await.unwrap();
-        assert!(s.enter(Bucket::User(1), &Method::GET, 0).await.is_ok());
+        let _a = s.enter_local(Bucket::User(1), &Method::GET, 0).unwrap();
+        assert!(s.enter_local(Bucket::User(1), &Method::GET, 0).is_ok());
     }
 }

@@ -1,6 +1,9 @@
 //! Limits shared by every node (`PLATFORM_REDIS_URL`): the primary windows, the secondary limits
-//! and the failed-login lockout live in Redis and change only inside Lua scripts, so each
-//! decision is one atomic round trip and N nodes together accept a limit once.
+//! and the failed-login lockout live in Redis and change only inside one Lua script
+//! ([`ADMIT`]), so N nodes together accept a limit once. A request's every decision is one
+//! script call (`admission`): one round trip and one top-level command (`EVALSHA`; `EVAL` once
+//! after a Redis restart). What needs no answer — a freed concurrency place, a refunded charge
+//! — is deferred and carried by the node's next call ([`Redis::defer`] says why that stays exact).
 //!
 //! Every window is a hash `{s: start, u: used}` under `<prefix>:<kind>:<bucket>`, with the same
 //! fixed-window rule as the in-memory engine (`ratelimit`, `secondary`): a window starts with its
@@ -18,15 +21,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::ConnectionManager;
-use redis::Script;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 
 /// Longest wait for Redis before a call falls back to the node's own engine.
 pub const TIMEOUT: Duration = Duration::from_millis(250);
 /// Fallback log lines at most this often.
 const LOG_EVERY: Duration = Duration::from_secs(10);
-/// Real seconds a key outlives its window.
-const SLACK: i64 = 60;
 
 /// Redis did not answer; decide locally.
 #[derive(Debug)]
@@ -49,111 +49,217 @@ pub struct Redis {
     last_attempt: AtomicI64,
     last_log: AtomicI64,
     fallbacks: AtomicU64,
-    scripts: Scripts,
+    script: Script,
+    /// Work for the next call (see [`Redis::defer`]).
+    deferred: std::sync::Mutex<Queue>,
+    wake: Arc<Notify>,
+    flush_after: Duration,
+    flusher: std::sync::Once,
 }
 
-struct Scripts {
-    window: Script,
-    enter: Script,
-    leave: Script,
-    lockout: Script,
+/// The script every limit call runs (see [`ADMIT`]), loaded once per Redis server.
+struct Script {
+    source: &'static str,
+    sha: String,
 }
 
-/// Primary window: mode 0 (charge) adds one below the limit, 1 (refund) gives one back, 2
-/// (peek) reads. Returns {used, start, accepted}; an absent or ended window reads as empty from now.
-const WINDOW: &str = r#"
-local now, limit, len, mode, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local w = redis.call('HMGET', KEYS[1], 's', 'u')
-local s, u = tonumber(w[1]), tonumber(w[2])
-if s == nil or now >= s + len then
-  if mode ~= 0 then return {0, now, 1} end
-  s, u = now, 0
-end
-local ok = 1
-if mode == 0 then
-  if u >= limit then ok = 0 else u = u + 1 end
-elseif mode == 1 then
-  if u > 0 then u = u - 1 end
-end
-if mode ~= 2 then
-  redis.call('HSET', KEYS[1], 's', s, 'u', u)
-  redis.call('EXPIRE', KEYS[1], ttl)
-end
-return {u, s, ok}
-"#;
-
-/// Secondary windows, all or nothing: KEYS are window hashes, ARGV = now, then (len, n, limit)
-/// per key; optionally preceded by a concurrency counter (ARGV[2] = its limit, 0 = none, with
-/// KEYS[1] the counter). Returns 0 when admitted, else the seconds until the refusing window
-/// ends (1 for concurrency).
-const ENTER: &str = r#"
-local now, conc = tonumber(ARGV[1]), tonumber(ARGV[2])
-local first = 1
-if conc > 0 then
-  local c = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if c >= conc then return 1 end
-  first = 2
-end
-local wins = {}
-for i = first, #KEYS do
-  local a = 3 + (i - first) * 3
-  local len, n, limit = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  local w = redis.call('HMGET', KEYS[i], 's', 'u')
+/// One request's every limit decision, in document 1's order, in one atomic call. KEYS and
+/// ARGV are read in sections (a count or a mode first, then its keys and numbers); ARGV[1] is
+/// the platform time.
+///
+/// 0. Deferred work of this node: freed concurrency places (`DECR`), then refunded primary
+///    charges (a 304), each with the time it was made at (a window that ended meanwhile is
+///    left alone).
+/// 1. Lockout: mode 0 none, 1 check, 2 check and count a failed login; then the failure
+///    window and locked-until keys, attempts, length.
+/// 2. Secondary: a concurrency bound (0: none) and its counter, then windows (len, n, limit),
+///    all or nothing.
+/// 3. Primary: mode 0 none, 1 charge, 2 peek; then its key, limit and length.
+/// 4. The operation's own windows (content creation, token issuing), all or nothing.
+///
+/// A stage refusing ends the decision: the stages before it stay charged (as when they were
+/// separate calls), the concurrency place is taken only when the request is admitted.
+/// Returns {verdict (0 admitted, 1 locked out, 2 secondary, 3 primary, 4 operation), retry
+/// seconds, primary used, primary start} — the primary window is read even when a stage
+/// before it refused, so every answer reports `x-ratelimit-*`.
+const ADMIT: &str = r#"
+local now, a, k = tonumber(ARGV[1]), 2, 1
+local function arg() local v = tonumber(ARGV[a]); a = a + 1; return v end
+local function key() local v = KEYS[k]; k = k + 1; return v end
+local function window(name, len)
+  local w = redis.call('HMGET', name, 's', 'u')
   local s, u = tonumber(w[1]), tonumber(w[2])
-  if s == nil or now >= s + len then s, u = now, 0 end
-  if u + n > limit then return s + len - now end
-  wins[i] = {s, u + n, len}
+  if s == nil or now >= s + len then return now, 0 end
+  return s, u
 end
-for i = first, #KEYS do
-  redis.call('HSET', KEYS[i], 's', wins[i][1], 'u', wins[i][2])
-  redis.call('EXPIRE', KEYS[i], wins[i][3] + 60)
+-- Read one at a time: Lua leaves the order of a constructor's or an assignment's expressions open.
+local function windows()
+  local list = {}
+  for i = 1, arg() do
+    local w = {key()}
+    w[2] = arg(); w[3] = arg(); w[4] = arg()
+    list[i] = w
+  end
+  return list
 end
-if conc > 0 then
-  redis.call('INCR', KEYS[1])
-  redis.call('EXPIRE', KEYS[1], 60)
-end
-return 0
-"#;
-
-const LEAVE: &str = r#"
-if redis.call('DECR', KEYS[1]) < 0 then redis.call('SET', KEYS[1], 0, 'EX', 60) end
-return 0
-"#;
-
-/// Lockout: KEYS[1] = failure window, KEYS[2] = locked-until. ARGV = now, mode (0: check,
-/// 1: count a failure), attempts, len. Returns the seconds still locked (0: not locked).
-const LOCKOUT: &str = r#"
-local now, mode, attempts, len = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if mode == 0 then
-  local locked = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if locked > now then return locked - now end
+-- All or nothing: 0, or the seconds until the refusing window ends.
+local function take(list)
+  local t = {}
+  for i, w in ipairs(list) do
+    local s, u = window(w[1], w[2])
+    if u + w[3] > w[4] then return s + w[2] - now end
+    t[i] = {s, u + w[3]}
+  end
+  for i, w in ipairs(list) do
+    redis.call('HSET', w[1], 's', t[i][1], 'u', t[i][2])
+    redis.call('EXPIRE', w[1], w[2] + 60)
+  end
   return 0
 end
-local w = redis.call('HMGET', KEYS[1], 's', 'u')
-local s, u = tonumber(w[1]), tonumber(w[2])
-if s == nil or now >= s + len then s, u = now, 0 end
-if u + 1 > attempts - 1 then
-  redis.call('SET', KEYS[2], now + len, 'EX', len + 60)
-  redis.call('DEL', KEYS[1])
-  return len
+for _ = 1, arg() do
+  local c = key()
+  if redis.call('DECR', c) < 0 then redis.call('SET', c, 0, 'EX', 60) end
 end
-redis.call('HSET', KEYS[1], 's', s, 'u', u + 1)
-redis.call('EXPIRE', KEYS[1], len + 60)
-return 0
+for _ = 1, arg() do
+  local p = key()
+  local len = arg()
+  local at = arg()
+  local w = redis.call('HMGET', p, 's', 'u')
+  local s, u = tonumber(w[1]), tonumber(w[2])
+  if s ~= nil and at < s + len and u > 0 then redis.call('HSET', p, 'u', u - 1) end
+end
+local lock, fails, locked_key, attempts, lock_len = arg(), nil, nil, 0, 0
+if lock > 0 then
+  fails = key(); locked_key = key(); attempts = arg(); lock_len = arg()
+end
+local conc, conc_key = arg(), nil
+if conc > 0 then conc_key = key() end
+local secondary = windows()
+local pmode, pkey, plimit, plen = arg(), nil, 0, 0
+if pmode > 0 then
+  pkey = key(); plimit = arg(); plen = arg()
+end
+local operation = windows()
+
+local verdict, retry = 0, 0
+if lock > 0 then
+  local locked = tonumber(redis.call('GET', locked_key) or '0')
+  if locked > now then
+    verdict, retry = 1, locked - now
+  elseif lock == 2 then
+    local s, u = window(fails, lock_len)
+    if u + 1 > attempts - 1 then
+      redis.call('SET', locked_key, now + lock_len, 'EX', lock_len + 60)
+      redis.call('DEL', fails)
+    else
+      redis.call('HSET', fails, 's', s, 'u', u + 1)
+      redis.call('EXPIRE', fails, lock_len + 60)
+    end
+  end
+end
+if verdict == 0 and conc > 0 and tonumber(redis.call('GET', conc_key) or '0') >= conc then verdict, retry = 2, 1 end
+if verdict == 0 then
+  local r = take(secondary)
+  if r > 0 then verdict, retry = 2, r end
+end
+local start, used = now, 0
+if pmode > 0 then start, used = window(pkey, plen) end
+if verdict == 0 and pmode == 1 then
+  if used >= plimit then
+    verdict = 3
+  else
+    used = used + 1
+    redis.call('HSET', pkey, 's', start, 'u', used)
+    redis.call('EXPIRE', pkey, plen + 60)
+  end
+end
+if verdict == 0 then
+  local r = take(operation)
+  if r > 0 then verdict, retry = 4, r end
+end
+if verdict == 0 and conc > 0 then
+  redis.call('INCR', conc_key)
+  redis.call('EXPIRE', conc_key, 60)
+end
+return {verdict, retry, used, start}
 "#;
 
-/// Primary window modes.
-#[derive(Clone, Copy)]
+/// The primary window's part in a call.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    Charge = 0,
-    Refund = 1,
+    Charge = 1,
     Peek = 2,
 }
 
+/// The lockout's part in a call.
+#[derive(Clone, Copy)]
+pub enum Lock {
+    /// Is the address locked out?
+    Check,
+    /// Checked, then a failed login counted: the `attempts`-th within `len` seconds locks the
+    /// address for `len`.
+    Fail { attempts: i64, len: i64 },
+}
+
+/// Everything one call decides; parts left `None` or empty are not asked.
+#[derive(Default)]
+pub struct Ask<'a> {
+    /// (scope, address, what to do).
+    pub lock: Option<(&'a str, &'a str, Lock)>,
+    /// (bucket, bound): a place among the requester's requests in flight.
+    pub concurrency: Option<(&'a str, i64)>,
+    pub secondary: Vec<Take<'a>>,
+    /// (key, limit, window length, mode).
+    pub primary: Option<(&'a str, i64, i64, Mode)>,
+    pub operation: Vec<Take<'a>>,
+}
+
+/// What a call decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Admitted,
+    /// Seconds the address stays locked.
+    LockedOut(i64),
+    /// Seconds until the refusing secondary window ends.
+    Secondary(i64),
+    Primary,
+    /// Seconds until the operation's refusing window ends.
+    Operation(i64),
+}
+
+/// A call's answer: the verdict and the primary window (used, start) when one was asked.
+#[derive(Clone, Copy, Debug)]
+pub struct Answer {
+    pub verdict: Verdict,
+    pub used: i64,
+    pub start: i64,
+}
+
+/// Work that needs no answer, carried by this node's next call (see [`Redis::defer`]).
+enum Deferred {
+    /// A concurrency place freed (the counter's key).
+    Release(String),
+    /// A primary charge given back: (window key, length, platform time of the refund).
+    Refund(String, i64, i64),
+}
+
+/// Deferred work, and since when its oldest item waits.
+#[derive(Default)]
+struct Queue {
+    items: Vec<Deferred>,
+    since: Option<tokio::time::Instant>,
+}
+
+/// Deferred work waiting longer than this is sent by a call of its own (an idle node).
+pub const FLUSH_AFTER: Duration = Duration::from_millis(20);
+/// Deferred items kept at most while Redis does not answer (beyond: dropped, the keys expire).
+const MAX_DEFERRED: usize = 100_000;
+
 impl Redis {
     /// A client for `url` (nothing is connected yet: a Redis that is down at start only means
-    /// the first calls fall back). `prefix` namespaces the keys of one deployment.
-    pub fn new(url: &str, prefix: &str) -> Result<Arc<Redis>, String> {
+    /// the first calls fall back). `prefix` namespaces the keys of one deployment; deferred
+    /// work of an idle node is sent `flush_after` it was deferred.
+    pub fn new(url: &str, prefix: &str, flush_after: Duration) -> Result<Arc<Redis>, String> {
         let client = redis::Client::open(url).map_err(|e| format!("PLATFORM_REDIS_URL: {e}"))?;
         Ok(Arc::new(Redis {
             client,
@@ -162,12 +268,11 @@ impl Redis {
             last_attempt: AtomicI64::new(0),
             last_log: AtomicI64::new(0),
             fallbacks: AtomicU64::new(0),
-            scripts: Scripts {
-                window: Script::new(WINDOW),
-                enter: Script::new(ENTER),
-                leave: Script::new(LEAVE),
-                lockout: Script::new(LOCKOUT),
-            },
+            script: Script { source: ADMIT, sha: redis::Script::new(ADMIT).get_hash().to_string() },
+            deferred: std::sync::Mutex::new(Queue::default()),
+            wake: Arc::new(Notify::new()),
+            flush_after,
+            flusher: std::sync::Once::new(),
         }))
     }
 
@@ -176,7 +281,8 @@ impl Redis {
         self.fallbacks.load(Ordering::Relaxed)
     }
 
-    fn key(&self, kind: &str, id: &str) -> String {
+    /// A key of this deployment.
+    pub fn key(&self, kind: &str, id: &str) -> String {
         format!("{}:{kind}:{id}", self.prefix)
     }
 
@@ -207,18 +313,95 @@ impl Redis {
         }
     }
 
-    /// Runs `script` with `keys` and `args`; any failure is counted, logged and `Unavailable`.
-    async fn run<T: redis::FromRedisValue>(&self, script: &Script, keys: &[String], args: &[i64]) -> Result<T, Unavailable> {
+    /// Decides `ask` in one call, carrying this node's deferred work with it. Any failure is
+    /// counted, logged and `Unavailable` (the deferred work it carried is dropped: counted
+    /// busy or charged until its keys expire, never freed twice).
+    pub async fn admit(&self, ask: &Ask<'_>, now: i64) -> Result<Answer, Unavailable> {
+        let deferred = {
+            let mut q = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+            q.since = None;
+            std::mem::take(&mut q.items)
+        };
+        let mut keys: Vec<String> = Vec::with_capacity(deferred.len() + 8);
+        let mut args: Vec<i64> = Vec::with_capacity(2 * deferred.len() + 24);
+        args.push(now);
+        let releases = deferred.iter().filter(|d| matches!(d, Deferred::Release(_))).count();
+        args.push(releases as i64);
+        for d in &deferred {
+            if let Deferred::Release(k) = d {
+                keys.push(k.clone());
+            }
+        }
+        args.push((deferred.len() - releases) as i64);
+        for d in &deferred {
+            if let Deferred::Refund(k, len, at) = d {
+                keys.push(k.clone());
+                args.extend([*len, *at]);
+            }
+        }
+        match ask.lock {
+            None => args.push(0),
+            Some((scope, ip, lock)) => {
+                keys.push(self.key(&format!("{scope}f"), ip));
+                keys.push(self.key(&format!("{scope}u"), ip));
+                match lock {
+                    Lock::Check => args.extend([1, 0, 0]),
+                    Lock::Fail { attempts, len } => args.extend([2, attempts, len]),
+                }
+            }
+        }
+        match ask.concurrency {
+            None => args.push(0),
+            Some((bucket, limit)) => {
+                args.push(limit);
+                keys.push(self.key("c", bucket));
+            }
+        }
+        self.windows(&ask.secondary, &mut keys, &mut args);
+        match ask.primary {
+            None => args.push(0),
+            Some((key, limit, len, mode)) => {
+                args.extend([mode as i64, limit, len]);
+                keys.push(self.key("p", key));
+            }
+        }
+        self.windows(&ask.operation, &mut keys, &mut args);
+        let [verdict, retry, used, start]: [i64; 4] = self.run(&keys, &args).await?;
+        let verdict = match verdict {
+            0 => Verdict::Admitted,
+            1 => Verdict::LockedOut(retry.max(1)),
+            2 => Verdict::Secondary(retry.max(1)),
+            3 => Verdict::Primary,
+            _ => Verdict::Operation(retry.max(1)),
+        };
+        Ok(Answer { verdict, used, start })
+    }
+
+    fn windows(&self, takes: &[Take<'_>], keys: &mut Vec<String>, args: &mut Vec<i64>) {
+        args.push(takes.len() as i64);
+        for w in takes {
+            keys.push(self.key(w.kind, &w.id));
+            args.extend([w.len, w.n, w.limit]);
+        }
+    }
+
+    /// The script with `keys` and `args`: `EVALSHA`, and `EVAL` (which also caches it) only
+    /// when this Redis does not know it yet (a restart, a new server).
+    async fn run<T: redis::FromRedisValue>(&self, keys: &[String], args: &[i64]) -> Result<T, Unavailable> {
         let call = async {
             let mut conn = self.connection().await?;
-            let mut inv = script.prepare_invoke();
-            for k in keys {
-                inv.key(k);
+            let invoke = |name: &str, script: &str| {
+                let mut c = redis::cmd(name);
+                c.arg(script).arg(keys.len()).arg(keys).arg(args);
+                c
+            };
+            match invoke("EVALSHA", &self.script.sha).query_async::<T>(&mut conn).await {
+                Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                    invoke("EVAL", self.script.source).query_async::<T>(&mut conn).await
+                }
+                r => r,
             }
-            for a in args {
-                inv.arg(*a);
-            }
-            inv.invoke_async::<T>(&mut conn).await.map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())
         };
         let out = match tokio::time::timeout(TIMEOUT, call).await {
             Ok(r) => r,
@@ -235,47 +418,79 @@ impl Redis {
         })
     }
 
-    /// A primary window: {used, start, accepted}.
-    pub async fn primary(&self, bucket: &str, limit: i64, len: i64, mode: Mode, now: i64) -> Result<(i64, i64, bool), Unavailable> {
-        let (u, s, ok): (i64, i64, i64) =
-            self.run(&self.scripts.window, &[self.key("p", bucket)], &[now, limit, len, mode as i64, len + SLACK]).await?;
-        Ok((u, s, ok == 1))
+    /// Frees a concurrency place of `bucket` with this node's next call.
+    pub fn release(self: &Arc<Self>, bucket: &str) {
+        self.defer(Deferred::Release(self.key("c", bucket)));
     }
 
-    /// Charges `windows` all or nothing, after a place among `concurrent` in flight (0: no
-    /// concurrency bound). `Ok(Err(seconds))` is a refusal.
-    pub async fn enter(&self, concurrency: Option<(&str, i64)>, windows: &[Take<'_>], now: i64) -> Result<Result<(), i64>, Unavailable> {
-        let mut keys = Vec::with_capacity(windows.len() + 1);
-        let mut args = vec![now, 0];
-        if let Some((b, limit)) = concurrency {
-            keys.push(self.key("c", b));
-            args[1] = limit;
-        }
-        for w in windows {
-            keys.push(self.key(w.kind, &w.id));
-            args.extend([w.len, w.n, w.limit]);
-        }
-        let retry: i64 = self.run(&self.scripts.enter, &keys, &args).await?;
-        Ok(if retry == 0 { Ok(()) } else { Err(retry.max(1)) })
+    /// Gives back a primary charge of `key` (a window of `len` seconds) with this node's next
+    /// call; `now` is the platform time of the refund.
+    pub fn refund(self: &Arc<Self>, key: &str, len: i64, now: i64) {
+        self.defer(Deferred::Refund(self.key("p", key), len, now));
     }
 
-    /// Frees a place taken by [`Redis::enter`].
-    pub async fn leave(&self, bucket: &str) {
-        let _ = self.run::<i64>(&self.scripts.leave, &[self.key("c", bucket)], &[]).await;
+    /// Why deferring is exact enough: a freed place or a refunded charge only ever reaches
+    /// Redis late, never early or twice, so until it does the shared count is higher than
+    /// the truth — a node may refuse a little early, never accept past a limit. Under load the
+    /// next request of this node carries it (no round trip of its own); an idle node sends it
+    /// after [`FLUSH_AFTER`] in one call, whatever it holds.
+    fn defer(self: &Arc<Self>, d: Deferred) {
+        {
+            let mut q = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+            if q.items.len() >= MAX_DEFERRED {
+                return;
+            }
+            if q.items.is_empty() {
+                q.since = Some(tokio::time::Instant::now());
+            }
+            q.items.push(d);
+        }
+        self.start_flusher();
+        self.wake.notify_one();
+    }
+
+    /// The idle node's flush: one task per client, ending with it. It sends the queue only once
+    /// its oldest item has waited `flush_after` (a busy node's calls take it long before).
+    fn start_flusher(self: &Arc<Self>) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        self.flusher.call_once(|| {
+            let (weak, wake, after) = (Arc::downgrade(self), self.wake.clone(), self.flush_after);
+            rt.spawn(async move {
+                loop {
+                    // Wakes now and then to notice the client is gone.
+                    let _ = tokio::time::timeout(Duration::from_secs(5), wake.notified()).await;
+                    loop {
+                        let Some(redis) = weak.upgrade() else { return };
+                        let since = redis.deferred.lock().unwrap_or_else(|e| e.into_inner()).since;
+                        match since {
+                            None => break,
+                            Some(t) if t.elapsed() >= after => {
+                                let _ = redis.admit(&Ask::default(), 0).await;
+                                break;
+                            }
+                            Some(t) => {
+                                drop(redis);
+                                tokio::time::sleep(after.saturating_sub(t.elapsed())).await;
+                            }
+                        }
+                    }
+                }
+            });
+        });
     }
 
     /// Seconds `ip` is still locked out of scope `scope` (0: not locked).
     pub async fn locked_out(&self, scope: &str, ip: &str, now: i64) -> Result<i64, Unavailable> {
-        self.run(&self.scripts.lockout, &self.lock_keys(scope, ip), &[now, 0, 0, 0]).await
+        let a = self.admit(&Ask { lock: Some((scope, ip, Lock::Check)), ..Ask::default() }, now).await?;
+        Ok(match a.verdict {
+            Verdict::LockedOut(s) => s,
+            _ => 0,
+        })
     }
 
     /// Counts a failed login of `ip`; the `attempts`-th within `len` seconds locks it for `len`.
     pub async fn failed_login(&self, scope: &str, ip: &str, attempts: i64, len: i64, now: i64) -> Result<(), Unavailable> {
-        self.run::<i64>(&self.scripts.lockout, &self.lock_keys(scope, ip), &[now, 1, attempts, len]).await.map(drop)
-    }
-
-    fn lock_keys(&self, scope: &str, ip: &str) -> [String; 2] {
-        [self.key(&format!("{scope}f"), ip), self.key(&format!("{scope}u"), ip)]
+        self.admit(&Ask { lock: Some((scope, ip, Lock::Fail { attempts, len })), ..Ask::default() }, now).await.map(drop)
     }
 
     /// Deletes every key of this deployment (the control plane's reset).

@@ -63,6 +63,10 @@ pub struct ApiConfig {
     pub redis_url: Option<String>,
     /// Namespace of this deployment's keys in Redis.
     pub redis_prefix: String,
+    /// How long an idle node keeps deferred limit work (`shared_limits::Redis::defer`).
+    pub redis_flush: std::time::Duration,
+    /// The in-process caches together hold about this many bytes at most (`cache`).
+    pub cache_bytes: usize,
 }
 
 #[cfg(test)]
@@ -90,6 +94,8 @@ impl ApiConfig {
             insights_delay_seconds: 0,
             redis_url: None,
             redis_prefix: "platform-unit".into(),
+            redis_flush: crate::shared_limits::FLUSH_AFTER,
+            cache_bytes: 64 << 20,
         }
     }
 }
@@ -163,16 +169,22 @@ pub struct Caches {
     pub alerts: GenCache<(i64, ApiVersion, bool), axum::body::Bytes>,
 }
 
-impl Default for Caches {
-    fn default() -> Self {
+/// Shares of the cache bound (`cache_bytes`), in percent: answers first, then what they are
+/// built from.
+const SHARES: [usize; 7] = [40, 10, 20, 5, 10, 10, 5];
+
+impl Caches {
+    /// Caches holding about `bytes` together at most.
+    pub fn new(bytes: usize) -> Caches {
+        let [responses, validated, alerts, tokens, repos, rulesets, asked] = SHARES.map(|p| bytes / 100 * p);
         Caches {
-            tokens: GenCache::new(16_384),
-            repos: GenCache::new(16_384),
-            responses: GenCache::new(4_096),
-            validated: GenCache::new(4_096),
-            rulesets: GenCache::new(4_096),
-            alerts: GenCache::new(8_192),
-            asked: GenCache::new(65_536),
+            tokens: GenCache::new(tokens, |_, _| std::mem::size_of::<TokenAuth>() + 256),
+            repos: GenCache::new(repos, |k, _| k.0.len() + k.1.len() + std::mem::size_of::<(Lookup, Role)>() + 512),
+            responses: GenCache::new(responses, |k, v| k.0.len() + v.2.approx_bytes()),
+            validated: GenCache::new(validated, crate::not_modified::weigh),
+            rulesets: GenCache::new(rulesets, |_, _| 4096),
+            alerts: GenCache::new(alerts, |_, v| v.len()),
+            asked: GenCache::new(asked, |_, _| 8),
         }
     }
 }
@@ -274,11 +286,13 @@ impl AppState {
 
     pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
         // The URL was checked with the configuration (`shared_limits::check_url`).
-        let redis = config.redis_url.as_deref().and_then(|url| match crate::shared_limits::Redis::new(url, &config.redis_prefix) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tracing::error!(error = %e, "RATE LIMITS NOT SHARED: bad Redis URL");
-                None
+        let redis = config.redis_url.as_deref().and_then(|url| {
+            match crate::shared_limits::Redis::new(url, &config.redis_prefix, config.redis_flush) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(error = %e, "RATE LIMITS NOT SHARED: bad Redis URL");
+                    None
+                }
             }
         });
         Arc::new(AppState {
@@ -300,7 +314,7 @@ impl AppState {
             insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
             jobs: crate::worker::Jobs::default(),
             git: tokio::sync::OnceCell::new(),
-            caches: Caches::default(),
+            caches: Caches::new(config.cache_bytes),
             store,
             clock,
             config,

@@ -107,6 +107,12 @@ pub struct Config {
     /// namespace of this deployment's keys in that Redis
     #[arg(long, env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
     pub redis_prefix: String,
+    /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
+    #[arg(long, env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(number::<u64>))]
+    pub redis_flush_ms: u64,
+    /// bytes the in-process caches (answers, validators, rendered alerts, tokens, repository access, rulesets) hold together at most, approximately; older entries make room
+    #[arg(long, env = "PLATFORM_CACHE_BYTES", default_value = "67108864", value_name = "BYTES", value_parser = setting(number::<usize>))]
+    pub cache_bytes: usize,
     /// SQLite read connections / PostgreSQL connections, each with its own database thread started with the node (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count however many clients it has; its memory is in [Benchmarks](#benchmarks))
     #[arg(long, env = "PLATFORM_DB_POOL_SIZE", default_value = "8", value_name = "N", value_parser = setting(number::<usize>))]
     pub db_pool_size: usize,
@@ -288,6 +294,8 @@ impl Config {
             insights_delay_seconds: self.insights_delay_seconds,
             redis_url: self.redis_url.as_ref().map(|u| u.0.clone()),
             redis_prefix: self.redis_prefix.clone(),
+            redis_flush: std::time::Duration::from_millis(self.redis_flush_ms),
+            cache_bytes: self.cache_bytes,
         }
     }
 
@@ -376,7 +384,7 @@ impl Config {
             return Err("import_step_seconds must not be negative".into());
         }
         if let Some(url) = &self.redis_url {
-            platform_api::shared_limits::Redis::new(&url.0, &self.redis_prefix)?;
+            platform_api::shared_limits::Redis::new(&url.0, &self.redis_prefix, std::time::Duration::from_millis(self.redis_flush_ms))?;
         }
         if self.redis_prefix.is_empty() || self.redis_prefix.contains(['*', '?', '[', ' ']) {
             return Err("redis_prefix must be non-empty, without spaces or glob characters".into());

@@ -73,6 +73,11 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0020_delete_event_feeds"
 ];
 
+/// Did `applied` (what [`apply`] returned) upgrade a database made before (not create one)?
+pub(crate) fn upgraded(applied: &[String]) -> bool {
+    !applied.is_empty() && applied.len() < MIGRATIONS.len()
+}
+
 /// Applies every pending migration, each in its own transaction.
 /// `conn` must not be inside a transaction.
 pub(crate) fn apply(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {

@@ -564,6 +564,12 @@ impl PgStore {
             let r = migrate::apply(&mut **c);
             // Schema changed: cached plans may be stale.
             c.stmts.clear();
+            // An upgrade of a database that holds data: new columns and indexes have no
+            // statistics until autovacuum gets to them, and the planner would guess (a feed fell
+            // to a bitmap scan and a sort on stale ones). A new database's tables are empty.
+            if r.as_ref().is_ok_and(|applied| migrate::upgraded(applied)) {
+                c.batch("ANALYZE")?;
+            }
             r
         })
         .await

@@ -34,14 +34,18 @@ pub async fn serve<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: R
 async fn run<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: Request, handler: H) -> ApiResult<Reply> {
     let (mut parts, body) = req.into_parts();
     let info = parts.extensions.remove::<ReqInfo>().ok_or_else(ApiError::internal)?;
-    // What the operation itself counts toward the secondary limits.
+    // What the operation itself counts toward the secondary limits, unless the contract
+    // decided it with the rest (an operation it could not tell before routing).
+    let counted = parts.extensions.get::<super::Counted>().is_some_and(|c| std::ptr::eq(c.0, op));
     let app_id = match &info.principal {
         Principal::App(a) => Some(a.app.id),
         Principal::Token(t) => t.app.as_ref().map(|a| a.id),
         Principal::Anonymous => None,
     };
-    if let Err(retry_after) = app.secondary.operation(info.principal.rate_class(info.ip).bucket, op, app_id, app.clock.now()).await {
-        return Err(crate::secondary::refusal(axum::http::StatusCode::FORBIDDEN, &info.request_id, retry_after));
+    if !counted {
+        if let Err(retry_after) = app.secondary.operation(info.principal.rate_class(info.ip).bucket, op, app_id, app.clock.now()).await {
+            return Err(crate::secondary::refusal(axum::http::StatusCode::FORBIDDEN, &info.request_id, retry_after));
+        }
     }
     let raw = RawPathParams::from_request_parts(&mut parts, &app).await.map_err(|_| ApiError::not_found())?;
     // NUL can name nothing stored (PostgreSQL text refuses it): such a path names no

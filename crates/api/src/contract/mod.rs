@@ -35,6 +35,7 @@ use futures_util::FutureExt;
 use platform_core::ids::request_id;
 use platform_core::ApiVersion;
 
+use crate::admission::Verdict;
 use crate::authenticate::authenticate;
 use crate::error::{ApiError, ErrorMark, RATE_LIMIT_DOCS};
 use crate::etag::{etag_matches, etag_of, not_modified_since};
@@ -47,6 +48,7 @@ use crate::ratelimit::{Quota, RateClass, Resource};
 use crate::reply::Fresh;
 use crate::request::{OpRef, ReqInfo};
 use crate::secondary::Slot;
+use crate::shared_limits::Mode;
 use crate::state::{Generation, Shared};
 
 pub const EXPOSED_HEADERS: &str = "ETag, Link, Location, Retry-After, X-Service-OTP, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Used, X-RateLimit-Resource, X-RateLimit-Reset, X-OAuth-Scopes, X-Accepted-OAuth-Scopes, X-Poll-Interval, X-Service-Media-Type, X-Service-SSO, X-Service-Request-Id, Deprecation, Sunset, X-Service-Api-Version-Selected";
@@ -56,16 +58,41 @@ const UA_MESSAGE: &str = "Request forbidden by administrative rules. Please make
 /// What the contract knows about the operations before routing, from their declarations (built
 /// once per process by the router): the paths the primary limit never charges (operations with
 /// `Limits::Report`) and the parameters that may hold slashes.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Routing {
     uncharged: Vec<&'static str>,
     slashes: path::SlashRoutes,
+    /// Every operation by path, as the router will match it: the operation's own limits are
+    /// decided with the others, before routing.
+    by_path: matchit::Router<Vec<&'static Operation>>,
 }
 
 impl Routing {
     pub fn of(ops: &[&'static Operation]) -> Routing {
         let uncharged = ops.iter().filter(|o| o.traits.limits == Limits::Report).map(|o| o.path).collect();
-        Routing { uncharged, slashes: path::SlashRoutes::of(ops) }
+        let mut paths: Vec<(&str, Vec<&'static Operation>)> = Vec::new();
+        for op in ops {
+            match paths.iter_mut().find(|(p, _)| *p == op.path) {
+                Some((_, list)) => list.push(op),
+                None => paths.push((op.path, vec![op])),
+            }
+        }
+        let mut by_path = matchit::Router::new();
+        for (path, list) in paths {
+            // A path the router would refuse is never routed either.
+            let _ = by_path.insert(path, list);
+        }
+        Routing { uncharged, slashes: path::SlashRoutes::of(ops), by_path }
+    }
+
+    /// The operation a request will be routed to, if it counts toward limits of its own
+    /// (reads never do).
+    fn counting(&self, method: &Method, path: &str) -> Option<&'static Operation> {
+        if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            return None;
+        }
+        let found = self.by_path.at(path).ok()?;
+        found.value.iter().copied().find(|op| op.method.http() == method)
     }
 }
 
@@ -98,8 +125,15 @@ struct Admitted<'a> {
     /// Charged to the primary limit (a 304 refunds it).
     charged: bool,
     observed: Generation,
+    /// The operation whose own limits were decided with the rest.
+    counted: Option<&'static Operation>,
     _slot: Slot<'a>,
 }
+
+/// The operation whose own limits (content creation, token issuing) the contract decided
+/// with the rest, so the declaration's stage does not charge them again.
+#[derive(Clone, Copy)]
+pub struct Counted(pub &'static Operation);
 
 /// A conditional GET's validator: the cache key of the answer and the generation it is valid in.
 type Validator = (not_modified::Key, u64);
@@ -129,6 +163,9 @@ pub async fn contract(State((app, routing)): State<ContractState>, mut req: Requ
                 // Only the conditional headers are needed after the handler: keep them, not every header.
                 let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
                 let if_modified_since = req.headers().get(header::IF_MODIFIED_SINCE).cloned();
+                if let Some(op) = admitted.counted {
+                    req.extensions_mut().insert(Counted(op));
+                }
                 let resp = handle(&x, admitted.observed, req, next).await;
                 validate(&app, &mut x, &admitted, validator, [if_none_match, if_modified_since], resp).await
             }
@@ -170,59 +207,69 @@ async fn admit<'a>(
     if headers.get(header::USER_AGENT).is_none_or(|v| v.is_empty()) {
         return Err(ApiError::forbidden(UA_MESSAGE).into_response());
     }
-    // An address locked out after failed logins may not authenticate for a while.
-    if headers.contains_key(header::AUTHORIZATION) {
-        if let Some(_left) = app.secondary.locked_out(x.ip, app.clock.now()).await {
-            return Err(ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response());
-        }
-    }
     // Before anything cached is read: see `state::Generation`.
     let observed = app.observe().await;
-    x.principal = match authenticate(app, headers, observed).await {
-        Ok(p) => p,
-        Err(e) => {
-            // Every credential that fails counts, application secrets included. (Checking tokens
-            // is free, document 2: an unknown token checked with the right secret is a 404 of the
-            // operation, never a failed login.)
-            if e.status == StatusCode::UNAUTHORIZED {
-                app.secondary.failed_login(x.ip, app.clock.now()).await;
-            }
-            return Err(e.into_response());
-        }
-    };
+    let authenticated = authenticate(app, headers, observed).await;
+    // Every limit below is one decision (`admission`): an address locked out after failed
+    // logins hears only that, whatever its credentials; every credential that fails counts,
+    // application secrets included. (Checking tokens is free, document 2: an unknown token
+    // checked with the right secret is a 404 of the operation, never a failed login.)
+    let credentials = headers.contains_key(header::AUTHORIZATION);
+    let failed = authenticated.as_ref().err().is_some_and(|e| e.status == StatusCode::UNAUTHORIZED);
+    if let Ok(p) = &authenticated {
+        x.principal = p.clone();
+    }
     let class = x.principal.rate_class(x.ip).in_resource(x.resource);
-    // Secondary limits: a place among the requester's concurrent requests and the method's points.
-    let slot = match app.secondary.enter(class.bucket, &x.method, app.clock.now()).await {
-        Ok(slot) => slot,
-        Err(retry_after) => {
+    let now = app.clock.now();
+    let charged = app.config.rate_limits && !routing.uncharged.contains(&x.path.as_str()) && authenticated.is_ok();
+    let app_id = match &x.principal {
+        Principal::App(a) => Some(a.app.id),
+        Principal::Token(t) => t.app.as_ref().map(|a| a.id),
+        Principal::Anonymous => None,
+    };
+    let counting = routing.counting(&x.method, &x.path).filter(|_| authenticated.is_ok());
+    let ask = crate::admission::Ask {
+        ip: x.ip,
+        lock: (credentials || failed).then_some(failed),
+        class,
+        enter: authenticated.is_ok().then_some(&x.method),
+        primary: app.config.rate_limits.then_some(if charged { Mode::Charge } else { Mode::Peek }),
+        op: counting.map(|op| (op, app_id)),
+    };
+    let decision = crate::admission::decide(&app.limiter, &app.secondary, &ask, now).await;
+    x.quota = decision.quota;
+    let slot = match decision.verdict {
+        Verdict::LockedOut => return Err(ApiError::forbidden(crate::secondary::LOCKOUT_MESSAGE).into_response()),
+        Verdict::Secondary(retry_after) | Verdict::Operation(retry_after) => {
             x.rate_limited = true;
             return Err(crate::secondary::refusal(StatusCode::FORBIDDEN, &x.rid, retry_after).into_response());
         }
+        Verdict::Primary => {
+            x.rate_limited = true;
+            return Err(ApiError::forbidden(class.exceeded_message()).with_docs(RATE_LIMIT_DOCS).into_response());
+        }
+        Verdict::Admitted(slot) => slot,
     };
-    // Injected faults: after authentication, before the primary limiter charges.
+    if let Err(e) = authenticated {
+        return Err(e.into_response());
+    }
+    // Injected faults: after the secondary limits; an injected answer is not charged.
     if let Some(f) = crate::faults::inject(&app.faults, &x.method, api_path, headers, &x.principal, &class, &x.rid).await {
         x.rate_limited = f.rate_limited;
+        if charged {
+            app.limiter.refund(&class, now);
+            x.quota = x.quota.map(Quota::refunded);
+        }
         if f.exhausts_primary {
-            let real = app.limiter.peek(&class, app.clock.now()).await;
-            x.quota = Some(Quota { limit: real.limit, used: real.limit, remaining: 0, reset: real.reset });
+            let real = match x.quota {
+                Some(q) => q,
+                None => app.limiter.peek(&class, now).await,
+            };
+            x.quota = Some(Quota { used: real.limit, remaining: 0, ..real });
         }
         return Err(f.response);
     }
-    let now = app.clock.now();
-    let charged = app.config.rate_limits && !routing.uncharged.contains(&x.path.as_str());
-    if charged {
-        match app.limiter.charge(&class, now).await {
-            Ok(q) => x.quota = Some(q),
-            Err(q) => {
-                x.quota = Some(q);
-                x.rate_limited = true;
-                return Err(ApiError::forbidden(class.exceeded_message()).with_docs(RATE_LIMIT_DOCS).into_response());
-            }
-        }
-    } else if app.config.rate_limits {
-        x.quota = Some(app.limiter.peek(&class, now).await);
-    }
-    Ok(Admitted { class, now, charged, observed, _slot: slot })
+    Ok(Admitted { class, now, charged, observed, counted: counting, _slot: slot })
 }
 
 /// Stage 3: a conditional GET whose answer is known not to have changed is a 304 (`Err`)
@@ -242,7 +289,8 @@ async fn conditional(
     let key = (pq, x.version, x.principal.cache_key());
     if let Some((r, op)) = not_modified::answer(&app.caches.validated, &key, g, inm, a.now) {
         if a.charged {
-            x.quota = Some(app.limiter.refund(&a.class, a.now).await);
+            app.limiter.refund(&a.class, a.now);
+            x.quota = x.quota.map(Quota::refunded);
         }
         x.answered_by = Some(op);
         return Err(r);
@@ -298,7 +346,8 @@ async fn validate(
         resp.headers_mut().remove(header::CONTENT_TYPE);
         resp.headers_mut().remove(header::CONTENT_LENGTH);
         if a.charged {
-            x.quota = Some(app.limiter.refund(&a.class, a.now).await);
+            app.limiter.refund(&a.class, a.now);
+            x.quota = x.quota.map(Quota::refunded);
         }
         resp
     } else {
@@ -434,5 +483,21 @@ mod tests {
         assert_eq!(super::poll_interval(60, 3), 60);
         assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT), 60);
         assert_eq!(super::poll_interval(60, super::BUSY_IN_FLIGHT + 1), 120);
+    }
+
+    /// Every operation with limits of its own (content creation, token issuing) is known before
+    /// routing, so its limits are decided with the rest in one call.
+    #[test]
+    fn operations_that_count_are_found_before_routing() {
+        let ops = crate::router::operations();
+        let routing = super::Routing::of(ops);
+        let mut counting = 0;
+        for op in ops.iter().filter(|op| op.creates() || op.traits.limits == super::Limits::IssuesTokens) {
+            let path: String = op.path.split('/').map(|s| if s.starts_with('{') { "x" } else { s }).collect::<Vec<_>>().join("/");
+            let found = routing.counting(&op.method.http(), &path);
+            assert!(found.is_some_and(|f| std::ptr::eq(f, *op)), "{} ({path}): found {:?}", op.id, found.map(|f| f.id));
+            counting += 1;
+        }
+        assert!(counting > 10, "{counting} operations count");
     }
 }

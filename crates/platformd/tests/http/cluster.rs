@@ -420,3 +420,136 @@ async fn through_the_balancer_a_client_cannot_choose_its_address() {
     let (st, _, body) = parts(r).await;
     assert_eq!((st, body["message"].as_str()), (403, Some("Maximum number of login attempts exceeded. Please try again later.")));
 }
+
+/// The top-level commands Redis runs, as `MONITOR` streams them (commands a script runs are
+/// marked `lua`).
+struct Monitor {
+    addr: String,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Monitor {
+    fn start(url: &str) -> Monitor {
+        use std::io::{BufRead, Write};
+        let addr = url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream.write_all(b"MONITOR\r\n").unwrap();
+        let mut reader = std::io::BufReader::new(stream);
+        let mut ok = String::new();
+        reader.read_line(&mut ok).unwrap();
+        assert_eq!(ok.trim(), "+OK");
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { return };
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Monitor { addr, lines }
+    }
+
+    /// The top-level commands that named a key under `prefix` since the monitor started, once
+    /// every command sent before this call has been streamed (a marker sent after them is seen).
+    fn count(&self, prefix: &str) -> usize {
+        let marker = format!("marker-{prefix}");
+        redis_command(&self.addr, &format!("ECHO {marker}"));
+        for _ in 0..500 {
+            let lines = self.lines.lock().unwrap();
+            if lines.iter().any(|l| l.contains(&marker)) {
+                let key = format!("\"{prefix}:");
+                return lines.iter().filter(|l| l.contains(&key) && !l.contains(" lua]")).count();
+            }
+            drop(lines);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the monitor never saw its marker");
+    }
+}
+
+/// One inline command; its first reply line.
+fn redis_command(addr: &str, command: &str) -> String {
+    use std::io::{BufRead, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.write_all(format!("{command}\r\n").as_bytes()).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    if line.starts_with('$') && !line.starts_with("$-1") {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+    }
+    line.trim().to_string()
+}
+
+#[tokio::test]
+async fn each_request_is_one_redis_command() {
+    // An idle node's own flush is an hour away: what a request defers travels only with the
+    // node's next request, so the count is exact.
+    let Some((a, b)) = pair(Options::with(|c| {
+        c.redis_flush = std::time::Duration::from_secs(3600);
+        c.secondary = SecondarySettings::default();
+    }))
+    .await
+    else {
+        return;
+    };
+    let t = setup(&a).await;
+    let (url, prefix) = (a.opts.api.redis_url.clone().unwrap(), a.opts.api.redis_prefix.clone());
+    let user = parts(a.get("/user", Some(&t)).await).await.2["id"].as_i64().unwrap();
+    // The script is known to Redis from here on.
+    assert_eq!(b.get(COMBINED, Some(&t)).await.status(), 200);
+    let monitor = Monitor::start(&url);
+    let nodes = [&a, &b];
+    let mut requests = 0;
+    for i in 0..20 {
+        let (st, h, _) = parts(nodes[i % 2].get(COMBINED, Some(&t)).await).await;
+        assert_eq!(st, 200);
+        assert_eq!(used(&h), i as i64 + 3, "one bucket on both nodes");
+        requests += 1;
+    }
+    // Content creation: the operation's own windows are decided in the same call.
+    for i in 0..4 {
+        assert_eq!(nodes[i % 2].post(STATUSES, Some(&t), json!({"state": "success"})).await.status(), 201);
+        requests += 1;
+    }
+    // A 304 is not charged: the refund travels with the next call.
+    let (_, h, _) = parts(a.get(COMBINED, Some(&t)).await).await;
+    let etag = header(&h, "etag").to_string();
+    let (st, h, _) =
+        parts(a.client.get(a.url(COMBINED)).bearer_auth(&t).header("user-agent", "t").header("if-none-match", &etag).send().await.unwrap())
+            .await;
+    assert_eq!(st, 304);
+    requests += 2;
+    let after_304 = used(&h);
+    let (_, h, _) = parts(a.get(COMBINED, Some(&t)).await).await;
+    assert_eq!(used(&h), after_304 + 1, "the 304's refund reached Redis before the next charge");
+    requests += 1;
+    assert_eq!(monitor.count(&prefix), requests, "one top-level Redis command per request");
+    // Every freed place reached Redis but each node's last, still waiting for its next call.
+    let in_flight = redis_command(&monitor.addr, &format!("GET {prefix}:c:user:{user}"));
+    assert_eq!(in_flight, "2");
+    assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
+}
+
+#[tokio::test]
+async fn an_idle_node_frees_its_places_by_itself() {
+    let Some((a, _b)) = pair(Options::with(|c| c.secondary = SecondarySettings::default())).await else { return };
+    let t = setup(&a).await;
+    let (url, prefix) = (a.opts.api.redis_url.clone().unwrap(), a.opts.api.redis_prefix.clone());
+    let user = parts(a.get("/user", Some(&t)).await).await.2["id"].as_i64().unwrap();
+    for _ in 0..3 {
+        assert_eq!(a.get(COMBINED, Some(&t)).await.status(), 200);
+    }
+    let addr = url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
+    let key = format!("GET {prefix}:c:user:{user}");
+    let mut left = String::new();
+    for _ in 0..500 {
+        left = redis_command(&addr, &key);
+        if left == "0" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(left, "0", "no request in flight, none counted");
+}

@@ -167,8 +167,16 @@ both!(repositories_are_read_as_the_rest_api_reads_them, |s| {
     let fields = "{ id name nameWithOwner owner { login } isPrivate visibility viewerPermission isEmpty defaultBranchRef { name } url parent { id } }";
     let b = query(&s, &alice, &format!("{{ repository(owner: \"alice\", name: \"vault\") {fields} }}")).await;
     let r = &b["data"]["repository"];
-    assert_eq!((r["nameWithOwner"].as_str(), r["isPrivate"].as_bool(), r["visibility"].as_str()), (Some("alice/vault"), Some(true), Some("PRIVATE")), "{b}");
-    assert_eq!((r["viewerPermission"].as_str(), r["owner"]["login"].as_str(), r["parent"].clone()), (Some("ADMIN"), Some("alice"), Value::Null), "{b}");
+    assert_eq!(
+        (r["nameWithOwner"].as_str(), r["isPrivate"].as_bool(), r["visibility"].as_str()),
+        (Some("alice/vault"), Some(true), Some("PRIVATE")),
+        "{b}"
+    );
+    assert_eq!(
+        (r["viewerPermission"].as_str(), r["owner"]["login"].as_str(), r["parent"].clone()),
+        (Some("ADMIN"), Some("alice"), Value::Null),
+        "{b}"
+    );
     assert!(r["url"].as_str().unwrap().ends_with("/alice/vault"), "{b}");
     // Public: read by anyone; private or unknown: the same NOT_FOUND error.
     let b = query(&s, &carol, &format!("{{ repository(owner: \"alice\", name: \"hello\") {fields} }}")).await;
