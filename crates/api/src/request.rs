@@ -89,6 +89,8 @@ pub struct Ctx {
     /// The request's `Accept` header (empty when none), for operations that answer other
     /// media types too (raw file contents).
     pub accept: String,
+    /// The request came by an operation's read alias (`…/git/refs/{ref}` for `…/git/ref/{ref}`).
+    pub read_alias: bool,
 }
 
 impl Ctx {
@@ -113,6 +115,7 @@ impl Ctx {
             params,
             target: Target::Nothing,
             accept: String::new(),
+            read_alias: false,
         }
     }
 

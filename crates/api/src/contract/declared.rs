@@ -62,6 +62,7 @@ async fn run<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: Request
     // answered before anything is looked up.
     let body = Payload::read(&app, H::takes().body, content_length(&parts.headers), body).await?;
     let mut ctx = Ctx::new(app, info, op, parts.uri.path().to_string(), pairs, params);
+    ctx.read_alias = parts.extensions.get::<super::path::ReadAlias>().is_some();
     if let Some(a) = parts.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()) {
         ctx.accept = a.to_string();
     }

@@ -21,6 +21,10 @@ pub fn locate(base: &str, slashes: &SlashRoutes, req: &mut Request) -> (String, 
     }
     let api_path = path.clone();
     if let Some(p) = slashes.normalize(&path, matches!(*req.method(), Method::GET | Method::HEAD)) {
+        // Encoding slashes changes nothing else: anything more is a read alias's new name.
+        if p.replace("%2F", "/") != path {
+            req.extensions_mut().insert(ReadAlias);
+        }
         path = p;
     }
     if path != req.uri().path() {
@@ -34,6 +38,10 @@ pub fn locate(base: &str, slashes: &SlashRoutes, req: &mut Request) -> (String, 
     }
     (api_path, path)
 }
+
+/// Marks a request whose path a read alias renamed (the handler may answer the alias's own way).
+#[derive(Clone, Copy, Debug)]
+pub struct ReadAlias;
 
 /// The enterprise layout's GraphQL endpoint: beside a base ending in `/api/v3`, `…/api/graphql`
 /// (where gh and other clients look for it on an enterprise host).

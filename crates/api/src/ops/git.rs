@@ -523,13 +523,17 @@ pub(crate) fn percent_encode_path(path: &str) -> String {
 async fn get_ref(ctx: Ctx) -> ApiResult<Reply> {
     let repo = ctx.repo();
     let (id, name) = (repo.id, format!("refs/{}", ctx.param("ref").trim_end_matches('/')));
+    // `…/git/ref/{ref}` names one reference exactly; the legacy `…/git/refs/{prefix}` also
+    // lists the references below a prefix (`heads`, `tags/v1`).
+    let lists = ctx.read_alias;
     let (exact, below) = ctx
         .app
         .store
         .read(move |c| -> Result<_, DbError> {
             match git::get_ref(c, id, &name)? {
                 Some(r) => Ok((Some(r), Vec::new())),
-                None => Ok((None, git::refs_with_prefix(c, id, &format!("{name}/"))?)),
+                None if lists => Ok((None, git::refs_with_prefix(c, id, &format!("{name}/"))?)),
+                None => Ok((None, Vec::new())),
             }
         })
         .await?;

@@ -317,6 +317,9 @@ both!(refs_tags_and_git_objects, |s| {
     assert_eq!(ok(&s, "/repos/alice/code/git/refs/heads/main", None).await.1["object"]["sha"], edit.as_str());
     let (st, _, _) = call(&s, Method::GET, "/repos/alice/code/git/refs/heads/nope", None, None).await;
     assert_eq!(st, 404);
+    // `…/git/ref/{ref}` (what client libraries call) names one reference exactly.
+    let (st, _, _) = call(&s, Method::GET, "/repos/alice/code/git/ref/heads", None, None).await;
+    assert_eq!(st, 404);
     // Git commits and trees.
     let (_, k) = ok(&s, &format!("/repos/alice/code/git/commits/{edit}"), None).await;
     assert_conforms_to_snapshot("GitCommitObject", &k);
