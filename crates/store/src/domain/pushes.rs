@@ -135,18 +135,7 @@ pub fn record_commits(c: &mut dyn Conn, repo_id: i64, commits: &[CommitRecord], 
 pub fn apply_refs(c: &mut dyn Conn, repo_id: i64, refs: &[(String, Option<String>)], now: i64) -> Result<(), DbError> {
     for (name, sha) in refs {
         match sha {
-            Some(sha) => {
-                c.execute(
-                    "INSERT INTO refs (repo_id, name, sha, updated_at) VALUES (?, ?, ?, ?) \
-                     ON CONFLICT (repo_id, name) DO UPDATE SET sha = excluded.sha, updated_at = excluded.updated_at",
-                    params![repo_id, name, sha, now],
-                )?;
-                // Every sha a ref points at is a known commit, even one recorded without its details.
-                c.execute(
-                    "INSERT INTO commits (repo_id, sha, created_at) VALUES (?, ?, ?) ON CONFLICT (repo_id, sha) DO NOTHING",
-                    params![repo_id, sha, now],
-                )?;
-            }
+            Some(sha) => super::repos::point_ref(c, repo_id, name, sha, now)?,
             None => {
                 c.execute("DELETE FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])?;
             }

@@ -178,6 +178,14 @@ pub fn rename(c: &mut dyn Conn, repo: &Repo, new_name: &str, now: i64) -> Result
 /// Creates or moves a ref; returns the sha it pointed at before, if any.
 pub fn set_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, now: i64) -> Result<Option<String>, DbError> {
     let before = c.query_opt("SELECT sha FROM refs WHERE repo_id = ? AND name = ?", params![repo_id, name])?.map(|r| r.string(0));
+    point_ref(c, repo_id, name, sha, now)?;
+    c.execute("UPDATE repos SET pushed_at = ?, updated_at = ? WHERE id = ?", params![now, now, repo_id])?;
+    Ok(before)
+}
+
+/// Points ref `name` at `sha`, which becomes a known commit of the repository (even one
+/// recorded without its details).
+pub(crate) fn point_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, now: i64) -> Result<(), DbError> {
     c.execute(
         "INSERT INTO refs (repo_id, name, sha, updated_at) VALUES (?, ?, ?, ?) \
          ON CONFLICT (repo_id, name) DO UPDATE SET sha = excluded.sha, updated_at = excluded.updated_at",
@@ -187,8 +195,7 @@ pub fn set_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, now: i64) 
         "INSERT INTO commits (repo_id, sha, created_at) VALUES (?, ?, ?) ON CONFLICT (repo_id, sha) DO NOTHING",
         params![repo_id, sha, now],
     )?;
-    c.execute("UPDATE repos SET pushed_at = ?, updated_at = ? WHERE id = ?", params![now, now, repo_id])?;
-    Ok(before)
+    Ok(())
 }
 
 /// Resolves a ref as the commit endpoints take it — `heads/<branch>`, `tags/<tag>`, a bare branch
