@@ -50,11 +50,13 @@ pub struct Redis {
     last_log: AtomicI64,
     fallbacks: AtomicU64,
     script: Script,
-    /// Work for the next call (see [`Redis::defer`]).
-    deferred: std::sync::Mutex<Queue>,
+    /// Work for the next call: requests and deferred work (see [`Redis::defer`]).
+    queue: std::sync::Mutex<Queue>,
     wake: Arc<Notify>,
     flush_after: Duration,
-    flusher: std::sync::Once,
+    dispatcher: std::sync::Once,
+    /// This client, for its dispatcher (which must not keep it alive).
+    me: std::sync::Weak<Redis>,
 }
 
 /// The script every limit call runs (see [`ADMIT`]), loaded once per Redis server.
@@ -63,13 +65,13 @@ struct Script {
     sha: String,
 }
 
-/// One request's every limit decision, in document 1's order, in one atomic call. KEYS and
-/// ARGV are read in sections (a count or a mode first, then its keys and numbers); ARGV[1] is
-/// the platform time.
+/// Every limit decision of a batch of requests, each in document 1's order, in one atomic call.
+/// KEYS and ARGV are read in sections (a count or a mode first, then its keys and numbers).
 ///
-/// 0. Deferred work of this node: freed concurrency places (`DECR`), then refunded primary
-///    charges (a 304), each with the time it was made at (a window that ended meanwhile is
-///    left alone).
+/// 0. Deferred work of this node: freed concurrency places, then refunded primary charges (a
+///    304), each with the time it was made at (a window that ended meanwhile is left alone).
+///
+/// Then a count of requests, and for each: its platform time, then
 /// 1. Lockout: mode 0 none, 1 check, 2 check and count a failed login; then the failure
 ///    window and locked-until keys, attempts, length.
 /// 2. Secondary: a concurrency bound (0: none) and its counter, then windows (len, n, limit),
@@ -77,20 +79,44 @@ struct Script {
 /// 3. Primary: mode 0 none, 1 charge, 2 peek; then its key, limit and length.
 /// 4. The operation's own windows (content creation, token issuing), all or nothing.
 ///
-/// A stage refusing ends the decision: the stages before it stay charged (as when they were
-/// separate calls), the concurrency place is taken only when the request is admitted.
-/// Returns {verdict (0 admitted, 1 locked out, 2 secondary, 3 primary, 4 operation), retry
-/// seconds, primary used, primary start} — the primary window is read even when a stage
-/// before it refused, so every answer reports `x-ratelimit-*`.
+/// A stage refusing ends that request's decision: the stages before it stay charged (as when
+/// they were separate calls), the concurrency place is taken only when the request is admitted.
+/// Requests are decided one after another, exactly as separate calls in that order would be;
+/// what they read and write is kept in Lua tables and written back once at the end, so a batch
+/// of requests on one token touches each key once. Returns, per request, {verdict (0 admitted,
+/// 1 locked out, 2 secondary, 3 primary, 4 operation), retry seconds, primary used, primary
+/// start} — the primary window is read even when a stage before it refused, so every answer
+/// reports `x-ratelimit-*`.
 const ADMIT: &str = r#"
-local now, a, k = tonumber(ARGV[1]), 2, 1
+local a, k = 1, 1
 local function arg() local v = tonumber(ARGV[a]); a = a + 1; return v end
 local function key() local v = KEYS[k]; k = k + 1; return v end
+-- Windows ({s, u} hashes) and counters read once, written back once (ttl nil: keep the key's).
+local hashes, nums = {}, {}
+local function hash(name)
+  local h = hashes[name]
+  if h == nil then
+    local w = redis.call('HMGET', name, 's', 'u')
+    h = {s = tonumber(w[1]), u = tonumber(w[2])}
+    hashes[name] = h
+  end
+  return h
+end
+local function put(name, s, u, ttl) local h = hash(name); h.s, h.u, h.ttl, h.dirty = s, u, ttl, true end
+local function num(name)
+  local n = nums[name]
+  if n == nil then
+    n = {v = tonumber(redis.call('GET', name) or '0')}
+    nums[name] = n
+  end
+  return n
+end
+local function setnum(name, v, ttl) local n = num(name); n.v, n.ttl, n.dirty = v, ttl, true end
+local now = 0
 local function window(name, len)
-  local w = redis.call('HMGET', name, 's', 'u')
-  local s, u = tonumber(w[1]), tonumber(w[2])
-  if s == nil or now >= s + len then return now, 0 end
-  return s, u
+  local h = hash(name)
+  if h.s == nil or now >= h.s + len then return now, 0 end
+  return h.s, h.u
 end
 -- Read one at a time: Lua leaves the order of a constructor's or an assignment's expressions open.
 local function windows()
@@ -110,78 +136,89 @@ local function take(list)
     if u + w[3] > w[4] then return s + w[2] - now end
     t[i] = {s, u + w[3]}
   end
-  for i, w in ipairs(list) do
-    redis.call('HSET', w[1], 's', t[i][1], 'u', t[i][2])
-    redis.call('EXPIRE', w[1], w[2] + 60)
-  end
+  for i, w in ipairs(list) do put(w[1], t[i][1], t[i][2], w[2] + 60) end
   return 0
 end
 for _ = 1, arg() do
   local c = key()
-  if redis.call('DECR', c) < 0 then redis.call('SET', c, 0, 'EX', 60) end
+  setnum(c, math.max(num(c).v - 1, 0), 60)
 end
 for _ = 1, arg() do
   local p = key()
   local len = arg()
   local at = arg()
-  local w = redis.call('HMGET', p, 's', 'u')
-  local s, u = tonumber(w[1]), tonumber(w[2])
-  if s ~= nil and at < s + len and u > 0 then redis.call('HSET', p, 'u', u - 1) end
+  local h = hash(p)
+  if h.s ~= nil and at < h.s + len and h.u > 0 then put(p, h.s, h.u - 1, h.ttl) end
 end
-local lock, fails, locked_key, attempts, lock_len = arg(), nil, nil, 0, 0
-if lock > 0 then
-  fails = key(); locked_key = key(); attempts = arg(); lock_len = arg()
-end
-local conc, conc_key = arg(), nil
-if conc > 0 then conc_key = key() end
-local secondary = windows()
-local pmode, pkey, plimit, plen = arg(), nil, 0, 0
-if pmode > 0 then
-  pkey = key(); plimit = arg(); plen = arg()
-end
-local operation = windows()
+local out = {}
+for _ = 1, arg() do
+  now = arg()
+  local lock, fails, locked_key, attempts, lock_len = arg(), nil, nil, 0, 0
+  if lock > 0 then
+    fails = key(); locked_key = key(); attempts = arg(); lock_len = arg()
+  end
+  local conc, conc_key = arg(), nil
+  if conc > 0 then conc_key = key() end
+  local secondary = windows()
+  local pmode, pkey, plimit, plen = arg(), nil, 0, 0
+  if pmode > 0 then
+    pkey = key(); plimit = arg(); plen = arg()
+  end
+  local operation = windows()
 
-local verdict, retry = 0, 0
-if lock > 0 then
-  local locked = tonumber(redis.call('GET', locked_key) or '0')
-  if locked > now then
-    verdict, retry = 1, locked - now
-  elseif lock == 2 then
-    local s, u = window(fails, lock_len)
-    if u + 1 > attempts - 1 then
-      redis.call('SET', locked_key, now + lock_len, 'EX', lock_len + 60)
-      redis.call('DEL', fails)
+  local verdict, retry = 0, 0
+  if lock > 0 then
+    local locked = num(locked_key).v
+    if locked > now then
+      verdict, retry = 1, locked - now
+    elseif lock == 2 then
+      local s, u = window(fails, lock_len)
+      if u + 1 > attempts - 1 then
+        setnum(locked_key, now + lock_len, lock_len + 60)
+        put(fails, nil, nil, nil)
+      else
+        put(fails, s, u + 1, lock_len + 60)
+      end
+    end
+  end
+  if verdict == 0 and conc > 0 and num(conc_key).v >= conc then verdict, retry = 2, 1 end
+  if verdict == 0 then
+    local r = take(secondary)
+    if r > 0 then verdict, retry = 2, r end
+  end
+  local start, used = now, 0
+  if pmode > 0 then start, used = window(pkey, plen) end
+  if verdict == 0 and pmode == 1 then
+    if used >= plimit then
+      verdict = 3
     else
-      redis.call('HSET', fails, 's', s, 'u', u + 1)
-      redis.call('EXPIRE', fails, lock_len + 60)
+      used = used + 1
+      put(pkey, start, used, plen + 60)
+    end
+  end
+  if verdict == 0 then
+    local r = take(operation)
+    if r > 0 then verdict, retry = 4, r end
+  end
+  if verdict == 0 and conc > 0 then setnum(conc_key, num(conc_key).v + 1, 60) end
+  out[#out + 1] = verdict; out[#out + 1] = retry; out[#out + 1] = used; out[#out + 1] = start
+end
+for name, h in pairs(hashes) do
+  if h.dirty then
+    if h.s == nil then
+      redis.call('DEL', name)
+    else
+      redis.call('HSET', name, 's', h.s, 'u', h.u)
+      if h.ttl ~= nil then redis.call('EXPIRE', name, h.ttl) end
     end
   end
 end
-if verdict == 0 and conc > 0 and tonumber(redis.call('GET', conc_key) or '0') >= conc then verdict, retry = 2, 1 end
-if verdict == 0 then
-  local r = take(secondary)
-  if r > 0 then verdict, retry = 2, r end
-end
-local start, used = now, 0
-if pmode > 0 then start, used = window(pkey, plen) end
-if verdict == 0 and pmode == 1 then
-  if used >= plimit then
-    verdict = 3
-  else
-    used = used + 1
-    redis.call('HSET', pkey, 's', start, 'u', used)
-    redis.call('EXPIRE', pkey, plen + 60)
+for name, n in pairs(nums) do
+  if n.dirty then
+    redis.call('SET', name, n.v, 'EX', n.ttl)
   end
 end
-if verdict == 0 then
-  local r = take(operation)
-  if r > 0 then verdict, retry = 4, r end
-end
-if verdict == 0 and conc > 0 then
-  redis.call('INCR', conc_key)
-  redis.call('EXPIRE', conc_key, 60)
-end
-return {verdict, retry, used, start}
+return out
 "#;
 
 /// The primary window's part in a call.
@@ -243,9 +280,20 @@ enum Deferred {
     Refund(String, i64, i64),
 }
 
-/// Deferred work, and since when its oldest item waits.
+/// One request's part of a call, encoded, and where its answer goes.
+struct Pending {
+    keys: Vec<String>,
+    args: Vec<i64>,
+    /// The concurrency counter it takes a place in, freed again if its caller is gone.
+    place: Option<String>,
+    reply: tokio::sync::oneshot::Sender<Result<Answer, Unavailable>>,
+}
+
+/// What waits for the next call: requests, deferred work, and since when the oldest deferred
+/// item waits.
 #[derive(Default)]
 struct Queue {
+    asks: Vec<Pending>,
     items: Vec<Deferred>,
     since: Option<tokio::time::Instant>,
 }
@@ -254,6 +302,8 @@ struct Queue {
 pub const FLUSH_AFTER: Duration = Duration::from_millis(20);
 /// Deferred items kept at most while Redis does not answer (beyond: dropped, the keys expire).
 const MAX_DEFERRED: usize = 100_000;
+/// Requests decided by one call at most (a call's arguments stay a few hundred kilobytes).
+const MAX_BATCH: usize = 256;
 
 impl Redis {
     /// A client for `url` (nothing is connected yet: a Redis that is down at start only means
@@ -261,7 +311,8 @@ impl Redis {
     /// work of an idle node is sent `flush_after` it was deferred.
     pub fn new(url: &str, prefix: &str, flush_after: Duration) -> Result<Arc<Redis>, String> {
         let client = redis::Client::open(url).map_err(|e| format!("PLATFORM_REDIS_URL: {e}"))?;
-        Ok(Arc::new(Redis {
+        Ok(Arc::new_cyclic(|me| Redis {
+            me: me.clone(),
             client,
             prefix: prefix.to_string(),
             conn: Mutex::new(None),
@@ -269,10 +320,10 @@ impl Redis {
             last_log: AtomicI64::new(0),
             fallbacks: AtomicU64::new(0),
             script: Script { source: ADMIT, sha: redis::Script::new(ADMIT).get_hash().to_string() },
-            deferred: std::sync::Mutex::new(Queue::default()),
+            queue: std::sync::Mutex::new(Queue::default()),
             wake: Arc::new(Notify::new()),
             flush_after,
-            flusher: std::sync::Once::new(),
+            dispatcher: std::sync::Once::new(),
         }))
     }
 
@@ -313,32 +364,28 @@ impl Redis {
         }
     }
 
-    /// Decides `ask` in one call, carrying this node's deferred work with it. Any failure is
-    /// counted, logged and `Unavailable` (the deferred work it carried is dropped: counted
-    /// busy or charged until its keys expire, never freed twice).
+    /// Decides `ask`. Requests are queued and sent by this node's dispatcher, every request
+    /// that arrived while a call was in flight in the next call (see [`ADMIT`]): under load
+    /// one round trip and one command serve many requests, each decided exactly as alone;
+    /// a lone request is sent at once. Any failure is counted, logged and `Unavailable` (the
+    /// deferred work a failed call carried is dropped: counted busy or charged until its keys
+    /// expire, never freed twice).
     pub async fn admit(&self, ask: &Ask<'_>, now: i64) -> Result<Answer, Unavailable> {
-        let deferred = {
-            let mut q = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
-            q.since = None;
-            std::mem::take(&mut q.items)
-        };
-        let mut keys: Vec<String> = Vec::with_capacity(deferred.len() + 8);
-        let mut args: Vec<i64> = Vec::with_capacity(2 * deferred.len() + 24);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let pending = self.encode(ask, now, tx);
+        self.lock_queue().asks.push(pending);
+        if !self.start_dispatcher() {
+            return Err(Unavailable);
+        }
+        self.wake.notify_one();
+        rx.await.unwrap_or(Err(Unavailable))
+    }
+
+    /// One request's keys and arguments, in the order [`ADMIT`] reads them.
+    fn encode(&self, ask: &Ask<'_>, now: i64, reply: tokio::sync::oneshot::Sender<Result<Answer, Unavailable>>) -> Pending {
+        let mut keys: Vec<String> = Vec::with_capacity(6);
+        let mut args: Vec<i64> = Vec::with_capacity(16);
         args.push(now);
-        let releases = deferred.iter().filter(|d| matches!(d, Deferred::Release(_))).count();
-        args.push(releases as i64);
-        for d in &deferred {
-            if let Deferred::Release(k) = d {
-                keys.push(k.clone());
-            }
-        }
-        args.push((deferred.len() - releases) as i64);
-        for d in &deferred {
-            if let Deferred::Refund(k, len, at) = d {
-                keys.push(k.clone());
-                args.extend([*len, *at]);
-            }
-        }
         match ask.lock {
             None => args.push(0),
             Some((scope, ip, lock)) => {
@@ -350,11 +397,14 @@ impl Redis {
                 }
             }
         }
+        let mut place = None;
         match ask.concurrency {
             None => args.push(0),
             Some((bucket, limit)) => {
                 args.push(limit);
-                keys.push(self.key("c", bucket));
+                let k = self.key("c", bucket);
+                place = Some(k.clone());
+                keys.push(k);
             }
         }
         self.windows(&ask.secondary, &mut keys, &mut args);
@@ -366,15 +416,7 @@ impl Redis {
             }
         }
         self.windows(&ask.operation, &mut keys, &mut args);
-        let [verdict, retry, used, start]: [i64; 4] = self.run(&keys, &args).await?;
-        let verdict = match verdict {
-            0 => Verdict::Admitted,
-            1 => Verdict::LockedOut(retry.max(1)),
-            2 => Verdict::Secondary(retry.max(1)),
-            3 => Verdict::Primary,
-            _ => Verdict::Operation(retry.max(1)),
-        };
-        Ok(Answer { verdict, used, start })
+        Pending { keys, args, place, reply }
     }
 
     fn windows(&self, takes: &[Take<'_>], keys: &mut Vec<String>, args: &mut Vec<i64>) {
@@ -385,9 +427,76 @@ impl Redis {
         }
     }
 
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next call's work: the waiting requests (at most [`MAX_BATCH`]) with every deferred
+    /// item, or the deferred items alone once the oldest has waited `flush_after`. Otherwise
+    /// how long until it has.
+    fn next_batch(&self) -> Result<(Vec<Pending>, Vec<Deferred>), Option<Duration>> {
+        let mut q = self.lock_queue();
+        let due = q.since.map(|t| self.flush_after.saturating_sub(t.elapsed()));
+        if q.asks.is_empty() && due != Some(Duration::ZERO) {
+            return Err(due);
+        }
+        let n = q.asks.len().min(MAX_BATCH);
+        let asks: Vec<Pending> = q.asks.drain(..n).collect();
+        q.since = None;
+        Ok((asks, std::mem::take(&mut q.items)))
+    }
+
+    /// Sends one batch and answers its requests.
+    async fn dispatch(&self, asks: Vec<Pending>, deferred: Vec<Deferred>) {
+        let key_count = deferred.len() + asks.iter().map(|p| p.keys.len()).sum::<usize>();
+        let mut keys: Vec<&str> = Vec::with_capacity(key_count);
+        let mut args: Vec<i64> = Vec::with_capacity(3 * deferred.len() + 3 + asks.iter().map(|p| p.args.len()).sum::<usize>());
+        let releases = deferred.iter().filter(|d| matches!(d, Deferred::Release(_))).count();
+        args.push(releases as i64);
+        for d in &deferred {
+            if let Deferred::Release(k) = d {
+                keys.push(k);
+            }
+        }
+        args.push((deferred.len() - releases) as i64);
+        for d in &deferred {
+            if let Deferred::Refund(k, len, at) = d {
+                keys.push(k);
+                args.extend([*len, *at]);
+            }
+        }
+        args.push(asks.len() as i64);
+        for p in &asks {
+            keys.extend(p.keys.iter().map(String::as_str));
+            args.extend_from_slice(&p.args);
+        }
+        let out: Result<Vec<i64>, Unavailable> = self.run(&keys, &args).await;
+        let out = out.and_then(|v| if v.len() == 4 * asks.len() { Ok(v) } else { Err(self.unavailable("answer of the wrong length")) });
+        for (i, p) in asks.into_iter().enumerate() {
+            let answer = out.as_ref().map_err(|_| Unavailable).map(|v| {
+                let (verdict, retry, used, start) = (v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+                let verdict = match verdict {
+                    0 => Verdict::Admitted,
+                    1 => Verdict::LockedOut(retry.max(1)),
+                    2 => Verdict::Secondary(retry.max(1)),
+                    3 => Verdict::Primary,
+                    _ => Verdict::Operation(retry.max(1)),
+                };
+                Answer { verdict, used, start }
+            });
+            let admitted = matches!(answer, Ok(Answer { verdict: Verdict::Admitted, .. }));
+            // A caller gone (its request cancelled) leaves no place taken behind.
+            if p.reply.send(answer).is_err() && admitted {
+                if let Some(k) = p.place {
+                    self.defer(Deferred::Release(k));
+                }
+            }
+        }
+    }
+
     /// The script with `keys` and `args`: `EVALSHA`, and `EVAL` (which also caches it) only
     /// when this Redis does not know it yet (a restart, a new server).
-    async fn run<T: redis::FromRedisValue>(&self, keys: &[String], args: &[i64]) -> Result<T, Unavailable> {
+    async fn run<T: redis::FromRedisValue>(&self, keys: &[&str], args: &[i64]) -> Result<T, Unavailable> {
         let call = async {
             let mut conn = self.connection().await?;
             let invoke = |name: &str, script: &str| {
@@ -407,15 +516,20 @@ impl Redis {
             Ok(r) => r,
             Err(_) => Err(format!("no answer within {} ms", TIMEOUT.as_millis())),
         };
-        out.map_err(|e| {
-            self.fallbacks.fetch_add(1, Ordering::Relaxed);
-            let now = wall_ms();
-            let last = self.last_log.load(Ordering::Relaxed);
-            if now - last >= LOG_EVERY.as_millis() as i64 && self.last_log.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
-                tracing::error!(error = %e, fallbacks = self.fallbacks(), "RATE LIMITS NOT SHARED: Redis is unreachable; each node limits on its own until it answers");
-            }
-            Unavailable
-        })
+        out.map_err(|e| self.unavailable(&e))
+    }
+
+    /// Counts and logs (at most every [`LOG_EVERY`]) a call that failed.
+    fn unavailable(&self, e: &str) -> Unavailable {
+        self.fallbacks.fetch_add(1, Ordering::Relaxed);
+        let now = wall_ms();
+        let last = self.last_log.load(Ordering::Relaxed);
+        if now - last >= LOG_EVERY.as_millis() as i64
+            && self.last_log.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        {
+            tracing::error!(error = %e, fallbacks = self.fallbacks(), "RATE LIMITS NOT SHARED: Redis is unreachable; each node limits on its own until it answers");
+        }
+        Unavailable
     }
 
     /// Frees a concurrency place of `bucket` with this node's next call.
@@ -432,51 +546,47 @@ impl Redis {
     /// Why deferring is exact enough: a freed place or a refunded charge only ever reaches
     /// Redis late, never early or twice, so until it does the shared count is higher than
     /// the truth — a node may refuse a little early, never accept past a limit. Under load the
-    /// next request of this node carries it (no round trip of its own); an idle node sends it
+    /// next call of this node carries it (no round trip of its own); an idle node sends it
     /// after [`FLUSH_AFTER`] in one call, whatever it holds.
-    fn defer(self: &Arc<Self>, d: Deferred) {
-        {
-            let mut q = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+    fn defer(&self, d: Deferred) {
+        let first = {
+            let mut q = self.lock_queue();
             if q.items.len() >= MAX_DEFERRED {
                 return;
             }
-            if q.items.is_empty() {
-                q.since = Some(tokio::time::Instant::now());
-            }
             q.items.push(d);
+            q.since.get_or_insert_with(tokio::time::Instant::now);
+            q.items.len() == 1
+        };
+        // The dispatcher learns of the deadline once; later items ride with the same call.
+        if first && self.start_dispatcher() {
+            self.wake.notify_one();
         }
-        self.start_flusher();
-        self.wake.notify_one();
     }
 
-    /// The idle node's flush: one task per client, ending with it. It sends the queue only once
-    /// its oldest item has waited `flush_after` (a busy node's calls take it long before).
-    fn start_flusher(self: &Arc<Self>) {
-        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
-        self.flusher.call_once(|| {
-            let (weak, wake, after) = (Arc::downgrade(self), self.wake.clone(), self.flush_after);
+    /// The node's one dispatcher task, started with the first call and ending with the client:
+    /// it sends a batch, answers it, and sends the next (what arrived meanwhile), one call in
+    /// flight at a time. False outside a runtime (nothing can be sent).
+    fn start_dispatcher(&self) -> bool {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return false };
+        self.dispatcher.call_once(|| {
+            let (weak, wake) = (self.me.clone(), self.wake.clone());
             rt.spawn(async move {
                 loop {
-                    // Wakes now and then to notice the client is gone.
-                    let _ = tokio::time::timeout(Duration::from_secs(5), wake.notified()).await;
-                    loop {
-                        let Some(redis) = weak.upgrade() else { return };
-                        let since = redis.deferred.lock().unwrap_or_else(|e| e.into_inner()).since;
-                        match since {
-                            None => break,
-                            Some(t) if t.elapsed() >= after => {
-                                let _ = redis.admit(&Ask::default(), 0).await;
-                                break;
-                            }
-                            Some(t) => {
-                                drop(redis);
-                                tokio::time::sleep(after.saturating_sub(t.elapsed())).await;
-                            }
+                    let Some(redis) = weak.upgrade() else { return };
+                    match redis.next_batch() {
+                        Ok((asks, deferred)) => redis.dispatch(asks, deferred).await,
+                        Err(due) => {
+                            drop(redis);
+                            // Wakes now and then to notice the client is gone.
+                            let wait = due.unwrap_or(Duration::from_secs(5));
+                            let _ = tokio::time::timeout(wait, wake.notified()).await;
                         }
                     }
                 }
             });
         });
+        true
     }
 
     /// Seconds `ip` is still locked out of scope `scope` (0: not locked).

@@ -1,6 +1,6 @@
 //! Commit statuses (document 2).
 use platform_core::ids::node_id;
-use platform_core::status::{combined_state, STATES};
+use platform_core::status::STATES;
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::statuses::Status;
@@ -69,23 +69,22 @@ async fn resolve(ctx: &Ctx, r: String) -> ApiResult<String> {
 
 async fn get_combined(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let repo = ctx.repo();
-    let sha = resolve(&ctx, ctx.param("ref").to_string()).await?;
     let page = q.page(30, 100);
-    let (id, s) = (repo.id, sha.clone());
-    let (latest, states) = ctx.app.store.read(move |c| statuses::latest(c, id, &s, page.offset(), page.per_page)).await?;
+    let (id, r) = (repo.id, ctx.param("ref").to_string());
+    let latest = ctx.app.store.read(move |c| statuses::latest(c, id, statuses::Target::Ref(&r), page.offset(), page.per_page)).await?;
+    let statuses::Latest { sha, page: rows, states } = latest.ok_or_else(ApiError::not_found)?;
     let u = &ctx.app.urls;
-    let total = states.len() as i64;
     let base = repo_api_url(u, repo);
     let body = CombinedStatus {
-        state: combined_state(states.iter().map(String::as_str)),
-        statuses: latest.iter().map(|s| simple_status(u, repo, s)).collect(),
-        total_count: total,
+        state: states.state(),
+        statuses: rows.iter().map(|s| simple_status(u, repo, s)).collect(),
+        total_count: states.total,
         repository: shapes::minimal_repository(u, ctx.version, repo),
         commit_url: Uri(format!("{base}/commits/{sha}")),
         url: Uri(format!("{base}/commits/{sha}/status")),
         sha,
     };
-    Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
+    Ok(Reply::ok(body).opt_header("link", ctx.link(page, states.total)))
 }
 
 /// Both list routes: newest first, paginated.

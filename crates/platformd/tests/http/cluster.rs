@@ -483,6 +483,27 @@ fn redis_command(addr: &str, command: &str) -> String {
 }
 
 #[tokio::test]
+async fn concurrent_requests_decided_together_are_each_decided_exactly() {
+    // Requests arriving while a node's call is in flight go together in its next call: each
+    // is still decided as if alone, in order, so the limit is accepted once and every accepted
+    // request reports its own count.
+    let Some((a, b)) = pair(Options::with(|c| c.rate_limit_factor = 0.002)).await else { return };
+    let t = setup(&a).await;
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let node = if i % 2 == 0 { &a } else { &b };
+        let request = node.client.get(node.url(COMBINED)).bearer_auth(&t).header("user-agent", "t");
+        calls.spawn(async move { parts(request.send().await.unwrap()).await });
+    }
+    let answers = calls.join_all().await;
+    let mut counts: Vec<i64> = answers.iter().filter(|(st, _, _)| *st == 200).map(|(_, h, _)| used(h)).collect();
+    counts.sort_unstable();
+    assert_eq!(counts, (1..=10).collect::<Vec<_>>(), "ten accepted, each with its own count");
+    assert!(answers.iter().all(|(st, _, _)| *st == 200 || *st == 403));
+    assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
+}
+
+#[tokio::test]
 async fn each_request_is_one_redis_command() {
     // An idle node's own flush is an hour away: what a request defers travels only with the
     // node's next request, so the count is exact.

@@ -201,6 +201,13 @@ pub(crate) fn point_ref(c: &mut dyn Conn, repo_id: i64, name: &str, sha: &str, n
 /// Resolves a ref as the commit endpoints take it — `heads/<branch>`, `tags/<tag>`, a bare branch
 /// or tag name, or the full 40-hex sha of a commit the repository has seen pushed — to a sha.
 pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<String>, DbError> {
+    let (sql, p) = resolve_ref_sql(repo_id, r);
+    Ok(c.query_opt(&sql, &p)?.map(|row| row.string(0)))
+}
+
+/// The statement (and its parameters) [`resolve_ref`] runs, one column `sha` and at most one
+/// row, for statements that resolve a ref on the way.
+pub fn resolve_ref_sql(repo_id: i64, r: &str) -> (String, Vec<crate::Value>) {
     let candidates: Vec<String> = if let Some(b) = r.strip_prefix("heads/") {
         vec![format!("refs/heads/{b}")]
     } else if let Some(t) = r.strip_prefix("tags/") {
@@ -221,8 +228,7 @@ pub fn resolve_ref(c: &mut dyn Conn, repo_id: i64, r: &str) -> Result<Option<Str
         parts.push(format!("SELECT sha, {} AS pos FROM commits WHERE repo_id = ? AND sha = ?", candidates.len()));
         p.extend([crate::Value::from(repo_id), crate::Value::from(r.to_lowercase())]);
     }
-    let sql = format!("SELECT sha FROM ({}) AS found ORDER BY pos LIMIT 1", parts.join(" UNION ALL "));
-    Ok(c.query_opt(&sql, &p)?.map(|row| row.string(0)))
+    (format!("SELECT sha FROM ({}) AS found ORDER BY pos LIMIT 1", parts.join(" UNION ALL ")), p)
 }
 
 pub fn count_for_owner(c: &mut dyn Conn, owner_id: i64) -> Result<i64, DbError> {

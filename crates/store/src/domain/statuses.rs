@@ -1,8 +1,9 @@
 //! Commit statuses. `status_latest` keeps the newest status per (repo, sha, context), so the
 //! combined status is one indexed join however many statuses a context collected.
 use super::accounts::{self, Account};
-use crate::{params, Conn, DbError, Row};
-use platform_core::status::MAX_PER_SHA_AND_CONTEXT;
+use super::repos;
+use crate::{params, Conn, DbError, Row, Value};
+use platform_core::status::{StateCounts, MAX_PER_SHA_AND_CONTEXT};
 
 #[derive(Clone, Debug)]
 pub struct Status {
@@ -93,24 +94,59 @@ pub fn list(c: &mut dyn Conn, repo_id: i64, sha: &str, offset: i64, limit: i64) 
     Ok((rows.iter().map(from_row).collect(), total))
 }
 
-/// The latest status of every context of a sha (newest first; one page), the states of all of
-/// them (for the combined state), and the number of contexts.
-pub fn latest(c: &mut dyn Conn, repo_id: i64, sha: &str, offset: i64, limit: i64) -> Result<(Vec<Status>, Vec<String>), DbError> {
-    let states = c
-        .query(
-            "SELECT s.state FROM status_latest l JOIN statuses s ON s.id = l.status_id WHERE l.repo_id = ? AND l.sha = ?",
-            params![repo_id, sha],
-        )?
-        .iter()
-        .map(|r| r.string(0))
-        .collect();
-    // The creator is read too: the combined status omits `creator` but shows its `avatar_url`.
+/// The latest status of every context of a commit (newest first; one page), and how many
+/// contexts there are in each state.
+pub struct Latest {
+    /// The commit's sha (what a ref resolved to).
+    pub sha: String,
+    pub page: Vec<Status>,
+    pub states: StateCounts,
+}
+
+/// Where [`latest`] looks: a commit by sha, or a ref (or sha) of the path to resolve first.
+pub enum Target<'a> {
+    Sha(&'a str),
+    Ref(&'a str),
+}
+
+/// The latest statuses of `target` in one statement — the ref resolved, the page read and the
+/// contexts counted by state together, so a combined status costs one round trip on
+/// PostgreSQL as on SQLite. `None`: the ref names nothing.
+pub fn latest(c: &mut dyn Conn, repo_id: i64, target: Target, offset: i64, limit: i64) -> Result<Option<Latest>, DbError> {
+    let (target_sql, mut p) = match target {
+        Target::Sha(sha) => ("SELECT ? AS sha".to_string(), vec![Value::from(sha)]),
+        Target::Ref(r) => repos::resolve_ref_sql(repo_id, r),
+    };
     let sql = format!(
-        "SELECT {COLS}, {} FROM status_latest l JOIN statuses s ON s.id = l.status_id \
-         LEFT JOIN accounts a ON a.id = s.creator_id \
-         WHERE l.repo_id = ? AND l.sha = ? ORDER BY s.id DESC LIMIT ? OFFSET ?",
+        "WITH target AS ({target_sql}) \
+         SELECT x.*, t.sha FROM target t LEFT JOIN (\
+           SELECT {COLS}, {}, COUNT(*) OVER () AS n_all, \
+             SUM(CASE WHEN s.state IN ('error', 'failure') THEN 1 ELSE 0 END) OVER () AS n_failing, \
+             SUM(CASE WHEN s.state = 'pending' THEN 1 ELSE 0 END) OVER () AS n_pending \
+           FROM status_latest l JOIN statuses s ON s.id = l.status_id LEFT JOIN accounts a ON a.id = s.creator_id \
+           WHERE l.repo_id = ? AND l.sha = (SELECT sha FROM target) ORDER BY s.id DESC LIMIT ? OFFSET ?) x ON 1 = 1",
         accounts::COLS
     );
-    let rows = c.query(&sql, params![repo_id, sha, limit, offset])?;
-    Ok((rows.iter().map(from_row).collect(), states))
+    p.extend([Value::from(repo_id), Value::from(limit), Value::from(offset)]);
+    let rows = c.query(&sql, &p)?;
+    let Some(first) = rows.first() else { return Ok(None) };
+    let counts = COLS.split(',').count() + accounts::NCOLS;
+    let sha = first.string(counts + 3);
+    if first.opt_i64(0).is_none() {
+        // No row on this page: none at all, or a page past the end (counted apart).
+        let states = if offset == 0 { StateCounts::default() } else { count_states(c, repo_id, &sha)? };
+        return Ok(Some(Latest { sha, page: Vec::new(), states }));
+    }
+    let states = StateCounts { total: first.i64(counts), failing: first.i64(counts + 1), pending: first.i64(counts + 2) };
+    Ok(Some(Latest { sha, page: rows.iter().map(from_row).collect(), states }))
+}
+
+fn count_states(c: &mut dyn Conn, repo_id: i64, sha: &str) -> Result<StateCounts, DbError> {
+    let r = c.query_opt(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN s.state IN ('error', 'failure') THEN 1 ELSE 0 END), 0), \
+         COALESCE(SUM(CASE WHEN s.state = 'pending' THEN 1 ELSE 0 END), 0) \
+         FROM status_latest l JOIN statuses s ON s.id = l.status_id WHERE l.repo_id = ? AND l.sha = ?",
+        params![repo_id, sha],
+    )?;
+    Ok(r.map_or_else(StateCounts::default, |r| StateCounts { total: r.i64(0), failing: r.i64(1), pending: r.i64(2) }))
 }

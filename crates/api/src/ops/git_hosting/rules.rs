@@ -193,8 +193,8 @@ pub async fn judge(
                 let mut out = Vec::new();
                 for sha in &heads {
                     let contexts = if need_statuses {
-                        statuses::latest(c, repo_id, sha, 0, 1000)?
-                            .0
+                        statuses::latest(c, repo_id, statuses::Target::Sha(sha), 0, 1000)?
+                            .map_or_else(Vec::new, |l| l.page)
                             .into_iter()
                             .filter(|s| s.state == "success")
                             .map(|s| s.context)
