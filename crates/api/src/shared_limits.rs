@@ -68,10 +68,12 @@ struct Script {
 /// Every limit decision of a batch of requests, each in document 1's order, in one atomic call.
 /// KEYS and ARGV are read in sections (a count or a mode first, then its keys and numbers).
 ///
-/// 0. Deferred work of this node: freed concurrency places, then refunded primary charges (a
-///    304), each with the time it was made at (a window that ended meanwhile is left alone).
+/// 0. Deferred work of this node: freed concurrency places (a counter and how many), then
+///    refunded primary charges (a 304), each with the time it was made at (a window that ended
+///    meanwhile is left alone).
 ///
-/// Then a count of requests, and for each: its platform time, then
+/// Then a count of groups of identical requests (same keys, numbers and time: a busy token's
+/// requests, sent once with how many they are), and for each: how many, its platform time, then
 /// 1. Lockout: mode 0 none, 1 check, 2 check and count a failed login; then the failure
 ///    window and locked-until keys, attempts, length.
 /// 2. Secondary: a concurrency bound (0: none) and its counter, then windows (len, n, limit),
@@ -130,18 +132,19 @@ local function windows()
 end
 -- All or nothing: 0, or the seconds until the refusing window ends.
 local function take(list)
-  local t = {}
-  for i, w in ipairs(list) do
+  for _, w in ipairs(list) do
     local s, u = window(w[1], w[2])
     if u + w[3] > w[4] then return s + w[2] - now end
-    t[i] = {s, u + w[3]}
   end
-  for i, w in ipairs(list) do put(w[1], t[i][1], t[i][2], w[2] + 60) end
+  for _, w in ipairs(list) do
+    local s, u = window(w[1], w[2])
+    put(w[1], s, u + w[3], w[2] + 60)
+  end
   return 0
 end
 for _ = 1, arg() do
   local c = key()
-  setnum(c, math.max(num(c).v - 1, 0), 60)
+  setnum(c, math.max(num(c).v - arg(), 0), 60)
 end
 for _ = 1, arg() do
   local p = key()
@@ -152,6 +155,7 @@ for _ = 1, arg() do
 end
 local out = {}
 for _ = 1, arg() do
+  local times = arg()
   now = arg()
   local lock, fails, locked_key, attempts, lock_len = arg(), nil, nil, 0, 0
   if lock > 0 then
@@ -166,6 +170,7 @@ for _ = 1, arg() do
   end
   local operation = windows()
 
+  for _ = 1, times do
   local verdict, retry = 0, 0
   if lock > 0 then
     local locked = num(locked_key).v
@@ -202,6 +207,7 @@ for _ = 1, arg() do
   end
   if verdict == 0 and conc > 0 then setnum(conc_key, num(conc_key).v + 1, 60) end
   out[#out + 1] = verdict; out[#out + 1] = retry; out[#out + 1] = used; out[#out + 1] = start
+  end
 end
 for name, h in pairs(hashes) do
   if h.dirty then
@@ -274,8 +280,8 @@ pub struct Answer {
 
 /// Work that needs no answer, carried by this node's next call (see [`Redis::defer`]).
 enum Deferred {
-    /// A concurrency place freed (the counter's key).
-    Release(String),
+    /// Concurrency places freed: the counter's key, how many.
+    Release(String, i64),
     /// A primary charge given back: (window key, length, platform time of the refund).
     Refund(String, i64, i64),
 }
@@ -451,11 +457,12 @@ impl Redis {
         let key_count = deferred.len() + asks.iter().map(|p| p.keys.len()).sum::<usize>();
         let mut keys: Vec<&str> = Vec::with_capacity(key_count);
         let mut args: Vec<i64> = Vec::with_capacity(3 * deferred.len() + 3 + asks.iter().map(|p| p.args.len()).sum::<usize>());
-        let releases = deferred.iter().filter(|d| matches!(d, Deferred::Release(_))).count();
+        let releases = deferred.iter().filter(|d| matches!(d, Deferred::Release(..))).count();
         args.push(releases as i64);
         for d in &deferred {
-            if let Deferred::Release(k) = d {
+            if let Deferred::Release(k, n) = d {
                 keys.push(k);
+                args.push(*n);
             }
         }
         args.push((deferred.len() - releases) as i64);
@@ -465,9 +472,18 @@ impl Redis {
                 args.extend([*len, *at]);
             }
         }
-        args.push(asks.len() as i64);
+        // Consecutive identical requests go once, with how many they are.
+        let mut groups: Vec<(&Pending, i64)> = Vec::new();
         for p in &asks {
+            match groups.last_mut() {
+                Some((g, n)) if g.keys == p.keys && g.args == p.args => *n += 1,
+                _ => groups.push((p, 1)),
+            }
+        }
+        args.push(groups.len() as i64);
+        for (p, n) in &groups {
             keys.extend(p.keys.iter().map(String::as_str));
+            args.push(*n);
             args.extend_from_slice(&p.args);
         }
         let out: Result<Vec<i64>, Unavailable> = self.run(&keys, &args).await;
@@ -488,7 +504,7 @@ impl Redis {
             // A caller gone (its request cancelled) leaves no place taken behind.
             if p.reply.send(answer).is_err() && admitted {
                 if let Some(k) = p.place {
-                    self.defer(Deferred::Release(k));
+                    self.defer(Deferred::Release(k, 1));
                 }
             }
         }
@@ -534,7 +550,7 @@ impl Redis {
 
     /// Frees a concurrency place of `bucket` with this node's next call.
     pub fn release(self: &Arc<Self>, bucket: &str) {
-        self.defer(Deferred::Release(self.key("c", bucket)));
+        self.defer(Deferred::Release(self.key("c", bucket), 1));
     }
 
     /// Gives back a primary charge of `key` (a window of `len` seconds) with this node's next
@@ -554,9 +570,20 @@ impl Redis {
             if q.items.len() >= MAX_DEFERRED {
                 return;
             }
-            q.items.push(d);
+            // Places freed on one counter travel as one key and a count.
+            let merged = match (&d, q.items.iter_mut().rev().find(|i| matches!(i, Deferred::Release(..)))) {
+                (Deferred::Release(k, n), Some(Deferred::Release(last, m))) if last == k => {
+                    *m += n;
+                    true
+                }
+                _ => false,
+            };
+            if !merged {
+                q.items.push(d);
+            }
+            let first = q.since.is_none();
             q.since.get_or_insert_with(tokio::time::Instant::now);
-            q.items.len() == 1
+            first
         };
         // The dispatcher learns of the deadline once; later items ride with the same call.
         if first && self.start_dispatcher() {

@@ -61,12 +61,6 @@ pub fn routes(api: Api) -> Api {
     api.op(&GET_COMBINED, get_combined).op(&LIST, list).op(&LIST_LEGACY, list).op(&CREATE, create)
 }
 
-/// Resolves the ref of the path to a sha, 404 when it names nothing.
-async fn resolve(ctx: &Ctx, r: String) -> ApiResult<String> {
-    let id = ctx.repo().id;
-    ctx.app.store.read(move |c| repos::resolve_ref(c, id, &r)).await?.ok_or_else(ApiError::not_found)
-}
-
 async fn get_combined(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let repo = ctx.repo();
     let page = q.page(30, 100);
@@ -90,10 +84,10 @@ async fn get_combined(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply>
 /// Both list routes: newest first, paginated.
 async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     let r = if ctx.op.id == LIST_LEGACY.id { ctx.param("sha") } else { ctx.param("ref") };
-    let sha = resolve(&ctx, r.to_string()).await?;
     let page = q.page(30, 100);
-    let id = ctx.repo().id;
-    let (rows, total) = ctx.app.store.read(move |c| statuses::list(c, id, &sha, page.offset(), page.per_page)).await?;
+    let (id, r) = (ctx.repo().id, r.to_string());
+    let found = ctx.app.store.read(move |c| statuses::list(c, id, statuses::Target::Ref(&r), page.offset(), page.per_page)).await?;
+    let (rows, total) = found.ok_or_else(ApiError::not_found)?;
     let body: Vec<CommitStatus> = rows.iter().map(|s| commit_status(&ctx.app.urls, ctx.repo(), s)).collect();
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }

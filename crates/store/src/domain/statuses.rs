@@ -82,16 +82,31 @@ pub fn create(c: &mut dyn Conn, n: &NewStatus, now: i64) -> Result<Option<Status
     }))
 }
 
-/// Statuses of a sha, newest first, one page, and the total.
-pub fn list(c: &mut dyn Conn, repo_id: i64, sha: &str, offset: i64, limit: i64) -> Result<(Vec<Status>, i64), DbError> {
-    let total = c.query_i64("SELECT COUNT(*) FROM statuses WHERE repo_id = ? AND sha = ?", params![repo_id, sha])?;
+/// Statuses of `target`, newest first, one page, and the total, in one statement as
+/// [`latest`]. `None`: the ref names nothing.
+pub fn list(c: &mut dyn Conn, repo_id: i64, target: Target, offset: i64, limit: i64) -> Result<Option<(Vec<Status>, i64)>, DbError> {
+    let (target_sql, mut p) = target.sql(repo_id);
     let sql = format!(
-        "SELECT {COLS}, {} FROM statuses s LEFT JOIN accounts a ON a.id = s.creator_id \
-         WHERE s.repo_id = ? AND s.sha = ? ORDER BY s.id DESC LIMIT ? OFFSET ?",
+        "WITH target AS ({target_sql}) \
+         SELECT x.*, t.sha FROM target t LEFT JOIN (\
+           SELECT {COLS}, {}, COUNT(*) OVER () AS n_all FROM statuses s LEFT JOIN accounts a ON a.id = s.creator_id \
+           WHERE s.repo_id = ? AND s.sha = (SELECT sha FROM target) ORDER BY s.id DESC LIMIT ? OFFSET ?) x ON 1 = 1",
         accounts::COLS
     );
-    let rows = c.query(&sql, params![repo_id, sha, limit, offset])?;
-    Ok((rows.iter().map(from_row).collect(), total))
+    p.extend([Value::from(repo_id), Value::from(limit), Value::from(offset)]);
+    let rows = c.query(&sql, &p)?;
+    let Some(first) = rows.first() else { return Ok(None) };
+    if first.opt_i64(0).is_none() {
+        // No row on this page: none at all, or a page past the end (counted apart).
+        let total = if offset == 0 {
+            0
+        } else {
+            c.query_i64("SELECT COUNT(*) FROM statuses WHERE repo_id = ? AND sha = ?", params![repo_id, first.str(first.len() - 1)])?
+        };
+        return Ok(Some((Vec::new(), total)));
+    }
+    let total = first.i64(COLS.split(',').count() + accounts::NCOLS);
+    Ok(Some((rows.iter().map(from_row).collect(), total)))
 }
 
 /// The latest status of every context of a commit (newest first; one page), and how many
@@ -109,14 +124,21 @@ pub enum Target<'a> {
     Ref(&'a str),
 }
 
+impl Target<'_> {
+    /// A statement yielding the commit's sha in one column `sha` (no row: nothing found).
+    fn sql(&self, repo_id: i64) -> (String, Vec<Value>) {
+        match self {
+            Target::Sha(sha) => ("SELECT ? AS sha".to_string(), vec![Value::from(*sha)]),
+            Target::Ref(r) => repos::resolve_ref_sql(repo_id, r),
+        }
+    }
+}
+
 /// The latest statuses of `target` in one statement — the ref resolved, the page read and the
 /// contexts counted by state together, so a combined status costs one round trip on
 /// PostgreSQL as on SQLite. `None`: the ref names nothing.
 pub fn latest(c: &mut dyn Conn, repo_id: i64, target: Target, offset: i64, limit: i64) -> Result<Option<Latest>, DbError> {
-    let (target_sql, mut p) = match target {
-        Target::Sha(sha) => ("SELECT ? AS sha".to_string(), vec![Value::from(sha)]),
-        Target::Ref(r) => repos::resolve_ref_sql(repo_id, r),
-    };
+    let (target_sql, mut p) = target.sql(repo_id);
     let sql = format!(
         "WITH target AS ({target_sql}) \
          SELECT x.*, t.sha FROM target t LEFT JOIN (\
