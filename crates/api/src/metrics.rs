@@ -15,10 +15,31 @@ pub struct Metrics {
     latency_sum_us: AtomicU64,
     latency_count: AtomicU64,
     rate_limited: AtomicU64,
-    pub in_flight: AtomicI64,
+    in_flight: AtomicI64,
+}
+
+/// A request counted in flight until this is dropped — also when its future is (a client that
+/// hangs up mid-request), so the gauge never leaks.
+pub struct InFlight<'a>(&'a AtomicI64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Metrics {
+    /// Counts a request in flight for as long as the guard lives.
+    pub fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    /// Requests in flight now.
+    pub fn in_flight(&self) -> i64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
     pub fn record(&self, method: &'static str, route: &'static str, status: u16, took: Duration, rate_limited: bool) {
         *self.requests.lock().unwrap_or_else(|e| e.into_inner()).entry((method, route, status)).or_insert(0) += 1;
         let ms = took.as_secs_f64() * 1000.0;

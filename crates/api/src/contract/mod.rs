@@ -23,7 +23,6 @@ mod path;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use axum::body::Body;
@@ -140,7 +139,7 @@ type Validator = (not_modified::Key, u64);
 
 pub async fn contract(State((app, routing)): State<ContractState>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
-    app.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+    let _in_flight = app.metrics.enter();
     let (api_path, path) = path::locate(app.urls.base_path(), &routing.slashes, &mut req);
     let mut x = Exchange {
         started,
@@ -413,7 +412,7 @@ async fn stamp(app: &Shared, x: &mut Exchange, mut resp: Response) -> Response {
                 Poll::Feed => app.config.poll_interval,
                 Poll::Notifications => app.config.notifications_poll_interval,
             };
-            h.insert(names::X_POLL_INTERVAL, HeaderValue::from(poll_interval(base, app.metrics.in_flight.load(Ordering::Relaxed))));
+            h.insert(names::X_POLL_INTERVAL, HeaderValue::from(poll_interval(base, app.metrics.in_flight())));
         }
     }
     // Constant headers are static: no per-request validation or allocation.
@@ -434,7 +433,6 @@ fn record(app: &Shared, x: &Exchange, resp: &Response) {
     let took = x.started.elapsed();
     let method = method_name(&x.method);
     app.metrics.record(method, route, status, took, x.rate_limited);
-    app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     crate::access_log::record(&x.rid, method, route, status, took);
     crate::insights::record(&app.insights, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
 }

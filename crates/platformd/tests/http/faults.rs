@@ -204,6 +204,25 @@ both!(latency_fault, |s| {
     assert_eq!(st, 200);
 });
 
+both!(a_client_that_hangs_up_is_no_longer_in_flight, |s| {
+    setup(&s).await;
+    let gauge = || async {
+        let text = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
+        text.lines().find_map(|l| l.strip_prefix("platform_http_requests_in_flight ")).expect("gauge").parse::<i64>().unwrap()
+    };
+    let before = gauge().await;
+    fault(&s, json!({"kind": "latency", "latency_ms": 30000, "path": "/repos/**"})).await;
+    let hung_up = s.client.get(s.url(COMBINED)).header("user-agent", "t").timeout(Duration::from_millis(300)).send().await;
+    assert!(hung_up.is_err(), "the client gave up first");
+    // The server drops the abandoned request with its connection: the gauge is back long
+    // before the 30-second delay would have ended.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while gauge().await != before {
+        assert!(Instant::now() < deadline, "the abandoned request is still counted in flight");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+});
+
 both!(matching_by_method_and_path, |s| {
     setup(&s).await;
     let t = s.classic("alice", &["repo"]).await;
