@@ -37,7 +37,7 @@ pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> 
 
 /// Settles one run now (after a change to it) and records its completion.
 pub fn settle_one(c: &mut dyn Conn, u: &Urls, id: i64, now: i64) -> Result<(), DbError> {
-    if runs::settle_run(c, id, now)? {
+    if super::machine::settle_run(c, id, now)? {
         record_completions(c, u, &[id], now)?;
     }
     Ok(())
@@ -55,7 +55,7 @@ pub async fn settle_repo(app: &Shared, repo_id: i64) -> ApiResult<Option<i64>> {
     let next = app
         .store
         .write(move |c| -> Result<_, DbError> {
-            let done = runs::settle_due(c, Some(repo_id), now)?;
+            let done = super::machine::settle_due(c, Some(repo_id), now)?;
             record_completions(c, &u, &done, now)?;
             runs::next_due(c, Some(repo_id))
         })
@@ -85,7 +85,7 @@ impl Work for Ticker {
         self.state
             .store
             .write(move |c| -> Result<(), DbError> {
-                let done = runs::settle_due(c, None, now)?;
+                let done = super::machine::settle_due(c, None, now)?;
                 record_completions(c, &u, &done, now)
             })
             .await?;
