@@ -11,10 +11,10 @@ use platform_store::domain::workflow_runs::{self as runs};
 use platform_store::{Conn, DbError};
 use serde_json::json;
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::shapes::Urls;
 use crate::state::Shared;
-use crate::worker::{Next, Work, Worker, Workers};
+use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 
 /// Records the completion of runs as platform activity (`WorkflowRunEvent`, action `completed`),
 /// in the transaction that completed them.
@@ -75,9 +75,9 @@ struct Ticker {
 }
 
 impl Work for Ticker {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
+    async fn pass(&mut self) -> Result<Next, WorkError> {
         let now = self.state.clock.now();
-        let due = self.state.store.read(|c| runs::next_due(c, None)).await?;
+        let due = self.state.store.read(|c| runs::next_due(c, None)).await.context("reading when runs are due")?;
         if due.is_none_or(|d| d > now) {
             return Ok(Next::Wait);
         }
@@ -88,7 +88,8 @@ impl Work for Ticker {
                 let done = super::machine::settle_due(c, None, now)?;
                 record_completions(c, &u, &done, now)
             })
-            .await?;
+            .await
+            .context("settling due workflow runs")?;
         Ok(Next::Again)
     }
 }
