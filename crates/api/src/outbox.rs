@@ -11,7 +11,7 @@ use platform_store::{Conn, DbError};
 
 use crate::error::ApiError;
 use crate::state::Shared;
-use crate::worker::{Next, Work, Worker, Workers, GATHER};
+use crate::worker::{Context, Next, Work, WorkError, Worker, Workers, GATHER};
 
 /// Records handled per transaction.
 const BATCH: i64 = 256;
@@ -94,8 +94,8 @@ struct Consuming {
 }
 
 impl Work for Consuming {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
-        if drain(&self.state, &self.consumer).await?.held {
+    async fn pass(&mut self) -> Result<Next, WorkError> {
+        if drain(&self.state, &self.consumer).await.context("handing activity to its consumer")?.held {
             let retry = self.retry;
             self.retry = (retry * 2).min(self.max_retry);
             return Ok(Next::After(retry));

@@ -15,25 +15,42 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
+use clap::ArgAction;
 
 use crate::error::{ApiError, RATE_LIMIT_DOCS};
 use crate::operation::{Limits, Operation};
 use crate::ratelimit::Bucket;
+use crate::settings::{number, on_off, setting};
 use crate::sharded::Sharded;
 use crate::shared_limits::{Ask, Redis, Take, Verdict};
 
-/// The bounds; every count is multiplied by the limiter's factor (but the login attempts).
-#[derive(Clone, Debug)]
+/// The bounds; every count is multiplied by the limiter's factor (but the login attempts). Also
+/// the settings of the same names (the binary flattens this group into its command line).
+#[derive(Clone, Debug, clap::Args)]
 pub struct SecondarySettings {
-    /// Off: no secondary limit and no lockout (pure functional tests).
+    /// `off` disables the secondary limits and the failed-login lockout (`PLATFORM_RATE_LIMITS=off` disables them too)
+    #[arg(id = "secondary_limits", long = "secondary-limits", env = "PLATFORM_SECONDARY_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub enabled: bool,
+    /// requests in flight at once per requester (user, installation, app, address); the next one gets the secondary-limit 403 with `retry-after: 1`
+    #[arg(id = "concurrent_requests", long = "concurrent-requests", env = "PLATFORM_CONCURRENT_REQUESTS", default_value_t = SecondarySettings::default().concurrent, value_name = "N", value_parser = setting(number::<i64>))]
     pub concurrent: i64,
+    /// secondary-limit points per requester and minute, over all REST operations: GET/HEAD/OPTIONS cost 1, POST/PATCH/PUT/DELETE 5
+    #[arg(long, env = "PLATFORM_POINTS_PER_MINUTE", default_value_t = SecondarySettings::default().points_per_minute, value_name = "N", value_parser = setting(number::<i64>))]
     pub points_per_minute: i64,
+    /// content-creating requests (operations that answer 201) per requester and minute
+    #[arg(long, env = "PLATFORM_CONTENT_PER_MINUTE", default_value_t = SecondarySettings::default().content_per_minute, value_name = "N", value_parser = setting(number::<i64>))]
     pub content_per_minute: i64,
+    /// content-creating requests per requester and hour
+    #[arg(long, env = "PLATFORM_CONTENT_PER_HOUR", default_value_t = SecondarySettings::default().content_per_hour, value_name = "N", value_parser = setting(number::<i64>))]
     pub content_per_hour: i64,
+    /// token-issuing requests (reset a token) per OAuth application and hour
+    #[arg(long, env = "PLATFORM_OAUTH_TOKENS_PER_HOUR", default_value_t = SecondarySettings::default().oauth_tokens_per_hour, value_name = "N", value_parser = setting(number::<i64>))]
     pub oauth_tokens_per_hour: i64,
-    /// Failed authentications from one address that lock it out; 0 never locks.
+    /// failed authentications from one address within the lockout period that lock it out of authenticated requests (403 `Maximum number of login attempts exceeded…`); `0` never locks; the application token check never counts. Wrong admin tokens lock an address out of `/_admin` the same way, counted apart and always (even with the limits switched off), on the wall clock
+    #[arg(long, env = "PLATFORM_LOGIN_ATTEMPTS", default_value_t = SecondarySettings::default().login_attempts, value_name = "N", value_parser = setting(number::<i64>))]
     pub login_attempts: i64,
+    /// that period, and how long the lockout lasts
+    #[arg(long, env = "PLATFORM_LOGIN_LOCKOUT_SECONDS", default_value_t = SecondarySettings::default().login_lockout_seconds, value_name = "SECONDS", value_parser = setting(number::<i64>))]
     pub login_lockout_seconds: i64,
 }
 

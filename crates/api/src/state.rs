@@ -16,6 +16,7 @@ use crate::principal::Role;
 use crate::principal::TokenAuth;
 use crate::ratelimit::Limiter;
 use crate::reply::Reply;
+use crate::settings::{number, seconds, setting};
 use crate::shapes::Urls;
 
 /// What the API is configured with; built from the settings' one declaration
@@ -139,12 +140,14 @@ impl ImportSettings {
     }
 }
 
-/// Git hosting settings (`PLATFORM_GIT_*`).
-#[derive(Clone, Debug)]
+/// Git hosting settings (`PLATFORM_GIT_*`; the binary flattens this group into its command line).
+#[derive(Clone, Debug, clap::Args)]
 pub struct GitSettings {
-    /// A push's request body (decompressed) at most.
+    /// a push's request body (the pack, decompressed) larger than this is refused: `413` when announced by `Content-Length`, cut off when streamed; also git's `receive.maxInputSize`
+    #[arg(id = "git_max_push_bytes", long = "git-max-push-bytes", env = "PLATFORM_GIT_MAX_PUSH_BYTES", default_value = "2147483648", value_name = "BYTES", value_parser = setting(number::<u64>))]
     pub max_push_bytes: u64,
-    /// A git HTTP request, and any other git run, at most.
+    /// a clone, fetch or push (one git HTTP request) and any other git run taking longer is cut off (the git process killed)
+    #[arg(id = "git_timeout_seconds", long = "git-timeout-seconds", env = "PLATFORM_GIT_TIMEOUT_SECONDS", default_value = "600", value_name = "SECONDS", value_parser = setting(seconds))]
     pub timeout: std::time::Duration,
 }
 

@@ -1,7 +1,7 @@
 //! One way to run a background loop, so every loop wakes, backs off and stops alike. A
 //! [`Worker`] names the loop and its wake-ups (the store's writes, a poll interval, a wake-up of
-//! its own); its [`Work`] does one pass at a time and says what comes next. Errors are logged
-//! loudly with the worker's name and retried after a backoff. Cancellation is looked at only
+//! its own); its [`Work`] does one pass at a time and says what comes next. Errors ([`WorkError`]:
+//! what failed, and why) are logged loudly with the worker's name and retried after a backoff. Cancellation is looked at only
 //! between passes, so a pass in flight finishes: a batch is handled and its cursor advanced
 //! together, or not at all. [`Workers`] is the handle of a server's workers: `shutdown` cancels
 //! them and waits for each (aborting what outlives a bound) before the store may close.
@@ -13,6 +13,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+use platform_store::{DbError, DbErrorKind};
 
 use crate::error::ApiError;
 
@@ -50,10 +52,66 @@ pub enum Next {
     Done,
 }
 
+/// Why a pass failed, in a worker's words: what it was doing, and the cause (a database error's
+/// own message; never an HTTP status alone, which says nothing in a worker's log).
+#[derive(Debug)]
+pub struct WorkError {
+    what: Cow<'static, str>,
+    cause: String,
+}
+
+impl WorkError {
+    pub fn new(what: impl Into<Cow<'static, str>>, cause: impl std::fmt::Display) -> WorkError {
+        WorkError { what: what.into(), cause: cause.to_string() }
+    }
+}
+
+impl std::fmt::Display for WorkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.what.is_empty() {
+            true => f.write_str(&self.cause),
+            false => write!(f, "{}: {}", self.what, self.cause),
+        }
+    }
+}
+
+impl std::error::Error for WorkError {}
+
+impl From<DbError> for WorkError {
+    fn from(e: DbError) -> WorkError {
+        let kind = if matches!(e.kind, DbErrorKind::Unavailable) { "database unavailable" } else { "database" };
+        WorkError::new("", format!("{kind}: {}", e.message))
+    }
+}
+
+/// An error of code shared with the request path: its message, with the status it would answer
+/// (a 500's cause was logged where it arose, e.g. `database error`).
+impl From<ApiError> for WorkError {
+    fn from(e: ApiError) -> WorkError {
+        let errors = e.errors.map(|v| format!(" ({v})")).unwrap_or_default();
+        WorkError::new("", format!("{}{errors} [{}]", e.message, e.status.as_u16()))
+    }
+}
+
+/// Says what a worker was doing when a step failed: `step().await.context("claiming deliveries")?`.
+pub trait Context<T> {
+    fn context(self, what: &'static str) -> Result<T, WorkError>;
+}
+
+impl<T, E: Into<WorkError>> Context<T> for Result<T, E> {
+    fn context(self, what: &'static str) -> Result<T, WorkError> {
+        self.map_err(|e| {
+            let mut e = e.into();
+            e.what = if e.what.is_empty() { what.into() } else { format!("{what}: {}", e.what).into() };
+            e
+        })
+    }
+}
+
 /// What a worker does.
 pub trait Work: Send + 'static {
     /// One pass. An error is logged and the pass retried after a backoff.
-    fn pass(&mut self) -> impl Future<Output = Result<Next, ApiError>> + Send;
+    fn pass(&mut self) -> impl Future<Output = Result<Next, WorkError>> + Send;
 
     /// A wake-up of the worker's own besides writes and the poll (e.g. a delivery finished).
     fn woken(&mut self) -> impl Future<Output = ()> + Send {
@@ -126,7 +184,7 @@ impl Worker {
                 Err(e) => {
                     failures += 1;
                     let retry = self.backoff(failures);
-                    tracing::warn!(worker = %self.name, error = %e.message, failures, ?retry, "background worker failed; retrying");
+                    tracing::warn!(worker = %self.name, error = %e, failures, ?retry, "background worker failed; retrying");
                     Some(retry)
                 }
             };
@@ -275,20 +333,32 @@ mod tests {
     }
 
     impl Work for Counting {
-        async fn pass(&mut self) -> Result<Next, ApiError> {
+        async fn pass(&mut self) -> Result<Next, WorkError> {
             let n = self.passes.fetch_add(1, Ordering::SeqCst);
             if n < self.fail {
-                return Err(ApiError::internal());
+                return Err(WorkError::new("failing on purpose", "test"));
             }
             Ok(self.next)
         }
+    }
+
+    #[test]
+    fn a_work_error_says_what_failed_and_why() {
+        let db: Result<(), DbError> = Err(DbError::other("disk I/O error"));
+        assert_eq!(
+            db.context("settling due workflow runs").unwrap_err().to_string(),
+            "settling due workflow runs: database: disk I/O error"
+        );
+        let api: Result<(), ApiError> = Err(ApiError::not_found());
+        let e = api.context("inner").context("outer").unwrap_err().to_string();
+        assert!(e.starts_with("outer: inner: Not Found") && e.ends_with("[404]"), "{e}");
     }
 
     /// Never finishes a pass.
     struct Stuck;
 
     impl Work for Stuck {
-        async fn pass(&mut self) -> Result<Next, ApiError> {
+        async fn pass(&mut self) -> Result<Next, WorkError> {
             std::future::pending().await
         }
     }
@@ -370,7 +440,7 @@ mod tests {
         let (n, work) = counting(0, Next::Again);
         struct UpTo(Counting, usize);
         impl Work for UpTo {
-            async fn pass(&mut self) -> Result<Next, ApiError> {
+            async fn pass(&mut self) -> Result<Next, WorkError> {
                 self.0.pass().await?;
                 Ok(if self.0.passes.load(Ordering::SeqCst) >= self.1 { Next::Done } else { Next::Again })
             }

@@ -3,14 +3,14 @@
 //! `platformd serve --help`, the keys of the TOML file (`cli::parse`), the server's and the test
 //! harness's [`ApiConfig`] ([`Config::api_config`]) and the README's settings table (checked by
 //! the `readme_settings` test). Secrets are redacted in `Debug`.
-use std::ffi::OsStr;
 use std::fmt;
 
-use clap::builder::TypedValueParser;
-use clap::{Arg, ArgAction, Args, Command, FromArgMatches};
+use clap::{ArgAction, Args, Command, FromArgMatches, ValueEnum};
 use platform_api::forwarded::TrustedProxies;
 use platform_api::secondary::SecondarySettings;
 use platform_api::secrets::AtRestKey;
+use platform_api::settings::{choice, number, on_off, setting};
+use platform_api::state::GitSettings;
 use platform_api::ApiConfig;
 
 /// A setting without a fixed default says what happens unset at the end of its help, in the form
@@ -48,38 +48,16 @@ pub struct Config {
     #[arg(long, env = "PLATFORM_SECRET_KEY_FILE", value_name = "FILE", value_parser = setting(key_file))]
     pub secret_key_file: Option<AtRestKey>,
     /// `manual`: time moves only through `POST /_admin/clock` (tests)
-    #[arg(long, env = "PLATFORM_CLOCK", default_value = "system", value_name = "system|manual")]
-    pub clock: String,
+    #[arg(long, env = "PLATFORM_CLOCK", default_value = "system", value_name = "system|manual", value_parser = setting(choice::<ClockKind>))]
+    pub clock: ClockKind,
     /// `off` disables primary limits (`GET /rate_limit` then answers 404)
     #[arg(long, env = "PLATFORM_RATE_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub rate_limits: bool,
     /// multiplies every limit, primary and secondary (benchmarks raise it so the limiter runs but never exhausts)
     #[arg(long, env = "PLATFORM_RATE_LIMIT_FACTOR", default_value = "1", value_name = "FACTOR", value_parser = setting(number::<f64>))]
     pub rate_limit_factor: f64,
-    /// `off` disables the secondary limits and the failed-login lockout (`PLATFORM_RATE_LIMITS=off` disables them too)
-    #[arg(long, env = "PLATFORM_SECONDARY_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
-    pub secondary_limits: bool,
-    /// requests in flight at once per requester (user, installation, app, address); the next one gets the secondary-limit 403 with `retry-after: 1`
-    #[arg(long, env = "PLATFORM_CONCURRENT_REQUESTS", default_value_t = SecondarySettings::default().concurrent, value_name = "N", value_parser = setting(number::<i64>))]
-    pub concurrent_requests: i64,
-    /// secondary-limit points per requester and minute, over all REST operations: GET/HEAD/OPTIONS cost 1, POST/PATCH/PUT/DELETE 5
-    #[arg(long, env = "PLATFORM_POINTS_PER_MINUTE", default_value_t = SecondarySettings::default().points_per_minute, value_name = "N", value_parser = setting(number::<i64>))]
-    pub points_per_minute: i64,
-    /// content-creating requests (operations that answer 201) per requester and minute
-    #[arg(long, env = "PLATFORM_CONTENT_PER_MINUTE", default_value_t = SecondarySettings::default().content_per_minute, value_name = "N", value_parser = setting(number::<i64>))]
-    pub content_per_minute: i64,
-    /// content-creating requests per requester and hour
-    #[arg(long, env = "PLATFORM_CONTENT_PER_HOUR", default_value_t = SecondarySettings::default().content_per_hour, value_name = "N", value_parser = setting(number::<i64>))]
-    pub content_per_hour: i64,
-    /// token-issuing requests (reset a token) per OAuth application and hour
-    #[arg(long, env = "PLATFORM_OAUTH_TOKENS_PER_HOUR", default_value_t = SecondarySettings::default().oauth_tokens_per_hour, value_name = "N", value_parser = setting(number::<i64>))]
-    pub oauth_tokens_per_hour: i64,
-    /// failed authentications from one address within the lockout period that lock it out of authenticated requests (403 `Maximum number of login attempts exceeded…`); `0` never locks; the application token check never counts. Wrong admin tokens lock an address out of `/_admin` the same way, counted apart and always (even with the limits switched off), on the wall clock
-    #[arg(long, env = "PLATFORM_LOGIN_ATTEMPTS", default_value_t = SecondarySettings::default().login_attempts, value_name = "N", value_parser = setting(number::<i64>))]
-    pub login_attempts: i64,
-    /// that period, and how long the lockout lasts
-    #[arg(long, env = "PLATFORM_LOGIN_LOCKOUT_SECONDS", default_value_t = SecondarySettings::default().login_lockout_seconds, value_name = "SECONDS", value_parser = setting(number::<i64>))]
-    pub login_lockout_seconds: i64,
+    #[command(flatten)]
+    pub secondary: SecondarySettings,
     /// larger request bodies get `413 Payload Too Large`
     #[arg(long, env = "PLATFORM_MAX_BODY_BYTES", default_value = "1048576", value_name = "BYTES", value_parser = setting(number::<usize>))]
     pub max_body_bytes: usize,
@@ -99,8 +77,8 @@ pub struct Config {
     #[arg(long, env = "PLATFORM_TRUSTED_PROXIES", value_name = "ADDRESSES", value_parser = setting(TrustedProxies::parse))]
     pub trusted_proxies: Option<TrustedProxies>,
     /// `full`: every acknowledged write survives a power cut (group commit keeps it fast); `normal` trades that for speed
-    #[arg(long, env = "PLATFORM_SQLITE_SYNCHRONOUS", default_value = "full", value_name = "full|normal")]
-    pub sqlite_synchronous: String,
+    #[arg(long, env = "PLATFORM_SQLITE_SYNCHRONOUS", default_value = "full", value_name = "full|normal", value_parser = setting(choice::<SqliteSynchronous>))]
+    pub sqlite_synchronous: SqliteSynchronous,
     /// Redis shared by every node for the rate limits, secondary limits and lockouts (see "Many nodes"); unset: each node limits in its own memory [default: unset]
     #[arg(long, env = "PLATFORM_REDIS_URL", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
     pub redis_url: Option<Url>,
@@ -126,8 +104,8 @@ pub struct Config {
     #[arg(long, env = "PLATFORM_LOG", default_value = "info", value_name = "FILTER")]
     pub log: String,
     /// `json` for one JSON object per line
-    #[arg(long, env = "PLATFORM_LOG_FORMAT", default_value = "text", value_name = "text|json")]
-    pub log_format: String,
+    #[arg(long, env = "PLATFORM_LOG_FORMAT", default_value = "text", value_name = "text|json", value_parser = setting(choice::<LogFormat>))]
+    pub log_format: LogFormat,
     /// mark-all-notifications-read changing more threads than this answers 202 and finishes in the background
     #[arg(long, env = "PLATFORM_NOTIFICATIONS_SYNC_LIMIT", default_value = "1000", value_name = "N", value_parser = setting(number::<i64>))]
     pub notifications_sync_limit: i64,
@@ -149,12 +127,8 @@ pub struct Config {
     /// where every repository's git data lives (`git/<database namespace>/<repo id>.git`) and imports are mirrored (`imports/<repo id>-<random>.git`); with several PostgreSQL nodes, a directory they share [default: `<SQLite file>.data` (PostgreSQL: `<temp dir>/platformd-data`)]
     #[arg(long, env = "PLATFORM_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<String>,
-    /// a push's request body (the pack, decompressed) larger than this is refused: `413` when announced by `Content-Length`, cut off when streamed; also git's `receive.maxInputSize`
-    #[arg(long, env = "PLATFORM_GIT_MAX_PUSH_BYTES", default_value = "2147483648", value_name = "BYTES", value_parser = setting(number::<u64>))]
-    pub git_max_push_bytes: u64,
-    /// a clone, fetch or push (one git HTTP request) and any other git run taking longer is cut off (the git process killed)
-    #[arg(long, env = "PLATFORM_GIT_TIMEOUT_SECONDS", default_value = "600", value_name = "SECONDS", value_parser = setting(number::<u64>))]
-    pub git_timeout_seconds: u64,
+    #[command(flatten)]
+    pub git: GitSettings,
     /// `on` lets source imports read absolute paths (and `file://` URLs) on this machine, never the server's own data (repositories, mirrors); off, API callers import only from `http(s)://` URLs, whose hosts pass the webhook guard (`PLATFORM_WEBHOOK_ALLOWED_HOSTS`)
     #[arg(long, env = "PLATFORM_IMPORT_LOCAL_SOURCES", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub import_local_sources: bool,
@@ -167,6 +141,29 @@ pub struct Config {
     /// requests younger than this are not shown by the insights operations (the hosted platform: 4 to 6 hours); 0: shown once flushed
     #[arg(long, env = "PLATFORM_INSIGHTS_DELAY_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
     pub insights_delay_seconds: i64,
+}
+
+/// `PLATFORM_CLOCK`: the platform clock's source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClockKind {
+    System,
+    /// Time moves only through `POST /_admin/clock`.
+    Manual,
+}
+
+/// `PLATFORM_LOG_FORMAT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `PLATFORM_SQLITE_SYNCHRONOUS`: SQLite's `synchronous` pragma.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SqliteSynchronous {
+    Full,
+    Normal,
 }
 
 /// A value shown as `<redacted>` in `Debug` (and so in the logs).
@@ -194,38 +191,6 @@ impl fmt::Debug for Url {
             _ => write!(f, "{url:?}"),
         }
     }
-}
-
-/// Parses a setting's text with `parse`, its errors naming the environment variable as before
-/// clap (`PLATFORM_MAX_BODY_BYTES: not a number: "x"`) and never echoing the value the way clap's
-/// own message would (a mistyped secret key stays out of the terminal).
-#[derive(Clone)]
-pub struct Setting<T>(fn(&str) -> Result<T, String>);
-
-fn setting<T>(parse: fn(&str) -> Result<T, String>) -> Setting<T> {
-    Setting(parse)
-}
-
-impl<T: Clone + Send + Sync + 'static> TypedValueParser for Setting<T> {
-    type Value = T;
-
-    fn parse_ref(&self, _cmd: &Command, arg: Option<&Arg>, value: &OsStr) -> Result<T, clap::Error> {
-        let name = arg.and_then(Arg::get_env).map_or_else(String::new, |e| e.to_string_lossy().into_owned());
-        let fail = |e: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{name}: {e}\n"));
-        (self.0)(value.to_str().ok_or_else(|| fail("not UTF-8".into()))?).map_err(fail)
-    }
-}
-
-fn on_off(v: &str) -> Result<bool, String> {
-    match v.to_ascii_lowercase().as_str() {
-        "1" | "true" | "on" | "yes" => Ok(true),
-        "0" | "false" | "off" | "no" => Ok(false),
-        _ => Err(format!("expected on/off, got {v:?}")),
-    }
-}
-
-fn number<T: std::str::FromStr>(v: &str) -> Result<T, String> {
-    v.trim().parse().map_err(|_| format!("not a number: {v:?}"))
 }
 
 fn key_file(path: &str) -> Result<AtRestKey, String> {
@@ -257,16 +222,7 @@ impl Config {
             public_url,
             rate_limits: self.rate_limits,
             rate_limit_factor: self.rate_limit_factor,
-            secondary: SecondarySettings {
-                enabled: self.secondary_limits,
-                concurrent: self.concurrent_requests,
-                points_per_minute: self.points_per_minute,
-                content_per_minute: self.content_per_minute,
-                content_per_hour: self.content_per_hour,
-                oauth_tokens_per_hour: self.oauth_tokens_per_hour,
-                login_attempts: self.login_attempts,
-                login_lockout_seconds: self.login_lockout_seconds,
-            },
+            secondary: self.secondary.clone(),
             max_body_bytes: self.max_body_bytes,
             secret_key: self.at_rest_key(),
             body_read_timeout: std::time::Duration::from_secs(self.body_read_timeout_seconds),
@@ -286,10 +242,7 @@ impl Config {
                 step_seconds: self.import_step_seconds,
                 local_sources: self.import_local_sources,
             },
-            git: platform_api::state::GitSettings {
-                max_push_bytes: self.git_max_push_bytes,
-                timeout: std::time::Duration::from_secs(self.git_timeout_seconds),
-            },
+            git: self.git.clone(),
             insights: self.insights,
             insights_delay_seconds: self.insights_delay_seconds,
             redis_url: self.redis_url.as_ref().map(|u| u.0.clone()),
@@ -344,24 +297,15 @@ impl Config {
                 "PLATFORM_TRUST_FORWARDED was replaced by PLATFORM_TRUSTED_PROXIES: set it to your load balancers' addresses".into()
             );
         }
-        if !matches!(self.clock.as_str(), "system" | "manual") {
-            return Err(format!("clock: expected system or manual, got {:?}", self.clock));
-        }
-        if !matches!(self.sqlite_synchronous.as_str(), "full" | "normal") {
-            return Err(format!("sqlite_synchronous: expected full or normal, got {:?}", self.sqlite_synchronous));
-        }
-        if !matches!(self.log_format.as_str(), "text" | "json") {
-            return Err(format!("log_format: expected text or json, got {:?}", self.log_format));
-        }
         if self.notifications_sync_limit < 1 {
             return Err("notifications_sync_limit must be at least 1".into());
         }
         if self.poll_interval == 0 {
             return Err("poll_interval must be at least 1".into());
         }
-        let bounds =
-            [self.concurrent_requests, self.points_per_minute, self.content_per_minute, self.content_per_hour, self.oauth_tokens_per_hour];
-        if bounds.iter().any(|b| *b < 1) || self.login_attempts < 0 || self.login_lockout_seconds < 1 {
+        let l = &self.secondary;
+        let bounds = [l.concurrent, l.points_per_minute, l.content_per_minute, l.content_per_hour, l.oauth_tokens_per_hour];
+        if bounds.iter().any(|b| *b < 1) || l.login_attempts < 0 || l.login_lockout_seconds < 1 {
             return Err("secondary limits and the login lockout must be positive (login_attempts 0 disables the lockout)".into());
         }
         if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
@@ -377,7 +321,7 @@ impl Config {
         {
             return Err("connection timeouts and max_connections must be positive".into());
         }
-        if self.git_max_push_bytes == 0 || self.git_timeout_seconds == 0 {
+        if self.git.max_push_bytes == 0 || self.git.timeout.is_zero() {
             return Err("git_max_push_bytes and git_timeout_seconds must be positive".into());
         }
         if self.import_step_seconds < 0 {

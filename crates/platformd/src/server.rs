@@ -8,7 +8,7 @@ use platform_core::Clock;
 use platform_store::{Store, StoreOptions};
 
 use crate::cli::Seeding;
-use crate::config::Config;
+use crate::config::{ClockKind, Config, LogFormat, SqliteSynchronous};
 
 /// The demo world of the README's run command.
 const DEMO_SEED: &str = include_str!("../../../demo/seed.toml");
@@ -24,7 +24,7 @@ pub fn init_logging(c: &Config) -> LogGuards {
         .lossy(false)
         .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
     let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
-    let json = c.log_format == "json";
+    let json = c.log_format == LogFormat::Json;
     if json {
         b.json().init();
     } else {
@@ -41,13 +41,16 @@ pub struct LogGuards {
 }
 
 async fn open_store(c: &Config) -> Result<Store, String> {
-    let opts =
-        StoreOptions { url: c.database_url.0.clone(), sqlite_synchronous_full: c.sqlite_synchronous == "full", pool_size: c.db_pool_size };
+    let opts = StoreOptions {
+        url: c.database_url.0.clone(),
+        sqlite_synchronous_full: c.sqlite_synchronous == SqliteSynchronous::Full,
+        pool_size: c.db_pool_size,
+    };
     Store::open(opts).await.map_err(|e| format!("database: {}", e.message))
 }
 
 fn state(c: &Config, store: Store, public_url: String, admin_token: String) -> Shared {
-    let clock = Arc::new(if c.clock == "manual" { Clock::manual() } else { Clock::system() });
+    let clock = Arc::new(if c.clock == ClockKind::Manual { Clock::manual() } else { Clock::system() });
     AppState::new(store, clock, c.api_config(public_url, admin_token))
 }
 

@@ -398,7 +398,7 @@ async fn list_branches(ctx: Ctx, Query(q): Query<BranchesQuery>) -> ApiResult<Re
     let page = q.page.page(30, 100);
     let id = repo.id;
     let refs = ctx.app.store.read(move |c| git::refs_with_prefix(c, id, "refs/heads/")).await?;
-    let is_protected = super::rulesets::protected_branches(&ctx, repo).await?;
+    let is_protected = super::rulesets::branches::protected_branches(&ctx, repo).await?;
     let u = &ctx.app.urls;
     let all: Vec<ShortBranch> = refs
         .iter()
@@ -434,7 +434,7 @@ async fn get_branch(ctx: Ctx) -> ApiResult<Reply> {
         })
         .await?;
     let (r, k) = found.ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "Branch not found"))?;
-    let protected = super::rulesets::protected_branches(&ctx, repo).await?(&name);
+    let protected = super::rulesets::branches::protected_branches(&ctx, repo).await?(&name);
     let u = &ctx.app.urls;
     let url = branch_url(u, repo, &name);
     let body = BranchWithProtection {

@@ -2,7 +2,6 @@
 //! status, on a private and a public repository owned by an organization.
 use crate::both;
 use crate::harness::*;
-use crate::statuses::SHA;
 use reqwest::Method;
 use serde_json::json;
 

@@ -3,7 +3,6 @@ use std::sync::Arc;
 
 use crate::both;
 use crate::harness::*;
-use crate::statuses::SHA;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -72,7 +71,7 @@ both!(wrong_admin_tokens_lock_out, admin_lockout(3, 2), |s| {
 
 both!(admin_validation, |s| {
     let u = s.user("alice").await;
-    crate::statuses::assert_simple_user(&s, &u, "alice", "User");
+    assert_simple_user(&s, &u, "alice", "User");
     // Duplicate logins (users and organizations share the namespace, case-insensitively).
     let (st, _, b) = raw(&s, Method::POST, "/users", Some(ADMIN), json!({"login": "alice"})).await;
     assert_validation(st, &b, "login", "already_exists");

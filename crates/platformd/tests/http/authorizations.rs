@@ -3,7 +3,6 @@
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::{assert_simple_user, SHA};
 use reqwest::Method;
 use serde_json::{json, Value};
 

@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::{SHA, SHA2};
 
 const SHA3: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 

@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::{SHA, SHA2};
 
 // ---------------------------------------------------------------------------------------------
 // A local receiver.

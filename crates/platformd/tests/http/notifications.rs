@@ -4,7 +4,6 @@
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::{assert_minimal_repository, SHA, SHA2};
 use reqwest::Method;
 use serde_json::{json, Value};
 

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use crate::both;
 use crate::harness::*;
-use crate::statuses::{SHA, SHA2};
 use platform_store::testing::test_database;
 use platform_store::Backend;
 use serde_json::{json, Value};

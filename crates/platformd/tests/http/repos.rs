@@ -9,7 +9,6 @@ use crate::both;
 use crate::harness::*;
 use crate::hooks::Recv;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::{assert_simple_user, SHA};
 
 /// alice owns acme, bob is a member, carol an outsider. acme/widgets is public, acme/vault and
 /// alice/diary private. Returns `repo` tokens of alice, bob and carol.

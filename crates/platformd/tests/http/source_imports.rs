@@ -479,7 +479,7 @@ both!(access_validation_maintenance, local(), |s| {
     assert_error(st, &h, &b, 400, "Problems parsing JSON");
 
     // Workflow automation refuses imports.
-    s.push("acme/gadgets", "refs/heads/main", crate::statuses::SHA).await;
+    s.push("acme/gadgets", "refs/heads/main", SHA).await;
     s.admin_post("/repos/acme/gadgets/runs", json!({"workflow": ".workflows/ci.yml", "actor": "alice"})).await;
     let (st, _, b) = call(&s, Method::PUT, "/repos/acme/gadgets/import", Some(&t), Some(json!({"vcs_url": url}))).await;
     assert_eq!(st, 422, "{b}");

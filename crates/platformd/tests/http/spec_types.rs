@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms;
-use crate::statuses::SHA;
 
 async fn ok(s: &Server, method: Method, path: &str, token: &str, body: Option<Value>) -> Value {
     let mut r = s.req(method, path, Some(token));

@@ -7,9 +7,9 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::harness::SHA;
 use crate::harness::UA;
 use crate::persistence::{check_populated, populate, spawn_with_env, Http, Proc, ADMIN_TOKEN};
-use crate::statuses::SHA;
 
 /// A client trusting `pem` alone (not the system's roots).
 fn trusting(pem: &[u8]) -> reqwest::Client {

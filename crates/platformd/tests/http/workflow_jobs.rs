@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::assert_simple_user;
 use crate::workflow_runs::{plan, three_jobs, world};
 
 async fn get_ok(s: &Server, path: &str, token: Option<&str>) -> (reqwest::header::HeaderMap, Value) {

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::harness::*;
 use crate::schema_check::assert_conforms_to_snapshot;
-use crate::statuses::{assert_minimal_repository, assert_simple_user, SHA, SHA2};
 
 /// alice owns organization acme (bob a member, carol an outsider); `acme/widgets` is public,
 /// `acme/secret` private; team `deployers` holds dave. Returns alice's classic `repo` token.

@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::depbot::alert;
 use crate::harness::*;
-use crate::statuses::SHA;
 
 /// The credential columns, in the order of every expected row.
 const CREDENTIALS: [&str; 14] = [

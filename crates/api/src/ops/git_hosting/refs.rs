@@ -326,8 +326,8 @@ const RECONCILE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 struct Reconciler(crate::state::Shared);
 
 impl crate::worker::Work for Reconciler {
-    async fn pass(&mut self) -> Result<crate::worker::Next, crate::error::ApiError> {
-        reconcile(&self.0).await?;
+    async fn pass(&mut self) -> Result<crate::worker::Next, crate::worker::WorkError> {
+        crate::worker::Context::context(reconcile(&self.0).await, "reconciling interrupted ref changes")?;
         Ok(crate::worker::Next::Wait)
     }
 }

@@ -522,7 +522,7 @@ impl Sending {
 }
 
 impl Work for Sending {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
+    async fn pass(&mut self) -> Result<Next, crate::worker::WorkError> {
         let sender = self.sender().await?;
         while self.in_flight.try_join_next().is_some() {}
         let concurrency = self.state.config.webhooks.concurrency.max(1);

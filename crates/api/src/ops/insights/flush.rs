@@ -12,7 +12,7 @@ use platform_store::DbError;
 use crate::error::ApiError;
 use crate::insights::{Drained, Login};
 use crate::state::Shared;
-use crate::worker::{Next, Work, Worker, Workers};
+use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 
 /// Writes every buffered record; returns how many it took. Safe to call at any
 /// time (queries call it so their answers include every request made before them).
@@ -59,11 +59,8 @@ struct Flusher {
 }
 
 impl Work for Flusher {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
-        flush(&self.app).await.map_err(|mut e| {
-            e.message = format!("{}; the batch is lost", e.message).into();
-            e
-        })?;
+    async fn pass(&mut self) -> Result<Next, WorkError> {
+        flush(&self.app).await.context("flushing recorded requests (the batch is lost)")?;
         Ok(Next::Wait)
     }
 

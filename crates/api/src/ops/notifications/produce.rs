@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::outbox::Consumer;
 use crate::shapes::{repo_api_url, Urls};
 use crate::state::Shared;
-use crate::worker::{Next, Work, Worker};
+use crate::worker::{Context, Next, Work, WorkError, Worker};
 
 /// One notification to deliver.
 struct Delivery {
@@ -202,9 +202,14 @@ struct MarkAll {
 }
 
 impl Work for MarkAll {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
+    async fn pass(&mut self) -> Result<Next, WorkError> {
         let (now, user_id, until, chunk) = (self.state.clock.now(), self.user_id, self.until, self.chunk);
-        let n = self.state.store.write(move |c| notif::mark_all_read(c, user_id, until, chunk, now)).await?;
+        let n = self
+            .state
+            .store
+            .write(move |c| notif::mark_all_read(c, user_id, until, chunk, now))
+            .await
+            .context("marking notifications read")?;
         Ok(if n < chunk { Next::Done } else { Next::Again })
     }
 

@@ -3,13 +3,11 @@
 //! (the parents) are made through the control plane (`control`). Reads need Metadata (public
 //! repositories without credentials); writes Administration and repository admin.
 pub mod body;
+pub mod branches;
 pub mod control;
 pub mod enforce;
 pub mod matching;
 pub mod suites;
-
-use std::collections::HashMap;
-use std::sync::Arc;
 
 use axum::http::StatusCode;
 use platform_core::ids::node_id;
@@ -18,13 +16,13 @@ use platform_store::domain::rulesets::{self, Actor, Fields, Ruleset};
 use platform_store::DbError;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Operation, Resp};
 use crate::principal::Principal;
 use crate::principal::Role;
-use crate::reply::{json_array, Reply};
+use crate::reply::Reply;
 use crate::request::{Body, Ctx, Pagination, Query};
 use crate::routes::Api;
 use crate::shape::{Timestamp, Uri};
@@ -66,7 +64,7 @@ pub static BRANCH_RULES: Operation = Operation::get(
 // Not through the response cache: the compiled rulesets are cached, and an answer is a
 // match and a join, cheaper than keying, storing and admitting it.
 .query::<Pagination>()
-.responds(&[Resp::typed::<Vec<BranchRule>>(
+.responds(&[Resp::typed::<Vec<branches::BranchRule>>(
     200,
     "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).",
 )
@@ -130,7 +128,7 @@ pub static VERSION: Operation = Operation::get(
 
 pub fn routes(api: Api) -> Api {
     suites::routes(api)
-        .op(&BRANCH_RULES, branch_rules)
+        .op(&BRANCH_RULES, branches::branch_rules)
         .op(&LIST, list)
         .op(&CREATE, create)
         .op(&GET, get)
@@ -304,36 +302,6 @@ fn bypass_actors_schema(_: &mut SchemaGenerator) -> schemars::Schema {
 
 fn rules_schema(_: &mut SchemaGenerator) -> schemars::Schema {
     body::rules_schema().try_into().expect("an object schema")
-}
-
-/// BranchRule: a rule that applies to a branch, with the ruleset it comes from.
-#[derive(Serialize)]
-pub struct BranchRule<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'a Value,
-    pub ruleset_source_type: &'static str,
-    pub ruleset_source: &'a str,
-    pub ruleset_id: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<&'a Value>,
-}
-
-/// One of the rules of [`body`] (`type` and its `parameters`), and where it comes from.
-impl JsonSchema for BranchRule<'_> {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BranchRule".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> schemars::Schema {
-        let mut rule = body::rule_schema();
-        rule["type"] = json!("object");
-        rule["properties"] = json!({
-            "ruleset_source_type": {"type": "string", "enum": ["Repository", "Organization"]},
-            "ruleset_source": {"type": "string"},
-            "ruleset_id": {"type": "integer"},
-        });
-        rule["required"] = json!(["type", "ruleset_source_type", "ruleset_source", "ruleset_id"]);
-        rule.try_into().expect("an object schema")
-    }
 }
 
 fn summary(o: &Origin, rs: &Ruleset) -> RulesetSummary {
@@ -531,126 +499,11 @@ async fn visible(ctx: &Ctx, repo: &Repo, parents: bool) -> ApiResult<Vec<Ruleset
         .await?)
 }
 
-/// The active branch rulesets of a repository, compiled: each condition with its rules, already
-/// serialized as BranchRule JSON (an answer is these joined, no JSON tree built per request).
-/// Cached per repository for as long as nothing is written.
-pub struct BranchRulesets {
-    entries: Vec<(Condition, Vec<Box<[u8]>>)>,
-    /// Include alternatives by their literal prefixes (entry, include, alternative), and the
-    /// entries any name may match: a branch is matched against the alternatives some prefix of
-    /// it names, not against every pattern.
-    by_prefix: HashMap<String, Vec<(usize, usize, usize)>, foldhash::fast::RandomState>,
-    /// The byte lengths of those prefixes: only prefixes of these lengths are looked up.
-    prefix_lens: Vec<usize>,
-    always: Vec<usize>,
-}
-
-impl BranchRulesets {
-    fn compile(u: &Urls, repo: &Repo, all: &[Ruleset]) -> BranchRulesets {
-        let entries = all
-            .iter()
-            .filter(|rs| rs.target == "branch" && rs.enforcement == "active")
-            .map(|rs| {
-                let def = definition_of(rs);
-                let o = repo_origin(u, rs, repo);
-                let rules = def["rules"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|r| {
-                        let rule = BranchRule {
-                            kind: &r["type"],
-                            ruleset_source_type: o.kind,
-                            ruleset_source: &o.source,
-                            ruleset_id: rs.id,
-                            parameters: r.get("parameters"),
-                        };
-                        serde_json::to_vec(&rule).unwrap_or_default().into_boxed_slice()
-                    })
-                    .collect();
-                (Condition::compile(&def["conditions"]["ref_name"]), rules)
-            })
-            .collect::<Vec<_>>();
-        let (mut by_prefix, mut always) = (HashMap::<_, Vec<_>, foldhash::fast::RandomState>::default(), Vec::new());
-        for (i, (cond, _)) in entries.iter().enumerate() {
-            match cond.include_prefixes() {
-                Some(alternatives) => {
-                    for (prefix, include, alternative) in alternatives {
-                        by_prefix.entry(prefix).or_default().push((i, include, alternative));
-                    }
-                }
-                None => always.push(i),
-            }
-        }
-        let mut prefix_lens: Vec<usize> = by_prefix.keys().map(String::len).collect();
-        prefix_lens.sort_unstable();
-        prefix_lens.dedup();
-        BranchRulesets { entries, by_prefix, prefix_lens, always }
-    }
-
-    /// The rules that apply to `branch`, in ruleset order.
-    fn for_branch(&self, branch: &str, default_branch: &str) -> Vec<&[u8]> {
-        let (r, d) = (format!("refs/heads/{branch}"), format!("refs/heads/{default_branch}"));
-        let chars: Vec<char> = r.chars().collect();
-        let mut included = vec![false; self.entries.len()];
-        for &i in &self.always {
-            included[i] = self.entries[i].0.includes(&r, &chars, Some(&d));
-        }
-        for &len in self.prefix_lens.iter().take_while(|&&len| len <= r.len()) {
-            let Some(prefix) = r.get(..len) else { continue };
-            // The prefix, a literal, has as many characters as bytes only when ASCII; otherwise
-            // count them.
-            let skip = if prefix.is_ascii() { len } else { prefix.chars().count() };
-            for &(i, include, alternative) in self.by_prefix.get(prefix).into_iter().flatten() {
-                if !included[i] {
-                    included[i] = self.entries[i].0.include_rest_matches(include, alternative, &chars[skip..]);
-                }
-            }
-        }
-        self.entries
-            .iter()
-            .zip(included)
-            .filter(|((cond, _), inc)| *inc && !cond.excluded(&r, &chars, Some(&d)))
-            .flat_map(|((_, rules), _)| rules.iter().map(|r| &r[..]))
-            .collect()
-    }
-}
-
-async fn branch_rulesets(ctx: &Ctx, repo: &Repo) -> ApiResult<Arc<BranchRulesets>> {
-    let generation = ctx.generation();
-    if let Some(hit) = generation.and_then(|g| ctx.app.caches.rulesets.get(&repo.id, g)).and_then(|a| a.downcast().ok()) {
-        return Ok(hit);
-    }
-    let all = visible(ctx, repo, true).await?;
-    let compiled = Arc::new(BranchRulesets::compile(&ctx.app.urls, repo, &all));
-    if let Some(g) = generation {
-        ctx.app.caches.rulesets.put(repo.id, g, compiled.clone());
-    }
-    Ok(compiled)
-}
-
-/// Whether active rules apply to a branch: what the branch endpoints call `protected`.
-pub async fn protected_branches(ctx: &Ctx, repo: &Repo) -> ApiResult<impl Fn(&str) -> bool> {
-    let compiled = branch_rulesets(ctx, repo).await?;
-    let default = repo.default_branch.clone();
-    Ok(move |branch: &str| !compiled.for_branch(branch, &default).is_empty())
-}
-
 // ------------------------------------------------------------------ handlers
 
 /// A numeric id of the path; anything else names nothing (404).
 fn path_id(ctx: &Ctx, name: &str) -> ApiResult<i64> {
     ctx.param(name).parse::<i64>().map_err(|_| ApiError::not_found())
-}
-
-async fn branch_rules(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
-    let repo = ctx.repo();
-    let page = q.page(30, 100);
-    let compiled = branch_rulesets(&ctx, repo).await?;
-    let rules = compiled.for_branch(ctx.param("branch"), &repo.default_branch);
-    let total = rules.len() as i64;
-    let items = rules.into_iter().skip(page.offset() as usize).take(page.per_page as usize);
-    Ok(Reply::ok_serialized(json_array(items, 512)).opt_header("link", ctx.link(page, total)))
 }
 
 async fn list(ctx: Ctx, Query(q): Query<ListQuery>) -> ApiResult<Reply> {

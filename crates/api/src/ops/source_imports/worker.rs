@@ -17,7 +17,7 @@ use super::import::{event_status, next_status, record_event, ACTIVE, LARGE_FILE_
 use crate::error::ApiError;
 use crate::ops::hooks::deliveries::AllowList;
 use crate::state::Shared;
-use crate::worker::{Next, Work, Worker, Workers};
+use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 
 /// A lease on an import, renewed every [`RENEW`] while its git work runs.
 const LEASE_SECONDS: i64 = 30;
@@ -46,9 +46,9 @@ struct Importing {
 }
 
 impl Work for Importing {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
+    async fn pass(&mut self) -> Result<Next, WorkError> {
         while self.in_flight.try_join_next().is_some() {}
-        Ok(if tick(&self.state, &mut self.in_flight).await? { Next::Again } else { Next::Wait })
+        Ok(if tick(&self.state, &mut self.in_flight).await.context("moving imports on")? { Next::Again } else { Next::Wait })
     }
 
     async fn stop(mut self) {

@@ -11,10 +11,10 @@ use platform_store::domain::workflow_runs::{self as runs};
 use platform_store::{Conn, DbError};
 use serde_json::json;
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::shapes::Urls;
 use crate::state::Shared;
-use crate::worker::{Next, Work, Worker, Workers};
+use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 
 /// Records the completion of runs as platform activity (`WorkflowRunEvent`, action `completed`),
 /// in the transaction that completed them.
@@ -37,7 +37,7 @@ pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> 
 
 /// Settles one run now (after a change to it) and records its completion.
 pub fn settle_one(c: &mut dyn Conn, u: &Urls, id: i64, now: i64) -> Result<(), DbError> {
-    if runs::settle_run(c, id, now)? {
+    if super::machine::settle_run(c, id, now)? {
         record_completions(c, u, &[id], now)?;
     }
     Ok(())
@@ -55,7 +55,7 @@ pub async fn settle_repo(app: &Shared, repo_id: i64) -> ApiResult<Option<i64>> {
     let next = app
         .store
         .write(move |c| -> Result<_, DbError> {
-            let done = runs::settle_due(c, Some(repo_id), now)?;
+            let done = super::machine::settle_due(c, Some(repo_id), now)?;
             record_completions(c, &u, &done, now)?;
             runs::next_due(c, Some(repo_id))
         })
@@ -75,9 +75,9 @@ struct Ticker {
 }
 
 impl Work for Ticker {
-    async fn pass(&mut self) -> Result<Next, ApiError> {
+    async fn pass(&mut self) -> Result<Next, WorkError> {
         let now = self.state.clock.now();
-        let due = self.state.store.read(|c| runs::next_due(c, None)).await?;
+        let due = self.state.store.read(|c| runs::next_due(c, None)).await.context("reading when runs are due")?;
         if due.is_none_or(|d| d > now) {
             return Ok(Next::Wait);
         }
@@ -85,10 +85,11 @@ impl Work for Ticker {
         self.state
             .store
             .write(move |c| -> Result<(), DbError> {
-                let done = runs::settle_due(c, None, now)?;
+                let done = super::machine::settle_due(c, None, now)?;
                 record_completions(c, &u, &done, now)
             })
-            .await?;
+            .await
+            .context("settling due workflow runs")?;
         Ok(Next::Again)
     }
 }

@@ -6,15 +6,17 @@
 //! and the signed log downloads.
 pub mod engine;
 pub mod logs;
+pub mod machine;
 pub mod plan;
 pub mod shapes;
 pub mod triggers;
 mod zip;
 
 use axum::http::StatusCode;
+use machine::{Refusal, Rerun};
 use platform_core::{daterange, TokenKind};
 use platform_store::domain::accounts::Account;
-use platform_store::domain::workflow_runs::{self as runs, Filter, Refusal, Rerun, Run, CONCLUSIONS, STATUSES};
+use platform_store::domain::workflow_runs::{self as runs, Filter, Run, CONCLUSIONS, STATUSES};
 use platform_store::DbError;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
@@ -457,7 +459,7 @@ where
 async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     let run = load(&ctx).await?;
     change(&ctx, run.id, move |c, now| {
-        let out = runs::cancel(c, run.id, now)?;
+        let out = machine::cancel(c, run.id, now)?;
         Ok(out)
     })
     .await?;
@@ -480,7 +482,7 @@ async fn rerun(ctx: Ctx, Body(b): Body<RerunRun>) -> ApiResult<Reply> {
     let debug = b.enable_debug_logging.unwrap_or(false);
     let by = caller(&ctx)?;
     let what = if ctx.op.id == RERUN_FAILED.id { Rerun::Failed } else { Rerun::All };
-    change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &what, &by, debug, now)).await?;
+    change(&ctx, run.id, move |c, now| machine::rerun(c, run.id, &what, &by, debug, now)).await?;
     Ok(Reply::created(json!({})))
 }
 
@@ -491,13 +493,13 @@ async fn rerun_job(ctx: Ctx, Body(b): Body<RerunJob>) -> ApiResult<Reply> {
     engine::settle_repo(&ctx.app, repo_id).await?;
     let (job, run) = ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)?;
     let by = caller(&ctx)?;
-    change(&ctx, run.id, move |c, now| runs::rerun(c, run.id, &Rerun::Job(job.name), &by, debug, now)).await?;
+    change(&ctx, run.id, move |c, now| machine::rerun(c, run.id, &Rerun::Job(job.name), &by, debug, now)).await?;
     Ok(Reply::created(json!({})))
 }
 
 async fn approve(ctx: Ctx) -> ApiResult<Reply> {
     let run = load(&ctx).await?;
-    change(&ctx, run.id, move |c, now| runs::approve(c, run.id, now)).await?;
+    change(&ctx, run.id, move |c, now| machine::approve(c, run.id, now)).await?;
     Ok(Reply::created(json!({})))
 }
 

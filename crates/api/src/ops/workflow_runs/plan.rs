@@ -397,7 +397,7 @@ pub async fn admin_advance(State(app): State<Shared>, Path(id): Path<String>) ->
                 .query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?
                 .map(|r| r.i64(0))
                 .ok_or_else(ApiError::not_found)?;
-            match runs::advance(c, id, now)? {
+            match super::machine::advance(c, id, now)? {
                 Ok(true) => super::engine::record_completions(c, &u, &[id], now)?,
                 Ok(false) => {}
                 Err(_) => {
