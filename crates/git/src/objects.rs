@@ -101,6 +101,47 @@ impl Commit {
     }
 }
 
+/// An annotated tag object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tag {
+    pub oid: String,
+    /// The object it names, and that object's type (`commit`, `tree`, `blob`, `tag`).
+    pub object: String,
+    pub kind: String,
+    /// The tag's name as the object records it.
+    pub name: String,
+    /// Old tags may have none.
+    pub tagger: Option<Person>,
+    /// The message, without a signature that follows it.
+    pub message: String,
+    /// An armored signature at the message's end.
+    pub signature: Option<String>,
+}
+
+impl Tag {
+    /// Parses a raw tag object.
+    pub fn parse(oid: &str, raw: &[u8]) -> Option<Tag> {
+        let text = String::from_utf8_lossy(raw);
+        let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+        let (mut object, mut kind, mut name, mut tagger) = (None, None, None, None);
+        for line in head.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "object" => object = Some(value.to_string()),
+                "type" => kind = Some(value.to_string()),
+                "tag" => name = Some(value.to_string()),
+                "tagger" => tagger = Person::parse(value),
+                _ => {}
+            }
+        }
+        let (message, signature) = match body.find("-----BEGIN ") {
+            Some(at) => (&body[..at], Some(body[at..].trim_end().to_string())),
+            None => (body, None),
+        };
+        Some(Tag { oid: oid.to_string(), object: object?, kind: kind?, name: name?, tagger, message: message.to_string(), signature })
+    }
+}
+
 /// The kind of a tree entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -187,6 +228,15 @@ impl Repo {
         }
         let out = self.cmd().args(["cat-file", "--batch"]).input(input.into_bytes()).output().await?;
         Ok(batch(&out).into_iter().filter(|(_, kind, _)| kind == "commit").filter_map(|(oid, _, raw)| Commit::parse(&oid, raw)).collect())
+    }
+
+    /// The annotated tag `oid` names, if it names one.
+    pub async fn tag(&self, oid: &str) -> Result<Option<Tag>, Error> {
+        if !is_oid(oid) {
+            return Ok(None);
+        }
+        let out = self.cmd().args(["cat-file", "--batch"]).input(format!("{oid}\n").into_bytes()).output().await?;
+        Ok(batch(&out).into_iter().find(|(_, kind, _)| kind == "tag").and_then(|(oid, _, raw)| Tag::parse(&oid, raw)))
     }
 
     /// One commit, if `oid` names one.
@@ -532,6 +582,18 @@ gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n\nSubj
         assert_eq!(c.signature.as_deref(), Some("-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----"));
         assert_eq!(c.author.git_date(), "@1700000000 -0130");
         assert!(Commit::parse("x", b"garbage").is_none());
+    }
+
+    #[test]
+    fn tags_parse() {
+        let raw = b"object 1111111111111111111111111111111111111111\ntype commit\ntag v1.0\n\
+tagger Ann <ann@example.com> 1700000000 +0000\n\nRelease\n-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----\n";
+        let t = Tag::parse("2222222222222222222222222222222222222222", raw).unwrap();
+        assert_eq!((t.object.as_str(), t.kind.as_str(), t.name.as_str()), ("1111111111111111111111111111111111111111", "commit", "v1.0"));
+        assert_eq!(t.tagger.unwrap().email, "ann@example.com");
+        assert_eq!(t.message, "Release\n");
+        assert_eq!(t.signature.as_deref(), Some("-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----"));
+        assert!(Tag::parse("x", b"garbage").is_none());
     }
 
     #[test]
