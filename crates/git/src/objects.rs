@@ -1,6 +1,8 @@
 //! Reading objects: commits (tree, parents, people, dates, message, signature), trees (one level
 //! or recursive), blobs and their sizes, the changes between two commits with their line counts,
 //! merge bases and ancestry, and the commits a set of ref updates introduces.
+use std::collections::HashMap;
+
 use crate::command::Error;
 use crate::repo::{is_oid, RefUpdate, Repo, EMPTY_TREE, ZERO};
 
@@ -317,6 +319,22 @@ impl Repo {
         Ok(changes)
     }
 
+    /// The unified diff of each text file that differs from `base` (`None`: the empty tree) to
+    /// `head`, by path: its hunks from the first `@@` on, without the trailing line end (the
+    /// form of a commit's `patch`). Binary files and mode-only changes have none.
+    pub async fn patches(&self, base: Option<&str>, head: &str) -> Result<HashMap<String, String>, Error> {
+        let base = base.unwrap_or(EMPTY_TREE);
+        if !is_oid(base) || !is_oid(head) {
+            return Err(Error::Invalid("not an object name".into()));
+        }
+        let out = self
+            .cmd()
+            .args(["diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", base, head])
+            .output()
+            .await?;
+        Ok(parse_patches(&String::from_utf8_lossy(&out)))
+    }
+
     /// The entry at `path` (slash-separated, from the root) in commit or tree `rev`; `None`
     /// when nothing is there.
     pub async fn entry(&self, rev: &str, path: &str) -> Result<Option<Entry>, Error> {
@@ -519,6 +537,31 @@ pub struct LogQuery<'a> {
     pub max: u64,
 }
 
+/// Splits `diff-tree -p` output into each path's hunks (a path diffed twice, as a type change
+/// is, gets both). Paths git quotes (control characters, quotes) are left out.
+fn parse_patches(out: &str) -> HashMap<String, String> {
+    let mut patches: HashMap<String, String> = HashMap::new();
+    for block in out.split("\ndiff --git ").map(|b| b.strip_prefix("diff --git ").unwrap_or(b)) {
+        let Some((header, rest)) = block.split_once('\n') else { continue };
+        // `a/<path> b/<path>`: the same path twice, as renames are off.
+        if header.starts_with('"') || header.len() < 5 || (header.len() - 5) % 2 != 0 {
+            continue;
+        }
+        let path = &header[2..2 + (header.len() - 5) / 2];
+        if header != format!("a/{path} b/{path}") {
+            continue;
+        }
+        let Some(at) = rest.find("\n@@").map(|i| i + 1).or_else(|| rest.starts_with("@@").then_some(0)) else { continue };
+        let hunks = rest[at..].trim_end_matches('\n');
+        let entry = patches.entry(path.to_string()).or_default();
+        if !entry.is_empty() {
+            entry.push('\n');
+        }
+        entry.push_str(hunks);
+    }
+    patches
+}
+
 /// Parses `ls-tree -z -l` output.
 fn parse_ls_tree(out: &[u8]) -> Vec<Entry> {
     let mut list = Vec::new();
@@ -582,6 +625,17 @@ gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n\nSubj
         assert_eq!(c.signature.as_deref(), Some("-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----"));
         assert_eq!(c.author.git_date(), "@1700000000 -0130");
         assert!(Commit::parse("x", b"garbage").is_none());
+    }
+
+    #[test]
+    fn patches_split_by_path() {
+        let out = "diff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n\
+diff --git a/dir/b c b/dir/b c\nnew file mode 100644\nindex 0..3\n--- /dev/null\n+++ b/dir/b c\n@@ -0,0 +1 @@\n+z\n\\ No newline at end of file\n\
+diff --git a/bin b/bin\nindex 4..5 100644\nBinary files a/bin and b/bin differ\n";
+        let p = parse_patches(out);
+        assert_eq!(p["a"], "@@ -1 +1 @@\n-x\n+y");
+        assert_eq!(p["dir/b c"], "@@ -0,0 +1 @@\n+z\n\\ No newline at end of file");
+        assert!(!p.contains_key("bin"));
     }
 
     #[test]

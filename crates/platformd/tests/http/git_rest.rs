@@ -433,3 +433,61 @@ both!(blobs_and_tag_objects, |s| {
     let (st, _, _) = call(&s, Method::GET, &format!("/repos/alice/code/git/blobs/{sha}"), Some(&t), None).await;
     assert_eq!(st, 200);
 });
+
+both!(commit_patches_and_people_by_email, |s| {
+    let (t, [add, edit, _]) = world(&s).await;
+    // The patch of each text file, hunks only; none for a binary file.
+    let (_, c) = ok(&s, &format!("/repos/alice/code/commits/{edit}"), None).await;
+    assert_conforms_to_snapshot("Commit", &c);
+    assert_eq!(c["files"][0]["patch"], "@@ -1 +1,2 @@\n fn a() {}\n+fn b() {}");
+    let (_, root) = ok(&s, &format!("/repos/alice/code/commits/{add}"), None).await;
+    let guide = root["files"].as_array().unwrap().iter().find(|f| f["filename"] == "docs/guide.md").cloned().unwrap();
+    assert_eq!(guide["patch"], "@@ -0,0 +1 @@\n+Guide");
+    let bytes = base64::engine::general_purpose::STANDARD.encode([0u8, 159, 146, 150, 0, 1]);
+    let (st, _, put) =
+        call(&s, Method::PUT, "/repos/alice/code/contents/data.bin", Some(&t), Some(json!({"message": "Binary", "content": bytes}))).await;
+    assert_eq!(st, 201, "{put}");
+    let bin = put["commit"]["sha"].as_str().unwrap().to_string();
+    let (_, c) = ok(&s, &format!("/repos/alice/code/commits/{bin}"), None).await;
+    assert_eq!(c["files"][0]["filename"], "data.bin");
+    assert!(c["files"][0].get("patch").is_none(), "{c}");
+    // Lists carry no files, so no patches.
+    let (_, list) = ok(&s, "/repos/alice/code/commits", None).await;
+    assert!(list[0].get("files").is_none());
+
+    // Author and committer are the accounts of their emails: a user's email, a no-reply
+    // address naming a login; none (null) for an email no account has.
+    s.admin_post("/users", json!({"login": "dana", "email": "Dana@Example.com"})).await;
+    let dana = s.classic("dana", &["repo"]).await;
+    let push = |who: Value| {
+        let s = &s;
+        async move {
+            let body = json!({"ref": "refs/heads/main", "message": "By someone", "author": who, "files": {"who.txt": who.to_string()}});
+            s.admin_post("/repos/alice/code/refs", body).await["sha"].as_str().unwrap().to_string()
+        }
+    };
+    let by_email = push(json!({"name": "D", "email": "dana@example.com"})).await;
+    let by_noreply = push(json!({"name": "A", "email": "alice@users.noreply.service.example"})).await;
+    let by_id_noreply = push(json!({"name": "A", "email": "12345+dana@users.noreply.service.example"})).await;
+    let by_nobody = push(json!({"name": "N", "email": "nobody@example.com"})).await;
+    for (sha, login) in [(&by_email, Some("dana")), (&by_noreply, Some("alice")), (&by_id_noreply, Some("dana")), (&by_nobody, None)] {
+        let (_, c) = ok(&s, &format!("/repos/alice/code/commits/{sha}"), Some(&dana)).await;
+        assert_eq!(c["author"]["login"].as_str(), login, "{c}");
+        assert_eq!(c["committer"]["login"].as_str(), login, "{c}");
+        if login.is_none() {
+            assert!(c["author"].is_null() && c["committer"].is_null(), "{c}");
+        }
+    }
+    // The same in lists (commits the store recorded, and those only git has).
+    let (_, list) = ok(&s, "/repos/alice/code/commits?per_page=4", None).await;
+    let logins: Vec<Option<&str>> = list.as_array().unwrap().iter().map(|c| c["author"]["login"].as_str()).collect();
+    assert_eq!(logins, [None, Some("dana"), Some("alice"), Some("dana")]);
+    // A contents write by dana: her account as author and committer.
+    s.admin_post("/repos", json!({"owner": "dana", "name": "notes"})).await;
+    let (st, _, put) =
+        call(&s, Method::PUT, "/repos/dana/notes/contents/n.txt", Some(&dana), Some(json!({"message": "Note", "content": b64("n\n")})))
+            .await;
+    assert_eq!(st, 201, "{put}");
+    let (_, c) = ok(&s, &format!("/repos/dana/notes/commits/{}", put["commit"]["sha"].as_str().unwrap()), None).await;
+    assert_eq!((c["author"]["login"].as_str(), c["committer"]["login"].as_str()), (Some("dana"), Some("dana")), "{c}");
+});
