@@ -56,8 +56,10 @@ after(() => {
 check("baseUrl …/api/v3: paginate follows Links that keep the prefix; meta.root URLs carry it", ["statuses/list", "meta/root"], async () => {
   if (!server) return new Skip("no platformd binary (set PLATFORMD_BIN)");
   const setup = bareClient({ baseUrl: server.base, token: server.tokens.owner });
+  // The statuses of main's head (a real commit of the seed).
+  const { data: main } = await setup.rest.git.getRef({ owner: ORG, repo: PUBLIC_REPO, ref: "heads/main" });
   for (let i = 0; i < 5; i++) {
-    await setup.rest.repos.createCommitStatus({ owner: ORG, repo: PUBLIC_REPO, sha: "1".repeat(40), state: "success", context: `p/${i}` });
+    await setup.rest.repos.createCommitStatus({ owner: ORG, repo: PUBLIC_REPO, sha: main.object.sha, state: "success", context: `p/${i}` });
   }
   const fetch = countingFetch();
   const octokit = client({ baseUrl: server.base, token: server.tokens.owner, fetch });

@@ -1,6 +1,8 @@
 //! Reading objects: commits (tree, parents, people, dates, message, signature), trees (one level
 //! or recursive), blobs and their sizes, the changes between two commits with their line counts,
 //! merge bases and ancestry, and the commits a set of ref updates introduces.
+use std::collections::HashMap;
+
 use crate::command::Error;
 use crate::repo::{is_oid, RefUpdate, Repo, EMPTY_TREE, ZERO};
 
@@ -101,6 +103,47 @@ impl Commit {
     }
 }
 
+/// An annotated tag object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tag {
+    pub oid: String,
+    /// The object it names, and that object's type (`commit`, `tree`, `blob`, `tag`).
+    pub object: String,
+    pub kind: String,
+    /// The tag's name as the object records it.
+    pub name: String,
+    /// Old tags may have none.
+    pub tagger: Option<Person>,
+    /// The message, without a signature that follows it.
+    pub message: String,
+    /// An armored signature at the message's end.
+    pub signature: Option<String>,
+}
+
+impl Tag {
+    /// Parses a raw tag object.
+    pub fn parse(oid: &str, raw: &[u8]) -> Option<Tag> {
+        let text = String::from_utf8_lossy(raw);
+        let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+        let (mut object, mut kind, mut name, mut tagger) = (None, None, None, None);
+        for line in head.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "object" => object = Some(value.to_string()),
+                "type" => kind = Some(value.to_string()),
+                "tag" => name = Some(value.to_string()),
+                "tagger" => tagger = Person::parse(value),
+                _ => {}
+            }
+        }
+        let (message, signature) = match body.find("-----BEGIN ") {
+            Some(at) => (&body[..at], Some(body[at..].trim_end().to_string())),
+            None => (body, None),
+        };
+        Some(Tag { oid: oid.to_string(), object: object?, kind: kind?, name: name?, tagger, message: message.to_string(), signature })
+    }
+}
+
 /// The kind of a tree entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -189,6 +232,15 @@ impl Repo {
         Ok(batch(&out).into_iter().filter(|(_, kind, _)| kind == "commit").filter_map(|(oid, _, raw)| Commit::parse(&oid, raw)).collect())
     }
 
+    /// The annotated tag `oid` names, if it names one.
+    pub async fn tag(&self, oid: &str) -> Result<Option<Tag>, Error> {
+        if !is_oid(oid) {
+            return Ok(None);
+        }
+        let out = self.cmd().args(["cat-file", "--batch"]).input(format!("{oid}\n").into_bytes()).output().await?;
+        Ok(batch(&out).into_iter().find(|(_, kind, _)| kind == "tag").and_then(|(oid, _, raw)| Tag::parse(&oid, raw)))
+    }
+
     /// One commit, if `oid` names one.
     pub async fn commit(&self, oid: &str) -> Result<Option<Commit>, Error> {
         Ok(self.commits(&[oid.to_string()]).await?.pop())
@@ -265,6 +317,22 @@ impl Repo {
             });
         }
         Ok(changes)
+    }
+
+    /// The unified diff of each text file that differs from `base` (`None`: the empty tree) to
+    /// `head`, by path: its hunks from the first `@@` on, without the trailing line end (the
+    /// form of a commit's `patch`). Binary files and mode-only changes have none.
+    pub async fn patches(&self, base: Option<&str>, head: &str) -> Result<HashMap<String, String>, Error> {
+        let base = base.unwrap_or(EMPTY_TREE);
+        if !is_oid(base) || !is_oid(head) {
+            return Err(Error::Invalid("not an object name".into()));
+        }
+        let out = self
+            .cmd()
+            .args(["diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", base, head])
+            .output()
+            .await?;
+        Ok(parse_patches(&String::from_utf8_lossy(&out)))
     }
 
     /// The entry at `path` (slash-separated, from the root) in commit or tree `rev`; `None`
@@ -469,6 +537,31 @@ pub struct LogQuery<'a> {
     pub max: u64,
 }
 
+/// Splits `diff-tree -p` output into each path's hunks (a path diffed twice, as a type change
+/// is, gets both). Paths git quotes (control characters, quotes) are left out.
+fn parse_patches(out: &str) -> HashMap<String, String> {
+    let mut patches: HashMap<String, String> = HashMap::new();
+    for block in out.split("\ndiff --git ").map(|b| b.strip_prefix("diff --git ").unwrap_or(b)) {
+        let Some((header, rest)) = block.split_once('\n') else { continue };
+        // `a/<path> b/<path>`: the same path twice, as renames are off.
+        if header.starts_with('"') || header.len() < 5 || (header.len() - 5) % 2 != 0 {
+            continue;
+        }
+        let path = &header[2..2 + (header.len() - 5) / 2];
+        if header != format!("a/{path} b/{path}") {
+            continue;
+        }
+        let Some(at) = rest.find("\n@@").map(|i| i + 1).or_else(|| rest.starts_with("@@").then_some(0)) else { continue };
+        let hunks = rest[at..].trim_end_matches('\n');
+        let entry = patches.entry(path.to_string()).or_default();
+        if !entry.is_empty() {
+            entry.push('\n');
+        }
+        entry.push_str(hunks);
+    }
+    patches
+}
+
 /// Parses `ls-tree -z -l` output.
 fn parse_ls_tree(out: &[u8]) -> Vec<Entry> {
     let mut list = Vec::new();
@@ -532,6 +625,29 @@ gpgsig -----BEGIN PGP SIGNATURE-----\n abc\n -----END PGP SIGNATURE-----\n\nSubj
         assert_eq!(c.signature.as_deref(), Some("-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----"));
         assert_eq!(c.author.git_date(), "@1700000000 -0130");
         assert!(Commit::parse("x", b"garbage").is_none());
+    }
+
+    #[test]
+    fn patches_split_by_path() {
+        let out = "diff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n\
+diff --git a/dir/b c b/dir/b c\nnew file mode 100644\nindex 0..3\n--- /dev/null\n+++ b/dir/b c\n@@ -0,0 +1 @@\n+z\n\\ No newline at end of file\n\
+diff --git a/bin b/bin\nindex 4..5 100644\nBinary files a/bin and b/bin differ\n";
+        let p = parse_patches(out);
+        assert_eq!(p["a"], "@@ -1 +1 @@\n-x\n+y");
+        assert_eq!(p["dir/b c"], "@@ -0,0 +1 @@\n+z\n\\ No newline at end of file");
+        assert!(!p.contains_key("bin"));
+    }
+
+    #[test]
+    fn tags_parse() {
+        let raw = b"object 1111111111111111111111111111111111111111\ntype commit\ntag v1.0\n\
+tagger Ann <ann@example.com> 1700000000 +0000\n\nRelease\n-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----\n";
+        let t = Tag::parse("2222222222222222222222222222222222222222", raw).unwrap();
+        assert_eq!((t.object.as_str(), t.kind.as_str(), t.name.as_str()), ("1111111111111111111111111111111111111111", "commit", "v1.0"));
+        assert_eq!(t.tagger.unwrap().email, "ann@example.com");
+        assert_eq!(t.message, "Release\n");
+        assert_eq!(t.signature.as_deref(), Some("-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----"));
+        assert!(Tag::parse("x", b"garbage").is_none());
     }
 
     #[test]

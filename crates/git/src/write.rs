@@ -21,6 +21,17 @@ pub struct NewCommit<'a> {
     pub committer: &'a Person,
 }
 
+/// What a new annotated tag says of itself.
+#[derive(Clone, Debug)]
+pub struct NewTag<'a> {
+    /// The object it names, which must exist and be of type `kind`.
+    pub object: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub tagger: &'a Person,
+    pub message: &'a str,
+}
+
 /// A name or email git would refuse or silently alter.
 fn bad_ident(s: &str) -> bool {
     s.contains(['<', '>', '\n', '\0'])
@@ -132,6 +143,39 @@ impl Repo {
             .env("GIT_COMMITTER_DATE", c.committer.git_date())
             .input(c.message.as_bytes().to_vec());
         oid_of(cmd.output().await.map_err(|e| match e {
+            Error::Failed(m) => Error::Invalid(m),
+            other => other,
+        })?)
+    }
+
+    /// Writes an annotated tag object through `mktag`, which checks it as `fsck` would (the
+    /// object exists with that type, the name and tagger are well formed).
+    pub async fn write_tag(&self, t: &NewTag<'_>) -> Result<String, Error> {
+        if bad_ident(&t.tagger.name) || bad_ident(&t.tagger.email) || t.tagger.name.trim().is_empty() {
+            return Err(Error::Invalid("names and emails may not contain <, > or line breaks".into()));
+        }
+        if !is_oid(t.object) || !["commit", "tree", "blob", "tag"].contains(&t.kind) {
+            return Err(Error::Invalid("not an object name".into()));
+        }
+        if t.name.is_empty() || t.name.contains(['\n', '\0']) {
+            return Err(Error::Invalid("bad tag name".into()));
+        }
+        let mut message = t.message.to_string();
+        if !message.is_empty() && !message.ends_with('\n') {
+            message.push('\n');
+        }
+        let p = t.tagger;
+        let date = p.git_date();
+        let text = format!(
+            "object {}\ntype {}\ntag {}\ntagger {} <{}> {}\n\n{message}",
+            t.object,
+            t.kind,
+            t.name,
+            p.name,
+            p.email,
+            date.trim_start_matches('@')
+        );
+        oid_of(self.cmd().arg("mktag").input(text.into_bytes()).output().await.map_err(|e| match e {
             Error::Failed(m) => Error::Invalid(m),
             other => other,
         })?)

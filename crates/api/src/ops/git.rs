@@ -253,6 +253,9 @@ pub struct DiffEntry {
     pub blob_url: Uri,
     pub raw_url: Uri,
     pub contents_url: Uri,
+    /// The file's unified diff hunks (one commit's answer; none for binary files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -297,6 +300,8 @@ pub(crate) struct Known {
     seen_at: i64,
     pub(crate) stored: Option<platform_store::domain::pushes::CommitRecord>,
     run: Option<(Value, Account)>,
+    /// The accounts of the stored commit's author and committer, by their emails.
+    people: [Option<Account>; 2],
 }
 
 pub(crate) fn known(c: &mut dyn platform_store::Conn, repo_id: i64, sha: &str) -> Result<Known, DbError> {
@@ -306,7 +311,29 @@ pub(crate) fn known(c: &mut dyn platform_store::Conn, repo_id: i64, sha: &str) -
         Some((commit, actor_id)) => accounts::by_id(c, actor_id)?.map(|a| (commit, a)),
         None => None,
     };
-    Ok(Known { seen_at, stored, run })
+    let mut k = Known { seen_at, stored, run, people: [None, None] };
+    match_people(c, &mut k)?;
+    Ok(k)
+}
+
+/// The account of a commit's email: a user with that email, or the user a no-reply address
+/// (`login@users.noreply…` or `id+login@users.noreply…`) names.
+fn account_of_email(c: &mut dyn platform_store::Conn, email: &str) -> Result<Option<Account>, DbError> {
+    if let Some(local) = email.strip_suffix("@users.noreply.service.example") {
+        let login = local.split_once('+').map_or(local, |(_, l)| l);
+        return Ok(accounts::by_login(c, login)?.filter(|a| !a.is_org()));
+    }
+    accounts::user_by_email(c, email)
+}
+
+/// Matches the stored commit's author and committer to accounts by email (once it has one).
+pub(crate) fn match_people(c: &mut dyn platform_store::Conn, k: &mut Known) -> Result<(), DbError> {
+    let Some(g) = &k.stored else { return Ok(()) };
+    let author = account_of_email(c, &g.author.email)?;
+    let committer =
+        if g.committer.email.eq_ignore_ascii_case(&g.author.email) { author.clone() } else { account_of_email(c, &g.committer.email)? };
+    k.people = [author, committer];
+    Ok(())
 }
 
 /// The commit shape. What git recorded (message, people, dates, tree, parents) when the commit
@@ -357,6 +384,11 @@ pub(crate) fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
             .collect();
     }
     let user = account.map(|a| simple_user(u, a));
+    // A commit git recorded names the accounts of its people's emails (none: null).
+    let (author_user, committer_user) = match &k.stored {
+        Some(_) => (k.people[0].as_ref().map(|a| simple_user(u, a)), k.people[1].as_ref().map(|a| simple_user(u, a))),
+        None => (user.clone(), user),
+    };
     Commit {
         url: Uri(format!("{base}/commits/{sha}")),
         sha: sha.to_string(),
@@ -372,8 +404,8 @@ pub(crate) fn commit(u: &Urls, repo: &Repo, sha: &str, k: &Known) -> Commit {
             tree: Tree { url: Uri(format!("{base}/git/trees/{tree}")), sha: tree },
             verification: Verification { verified: false, reason: "unsigned", signature: None, payload: None, verified_at: None },
         },
-        author: user.clone(),
-        committer: user,
+        author: author_user,
+        committer: committer_user,
         parents,
         stats: None,
         files: None,
@@ -466,7 +498,17 @@ async fn get_commit(ctx: Ctx) -> ApiResult<Reply> {
     // What it changes, when git has it (a placeholder sha has no tree to compare).
     let git = super::git_hosting::repository(&ctx.app, repo).await?;
     if let Some(g) = git.commit(&sha).await.map_err(super::git_hosting::git_error)? {
-        let (stats, files) = changes(&ctx.app.urls, repo, &git, g.parents.first().map(String::as_str), &sha).await?;
+        let parent = g.parents.first().map(String::as_str);
+        let (stats, mut files) = changes(&ctx.app.urls, repo, &git, parent, &sha).await?;
+        // Patches too large to read whole are left out, as hosted leaves out large diffs.
+        let mut patches = match git.patches(parent, &sha).await {
+            Ok(p) => p,
+            Err(platform_git::Error::TooLarge) => Default::default(),
+            Err(e) => return Err(super::git_hosting::git_error(e)),
+        };
+        for f in &mut files {
+            f.patch = patches.remove(&f.filename);
+        }
         (body.stats, body.files) = (Some(stats), Some(files));
     }
     Ok(Reply::ok(body))
@@ -505,6 +547,7 @@ pub(crate) async fn changes(
                 blob_url: Uri(format!("{}/{}/blob/{head}/{path}", u.web, repo.full_name())),
                 raw_url: Uri(format!("{}/{}/raw/{head}/{path}", u.web, repo.full_name())),
                 contents_url: Uri(format!("{api}/contents/{path}?ref={head}")),
+                patch: None,
                 filename: c.path,
             }
         })

@@ -342,3 +342,152 @@ both!(refs_tags_and_git_objects, |s| {
     let (st, _, _) = call(&s, Method::GET, "/repos/alice/code/git/trees/nope", None, None).await;
     assert_eq!(st, 404);
 });
+
+both!(blobs_and_tag_objects, |s| {
+    let (t, [_, edit, _]) = world(&s).await;
+    let api = format!("{}/repos/alice/code", s.base);
+    let post = |path: &'static str, body: Value| call(&s, Method::POST, path, Some(&t), Some(body));
+    // A blob from UTF-8 text and the same bytes as base64: one object, git's sha.
+    let (st, h, b) = post("/repos/alice/code/git/blobs", json!({"content": "hello\n"})).await;
+    assert_eq!(st, 201, "{b}");
+    assert_conforms_to_snapshot("ShortBlob", &b);
+    let sha = b["sha"].as_str().unwrap().to_string();
+    assert_eq!(sha, "ce013625030ba8dba906f756967f9e9ca394464a");
+    assert_eq!(b["url"], format!("{api}/git/blobs/{sha}"));
+    assert_eq!(header(&h, "location"), format!("{api}/git/blobs/{sha}"));
+    let (st, _, again) = post("/repos/alice/code/git/blobs", json!({"content": b64("hello\n"), "encoding": "base64"})).await;
+    assert_eq!((st, again["sha"].as_str()), (201, Some(sha.as_str())));
+    // Read back (public: anonymously too), base64 with its size.
+    let (_, blob) = ok(&s, &format!("/repos/alice/code/git/blobs/{sha}"), None).await;
+    assert_conforms_to_snapshot("Blob", &blob);
+    assert_eq!((blob["encoding"].as_str(), blob["size"].as_i64(), blob["sha"].as_str()), (Some("base64"), Some(6), Some(sha.as_str())));
+    assert_eq!(unb64(&blob["content"]), "hello\n");
+    // A file's blob is the one its contents and trees name.
+    let (_, lib) = ok(&s, &format!("/repos/alice/code/contents/src/lib.rs?ref={edit}"), None).await;
+    let (_, lib_blob) = ok(&s, &format!("/repos/alice/code/git/blobs/{}", lib["sha"].as_str().unwrap()), None).await;
+    assert_eq!(unb64(&lib_blob["content"]), "fn a() {}\nfn b() {}\n");
+    // Not a blob, or nothing: 404.
+    for missing in [edit.as_str(), "ffffffffffffffffffffffffffffffffffffffff", "nope"] {
+        let (st, _, _) = call(&s, Method::GET, &format!("/repos/alice/code/git/blobs/{missing}"), None, None).await;
+        assert_eq!(st, 404, "{missing}");
+    }
+    let (st, h, e) = post("/repos/alice/code/git/blobs", json!({"content": "x", "encoding": "latin-1"})).await;
+    assert_error(st, &h, &e, 422, "Validation Failed");
+    let (st, h, e) = post("/repos/alice/code/git/blobs", json!({"content": "***", "encoding": "base64"})).await;
+    assert_error(st, &h, &e, 422, "Validation Failed");
+
+    // An annotated tag object of a commit, by a given tagger.
+    let tagger = json!({"name": "Rel Eng", "email": "rel@example.com", "date": "2026-04-01T10:00:00Z"});
+    let body = json!({"tag": "v2.0", "message": "Release 2.0\n", "object": edit, "type": "commit", "tagger": tagger});
+    let (st, h, tag) = post("/repos/alice/code/git/tags", body).await;
+    assert_eq!(st, 201, "{tag}");
+    assert_conforms_to_snapshot("GitTag", &tag);
+    let tag_sha = tag["sha"].as_str().unwrap().to_string();
+    assert_eq!(header(&h, "location"), format!("{api}/git/tags/{tag_sha}"));
+    assert_eq!((tag["tag"].as_str(), tag["message"].as_str()), (Some("v2.0"), Some("Release 2.0\n")));
+    assert_eq!(tag["tagger"], tagger);
+    assert_eq!(tag["object"], json!({"sha": edit, "type": "commit", "url": format!("{api}/git/commits/{edit}")}));
+    assert_eq!((tag["verification"]["verified"].as_bool(), tag["verification"]["reason"].as_str()), (Some(false), Some("unsigned")));
+    let (_, read) = ok(&s, &format!("/repos/alice/code/git/tags/{tag_sha}"), None).await;
+    assert_eq!(read, tag);
+    // It becomes a tag once a ref names it: the ref names the tag object, the tag list its commit.
+    let (st, _, r) = post("/repos/alice/code/git/refs", json!({"ref": "refs/tags/v2.0", "sha": tag_sha})).await;
+    assert_eq!(st, 201, "{r}");
+    assert_eq!((r["object"]["type"].as_str(), r["object"]["sha"].as_str()), (Some("tag"), Some(tag_sha.as_str())));
+    let (_, tags) = ok(&s, "/repos/alice/code/tags", None).await;
+    let v2 = tags.as_array().unwrap().iter().find(|t| t["name"] == "v2.0").cloned().unwrap_or_default();
+    assert_eq!(v2["commit"]["sha"], edit.as_str(), "{tags}");
+    // Of a blob, with the caller as the tagger by default.
+    let (st, _, blob_tag) = post("/repos/alice/code/git/tags", json!({"tag": "data", "message": "m", "object": sha, "type": "blob"})).await;
+    assert_eq!(st, 201, "{blob_tag}");
+    assert_eq!(blob_tag["object"]["url"], format!("{api}/git/blobs/{sha}"));
+    assert_eq!(blob_tag["tagger"]["name"], "alice");
+    // What is not there, or not of the type given, is refused.
+    for (body, msg) in [
+        (
+            json!({"tag": "x", "message": "m", "object": "ffffffffffffffffffffffffffffffffffffffff", "type": "commit"}),
+            "Object does not exist",
+        ),
+        (json!({"tag": "x", "message": "m", "object": sha, "type": "commit"}), "Object is not a commit"),
+        (json!({"tag": "x", "message": "m", "object": edit, "type": "tag"}), "Validation Failed"),
+    ] {
+        let (st, h, e) = post("/repos/alice/code/git/tags", body).await;
+        assert_error(st, &h, &e, 422, msg);
+    }
+    for missing in [edit.as_str(), "ffffffffffffffffffffffffffffffffffffffff"] {
+        let (st, _, _) = call(&s, Method::GET, &format!("/repos/alice/code/git/tags/{missing}"), None, None).await;
+        assert_eq!(st, 404, "{missing}");
+    }
+    // Writing needs push access; a private repository's objects are hidden from outsiders.
+    let bob = s.classic("bob", &["repo"]).await;
+    let (st, _, _) = call(&s, Method::POST, "/repos/alice/code/git/blobs", Some(&bob), Some(json!({"content": "x"}))).await;
+    assert_eq!(st, 403);
+    let (st, _, _) = call(&s, Method::POST, "/repos/alice/code/git/blobs", None, Some(json!({"content": "x"}))).await;
+    assert_eq!(st, 401);
+    let (st, _, _) = call(&s, Method::PATCH, "/repos/alice/code", Some(&t), Some(json!({"private": true}))).await;
+    assert_eq!(st, 200);
+    let (st, _, _) = call(&s, Method::GET, &format!("/repos/alice/code/git/blobs/{sha}"), Some(&bob), None).await;
+    assert_eq!(st, 404);
+    let (st, _, _) = call(&s, Method::GET, &format!("/repos/alice/code/git/tags/{tag_sha}"), Some(&bob), None).await;
+    assert_eq!(st, 404);
+    let (st, _, _) = call(&s, Method::GET, &format!("/repos/alice/code/git/blobs/{sha}"), Some(&t), None).await;
+    assert_eq!(st, 200);
+});
+
+both!(commit_patches_and_people_by_email, |s| {
+    let (t, [add, edit, _]) = world(&s).await;
+    // The patch of each text file, hunks only; none for a binary file.
+    let (_, c) = ok(&s, &format!("/repos/alice/code/commits/{edit}"), None).await;
+    assert_conforms_to_snapshot("Commit", &c);
+    assert_eq!(c["files"][0]["patch"], "@@ -1 +1,2 @@\n fn a() {}\n+fn b() {}");
+    let (_, root) = ok(&s, &format!("/repos/alice/code/commits/{add}"), None).await;
+    let guide = root["files"].as_array().unwrap().iter().find(|f| f["filename"] == "docs/guide.md").cloned().unwrap();
+    assert_eq!(guide["patch"], "@@ -0,0 +1 @@\n+Guide");
+    let bytes = base64::engine::general_purpose::STANDARD.encode([0u8, 159, 146, 150, 0, 1]);
+    let (st, _, put) =
+        call(&s, Method::PUT, "/repos/alice/code/contents/data.bin", Some(&t), Some(json!({"message": "Binary", "content": bytes}))).await;
+    assert_eq!(st, 201, "{put}");
+    let bin = put["commit"]["sha"].as_str().unwrap().to_string();
+    let (_, c) = ok(&s, &format!("/repos/alice/code/commits/{bin}"), None).await;
+    assert_eq!(c["files"][0]["filename"], "data.bin");
+    assert!(c["files"][0].get("patch").is_none(), "{c}");
+    // Lists carry no files, so no patches.
+    let (_, list) = ok(&s, "/repos/alice/code/commits", None).await;
+    assert!(list[0].get("files").is_none());
+
+    // Author and committer are the accounts of their emails: a user's email, a no-reply
+    // address naming a login; none (null) for an email no account has.
+    s.admin_post("/users", json!({"login": "dana", "email": "Dana@Example.com"})).await;
+    let dana = s.classic("dana", &["repo"]).await;
+    let push = |who: Value| {
+        let s = &s;
+        async move {
+            let body = json!({"ref": "refs/heads/main", "message": "By someone", "author": who, "files": {"who.txt": who.to_string()}});
+            s.admin_post("/repos/alice/code/refs", body).await["sha"].as_str().unwrap().to_string()
+        }
+    };
+    let by_email = push(json!({"name": "D", "email": "dana@example.com"})).await;
+    let by_noreply = push(json!({"name": "A", "email": "alice@users.noreply.service.example"})).await;
+    let by_id_noreply = push(json!({"name": "A", "email": "12345+dana@users.noreply.service.example"})).await;
+    let by_nobody = push(json!({"name": "N", "email": "nobody@example.com"})).await;
+    for (sha, login) in [(&by_email, Some("dana")), (&by_noreply, Some("alice")), (&by_id_noreply, Some("dana")), (&by_nobody, None)] {
+        let (_, c) = ok(&s, &format!("/repos/alice/code/commits/{sha}"), Some(&dana)).await;
+        assert_eq!(c["author"]["login"].as_str(), login, "{c}");
+        assert_eq!(c["committer"]["login"].as_str(), login, "{c}");
+        if login.is_none() {
+            assert!(c["author"].is_null() && c["committer"].is_null(), "{c}");
+        }
+    }
+    // The same in lists (commits the store recorded, and those only git has).
+    let (_, list) = ok(&s, "/repos/alice/code/commits?per_page=4", None).await;
+    let logins: Vec<Option<&str>> = list.as_array().unwrap().iter().map(|c| c["author"]["login"].as_str()).collect();
+    assert_eq!(logins, [None, Some("dana"), Some("alice"), Some("dana")]);
+    // A contents write by dana: her account as author and committer.
+    s.admin_post("/repos", json!({"owner": "dana", "name": "notes"})).await;
+    let (st, _, put) =
+        call(&s, Method::PUT, "/repos/dana/notes/contents/n.txt", Some(&dana), Some(json!({"message": "Note", "content": b64("n\n")})))
+            .await;
+    assert_eq!(st, 201, "{put}");
+    let (_, c) = ok(&s, &format!("/repos/dana/notes/commits/{}", put["commit"]["sha"].as_str().unwrap()), None).await;
+    assert_eq!((c["author"]["login"].as_str(), c["committer"]["login"].as_str()), (Some("dana"), Some("dana")), "{c}");
+});

@@ -188,13 +188,130 @@ both!(repositories_are_read_as_the_rest_api_reads_them, |s| {
     }
 });
 
+/// The query `gh repo list <owner>` sends (gh 2.23), with its variables.
+const REPO_LIST: &str = "query RepositoryList($perPage:Int!,$endCursor:String,$privacy:RepositoryPrivacy,$fork:Boolean,$owner:String!) {
+    repositoryOwner(login: $owner) {
+      login
+      repositories(first: $perPage, after: $endCursor, privacy: $privacy, isFork: $fork, ownerAffiliations: OWNER, orderBy: { field: PUSHED_AT, direction: DESC }) {
+        nodes{nameWithOwner,description,isPrivate,isFork,isArchived,createdAt,pushedAt,visibility}
+        totalCount
+        pageInfo{hasNextPage,endCursor}
+      }
+    }
+  }";
+
+async fn repo_list(s: &Server, token: &str, variables: Value) -> Value {
+    let (st, _, b) = graphql(s, "/graphql", Some(token), json!({ "query": REPO_LIST, "variables": variables })).await;
+    assert_eq!(st, 200, "{b}");
+    assert!(b.get("errors").is_none(), "{b}");
+    b["data"]["repositoryOwner"].clone()
+}
+
+fn names(owner: &Value) -> Vec<String> {
+    owner["repositories"]["nodes"].as_array().unwrap().iter().map(|n| n["nameWithOwner"].as_str().unwrap().to_string()).collect()
+}
+
+both!(owners_list_their_repositories, |s| {
+    for u in ["alice", "bob", "carol"] {
+        s.user(u).await;
+    }
+    s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"], "members": ["bob"]})).await;
+    s.repo("alice", "hello", false).await;
+    s.repo("alice", "vault", true).await;
+    s.repo("acme", "tools", false).await;
+    s.repo("acme", "secret", true).await;
+    s.repo("acme", "site", false).await;
+    let alice = s.classic("alice", &["repo"]).await;
+    let bob = s.classic("bob", &["repo", "read:org"]).await;
+    let carol = s.classic("carol", &["repo"]).await;
+    let public_only = s.classic("alice", &["public_repo"]).await;
+    let all = |token: &'static str| json!({"owner": token, "perPage": 30});
+    // A user's own repositories: private ones for those who may see them.
+    let owner = repo_list(&s, &alice, all("alice")).await;
+    assert_eq!(owner["login"], "alice");
+    let mut got = names(&owner);
+    got.sort();
+    assert_eq!(got, ["alice/hello", "alice/vault"]);
+    assert_eq!(owner["repositories"]["totalCount"], 2);
+    assert_eq!(owner["repositories"]["pageInfo"]["hasNextPage"], false);
+    let vault = owner["repositories"]["nodes"].as_array().unwrap().iter().find(|n| n["nameWithOwner"] == "alice/vault").unwrap().clone();
+    assert_eq!(
+        (vault["isPrivate"].as_bool(), vault["visibility"].as_str(), vault["isFork"].as_bool()),
+        (Some(true), Some("PRIVATE"), Some(false))
+    );
+    for (token, want) in [(&carol, vec!["alice/hello"]), (&public_only, vec!["alice/hello"])] {
+        let owner = repo_list(&s, token, all("alice")).await;
+        assert_eq!(names(&owner), want);
+        assert_eq!(owner["repositories"]["totalCount"], 1);
+    }
+    // An organization's: members see its private ones.
+    let mut got = names(&repo_list(&s, &bob, all("acme")).await);
+    got.sort();
+    assert_eq!(got, ["acme/secret", "acme/site", "acme/tools"]);
+    let mut got = names(&repo_list(&s, &carol, all("acme")).await);
+    got.sort();
+    assert_eq!(got, ["acme/site", "acme/tools"]);
+    // Filters: privacy, forks (none is one).
+    assert_eq!(names(&repo_list(&s, &bob, json!({"owner": "acme", "perPage": 30, "privacy": "PRIVATE"})).await), ["acme/secret"]);
+    assert_eq!(names(&repo_list(&s, &bob, json!({"owner": "acme", "perPage": 30, "fork": true})).await), Vec::<String>::new());
+    assert_eq!(repo_list(&s, &bob, json!({"owner": "acme", "perPage": 30, "fork": false})).await["repositories"]["totalCount"], 3);
+    // Pages by cursor, as gh follows them.
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let page = repo_list(&s, &bob, json!({"owner": "acme", "perPage": 2, "endCursor": cursor})).await;
+        assert_eq!(page["repositories"]["totalCount"], 3);
+        seen.extend(names(&page));
+        let info = &page["repositories"]["pageInfo"];
+        if info["hasNextPage"] == false {
+            break;
+        }
+        cursor = info["endCursor"].clone();
+    }
+    seen.sort();
+    assert_eq!(seen, ["acme/secret", "acme/site", "acme/tools"]);
+    // No such owner: null, no error (gh says the owner was not recognized).
+    assert_eq!(repo_list(&s, &alice, all("nobody")).await, Value::Null);
+    // Orders, edges and backward pages.
+    let q = "{ repositoryOwner(login: \"acme\") { repositories(first: 10, orderBy: {field: NAME, direction: ASC}) { edges { cursor node { name } } } } }";
+    let b = query(&s, &bob, q).await;
+    let edges = b["data"]["repositoryOwner"]["repositories"]["edges"].as_array().unwrap().clone();
+    let order: Vec<&str> = edges.iter().map(|e| e["node"]["name"].as_str().unwrap()).collect();
+    assert_eq!(order, ["secret", "site", "tools"], "{b}");
+    let before = edges[2]["cursor"].as_str().unwrap();
+    let q = format!("{{ repositoryOwner(login: \"acme\") {{ repositories(last: 1, before: \"{before}\", orderBy: {{field: NAME, direction: ASC}}) {{ nodes {{ name }} pageInfo {{ hasPreviousPage hasNextPage }} }} }} }}");
+    let b = query(&s, &bob, &q).await;
+    let r = &b["data"]["repositoryOwner"]["repositories"];
+    assert_eq!(
+        (r["nodes"][0]["name"].as_str(), r["pageInfo"]["hasPreviousPage"].as_bool(), r["pageInfo"]["hasNextPage"].as_bool()),
+        (Some("site"), Some(true), Some(true)),
+        "{b}"
+    );
+    // The viewer's own, through the same field on `viewer`.
+    let b = query(&s, &alice, "{ viewer { repositories(first: 5, privacy: PRIVATE) { totalCount nodes { name } } } }").await;
+    assert_eq!(b["data"]["viewer"]["repositories"]["nodes"], json!([{"name": "vault"}]), "{b}");
+    // Pages must be asked for, and are at most 100.
+    for (args, message) in [
+        ("", "You must provide a `first` or `last` value"),
+        ("first: 101", "exceeds the `first` limit of 100 records"),
+        ("first: 1, last: 1", "Passing both `first` and `last`"),
+        ("first: 1, after: \"bogus\"", "does not appear to be a valid cursor"),
+    ] {
+        let sep = if args.is_empty() { "" } else { "(" };
+        let end = if args.is_empty() { "" } else { ")" };
+        let b = query(&s, &alice, &format!("{{ repositoryOwner(login: \"alice\") {{ repositories{sep}{args}{end} {{ totalCount }} }} }}"))
+            .await;
+        assert!(b["errors"][0]["message"].as_str().is_some_and(|m| m.contains(message)), "{args}: {b}");
+    }
+});
+
 both!(introspection, |s| {
     s.user("alice").await;
     let t = s.classic("alice", &[]).await;
     let b = query(&s, &t, "{ __schema { queryType { name } mutationType { name } } __type(name: \"User\") { fields { name type { kind name ofType { name } } } } }").await;
     assert_eq!(b["data"]["__schema"], json!({"queryType": {"name": "Query"}, "mutationType": null}), "{b}");
     let fields: Vec<&str> = b["data"]["__type"]["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
-    assert_eq!(fields, ["id", "databaseId", "login", "name", "isSiteAdmin", "createdAt", "updatedAt"]);
+    assert_eq!(fields, ["id", "databaseId", "login", "name", "isSiteAdmin", "createdAt", "updatedAt", "repositories"]);
     assert_eq!(b["data"]["__type"]["fields"][5]["type"], json!({"kind": "NON_NULL", "name": null, "ofType": {"name": "DateTime"}}));
     // The introspection query GraphQL tools send, within the limits.
     let full = "query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
@@ -208,7 +325,7 @@ both!(introspection, |s| {
         ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } }";
     let b = query(&s, &t, full).await;
     let types = b["data"]["__schema"]["types"].as_array().unwrap_or_else(|| panic!("{b}"));
-    assert!(types.iter().any(|t| t["name"] == "User" && t["fields"].as_array().is_some_and(|f| f.len() == 7)), "{b}");
+    assert!(types.iter().any(|t| t["name"] == "User" && t["fields"].as_array().is_some_and(|f| f.len() == 8)), "{b}");
     // The limits hold for introspection too.
     let deep = format!("{{ __schema {{ types {{ {}name{} }} }} }}", "fields { type { ".repeat(12), " } }".repeat(12));
     assert_graphql_error(200, &query(&s, &t, &deep).await, 200, "Query is nested too deep.");

@@ -379,6 +379,15 @@ async fn prepare(s: &Server, w: &World, op: &str, repo: &str, n: usize) -> (Meth
             s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/w{n}"), "files": {"f.txt": "x"}})).await;
             (Method::DELETE, format!("/repos/{repo}/git/refs/heads/w{n}"), None)
         }
+        "POST /repos/{owner}/{repo}/git/blobs" => {
+            (Method::POST, format!("/repos/{repo}/git/blobs"), Some(json!({"content": format!("c{n}")})))
+        }
+        "POST /repos/{owner}/{repo}/git/tags" => {
+            let made =
+                s.admin_post(&format!("/repos/{repo}/refs"), json!({"ref": format!("refs/heads/w{n}"), "files": {"f.txt": "x"}})).await;
+            let body = json!({"tag": format!("t{n}"), "message": "m", "object": made["sha"], "type": "commit"});
+            (Method::POST, format!("/repos/{repo}/git/tags"), Some(body))
+        }
         other => panic!("no cell preparation for {other}: add the operation to the matrix"),
     }
 }
@@ -574,6 +583,10 @@ const MATRIX: &[(&str, On, &str)] = &[
     ("PUT /repos/{owner}/{repo}/contents/{path}", On::Public, "401 201 201 403p 201 201 201 403p 201 201 403w 201 403w 403i"),
     ("DELETE /repos/{owner}/{repo}/contents/{path}", On::Private, "404 200 404 404 200 404 200 403p 200 200 200 200 404 404"),
     ("DELETE /repos/{owner}/{repo}/contents/{path}", On::Public, "401 200 200 403p 200 200 200 403p 200 200 403w 200 403w 403i"),
+    ("POST /repos/{owner}/{repo}/git/blobs", On::Private, "404 201 404 404 201 404 201 403p 201 201 201 201 404 404"),
+    ("POST /repos/{owner}/{repo}/git/blobs", On::Public, "401 201 201 403p 201 201 201 403p 201 201 403w 201 403w 403i"),
+    ("POST /repos/{owner}/{repo}/git/tags", On::Private, "404 201 404 404 201 404 201 403p 201 201 201 201 404 404"),
+    ("POST /repos/{owner}/{repo}/git/tags", On::Public, "401 201 201 403p 201 201 201 403p 201 201 403w 201 403w 403i"),
     ("POST /repos/{owner}/{repo}/git/refs", On::Private, "404 201 404 404 201 404 201 403p 201 201 201 201 404 404"),
     ("POST /repos/{owner}/{repo}/git/refs", On::Public, "401 201 201 403p 201 201 201 403p 201 201 403w 201 403w 403i"),
     ("PATCH /repos/{owner}/{repo}/git/refs/{ref}", On::Private, "404 200 404 404 200 404 200 403p 200 200 200 200 404 404"),

@@ -47,6 +47,12 @@ pub fn by_login(c: &mut dyn Conn, login: &str) -> Result<Option<Account>, DbErro
     Ok(c.query_opt(&sql, params![login.to_lowercase()])?.map(|r| from_row(&r, 0)))
 }
 
+/// The user with this email address (case-insensitive; the first made when several share it).
+pub fn user_by_email(c: &mut dyn Conn, email: &str) -> Result<Option<Account>, DbError> {
+    let sql = format!("SELECT {COLS} FROM accounts a WHERE a.kind = 'User' AND LOWER(a.email) = ? ORDER BY a.id LIMIT 1");
+    Ok(c.query_opt(&sql, params![email.to_lowercase()])?.map(|r| from_row(&r, 0)))
+}
+
 pub fn by_id(c: &mut dyn Conn, id: i64) -> Result<Option<Account>, DbError> {
     let sql = format!("SELECT {COLS} FROM accounts a WHERE a.id = ?");
     Ok(c.query_opt(&sql, params![id])?.map(|r| from_row(&r, 0)))

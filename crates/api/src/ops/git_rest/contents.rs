@@ -44,7 +44,7 @@ pub static GET_CONTENT: Operation = Operation::get("repos/get-content", "/repos/
 
 /// Who a commit names.
 #[derive(Clone, Deserialize, JsonSchema)]
-struct Who {
+pub(super) struct Who {
     name: String,
     email: String,
     /// `YYYY-MM-DDTHH:MM:SSZ` (default: now).
@@ -175,7 +175,7 @@ pub struct FileCommit {
 /// Bytes of a file included in its JSON answer at most, as hosted.
 const MAX_INLINE: u64 = 1 << 20;
 /// Bytes of a file answered raw at most, as hosted.
-const MAX_RAW: u64 = 100 << 20;
+pub(super) const MAX_RAW: u64 = 100 << 20;
 
 /// Does `accept` ask for raw contents (`application/vnd.service.raw`, with or without `v3.` or `+json`)?
 fn wants_raw(accept: &str) -> bool {
@@ -187,7 +187,7 @@ fn wants_raw(accept: &str) -> bool {
 }
 
 /// Base64 as hosted: lines of 60 characters, each ended.
-fn wrapped_base64(bytes: &[u8]) -> String {
+pub(super) fn wrapped_base64(bytes: &[u8]) -> String {
     let b = base64::engine::general_purpose::STANDARD.encode(bytes);
     let mut out = String::with_capacity(b.len() + b.len() / 60 + 1);
     for chunk in b.as_bytes().chunks(60) {
@@ -301,7 +301,7 @@ async fn get_content(ctx: Ctx, Query(q): Query<ContentsQuery>) -> ApiResult<Repl
 }
 
 /// A person a commit names: as given, else the authenticated user, else the platform.
-fn person(ctx: &Ctx, given: Option<&Who>, now: i64) -> ApiResult<Person> {
+pub(super) fn person(ctx: &Ctx, given: Option<&Who>, now: i64) -> ApiResult<Person> {
     if let Some(w) = given {
         let time = match &w.date {
             Some(d) => parse_ts(d).ok_or_else(|| ApiError::invalid_request(format!("For 'date', {d:?} is not a timestamp.")))?,

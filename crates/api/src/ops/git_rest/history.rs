@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{empty_repository, git, READ};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
-use crate::ops::git::{changes, commit, known, Commit, DiffEntry};
+use crate::ops::git::{changes, commit, known, match_people, Commit, DiffEntry};
 use crate::ops::git_hosting::git_error;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
@@ -96,6 +96,7 @@ pub(super) async fn commit_shapes(ctx: &Ctx, repo: &Repo, g: &platform_git::Repo
                 // What git has of it, when the store has not recorded it (yet).
                 if kn.stored.is_none() {
                     kn.stored = Some(crate::ops::git_hosting::refs::record(k));
+                    match_people(c, &mut kn)?;
                 }
                 out.push((sha, kn));
             }

@@ -10,8 +10,10 @@
 //! - [`history`]: commit lists and comparisons.
 //! - [`contents`]: `…/contents/{path}` read, created, updated and deleted.
 //! - [`objects`]: tags, `…/git/commits/{sha}`, `…/git/trees/{sha}`.
+//! - [`database`]: blobs and annotated tag objects, read and written (`…/git/blobs`, `…/git/tags`).
 //! - [`ref_writes`]: `…/git/refs` created, moved and deleted.
 mod contents;
+mod database;
 mod history;
 mod objects;
 mod ref_writes;
@@ -38,6 +40,7 @@ pub fn routes(api: Api) -> Api {
     let api = history::routes(api);
     let api = contents::routes(api);
     let api = objects::routes(api);
+    let api = database::routes(api);
     ref_writes::routes(api)
 }
 

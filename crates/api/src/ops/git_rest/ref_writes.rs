@@ -55,7 +55,10 @@ pub static DELETE_REF: Operation = Operation::delete("git/delete-ref", "/repos/{
     .docs("https://docs.service.example/rest/git/refs#delete-a-reference")
     .access(WRITE)
     .slash_param("ref")
-    .responds(&[Resp::empty(204, "The reference was deleted.")]);
+    .responds(&[
+        Resp::empty(204, "The reference was deleted."),
+        Resp::typed::<crate::error::BasicError>(422, "No such branch or tag (`Reference does not exist`), or a ruleset refused it."),
+    ]);
 
 pub fn routes(api: Api) -> Api {
     api.op(&CREATE_REF, create_ref).op(&UPDATE_REF, update_ref).op(&DELETE_REF, delete_ref)

@@ -11,6 +11,7 @@
 //! document may cost is in [`limits`]. Everything runs inside the handler's future, nothing is
 //! spawned: a client that goes away (or [`limits::MAX_EXECUTION`]) drops it, and the work with it.
 mod limits;
+mod repositories;
 mod schema;
 
 use async_graphql::parser::{parse_query, Error as ParseError};

@@ -7,15 +7,16 @@ use std::sync::OnceLock;
 
 use async_graphql::{
     Context, EmptyMutation, EmptySubscription, Enum, Error, ErrorExtensions, InputValueError, InputValueResult, Interface, Object, Scalar,
-    ScalarType, Schema, Value, ID,
+    ScalarType, Schema, SimpleObject, Value, ID,
 };
 use platform_core::ids::node_id;
 use platform_core::time::{format_ts, parse_ts};
-use platform_store::domain::accounts::Account;
+use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::repos::{self, Lookup, Repo};
 use platform_store::DbError;
 
 use super::limits::{MAX_COMPLEXITY, MAX_DEPTH, MAX_DIRECTIVES, MAX_NESTING};
+use super::repositories::{self, RepositoryAffiliation, RepositoryOrder, RepositoryPrivacy};
 use crate::authorize::{check_repo, role_of};
 use crate::principal::Role;
 use crate::request::ReqInfo;
@@ -75,7 +76,15 @@ impl Query {
             return Err(Error::new(format!("Could not resolve to a Repository with the name '{owner}/{name}'."))
                 .extend_with(|_, e| e.set("type", "NOT_FOUND")));
         };
-        Ok(Repository { web: app.urls.web.clone(), host: app.urls.host.clone(), repo, role, head })
+        Ok(Repository::new(app, repo, role, head))
+    }
+
+    /// Lookup a repository owner (a user or an organization) by login; null when no account
+    /// has it.
+    async fn repository_owner(&self, ctx: &Context<'_>, login: String) -> async_graphql::Result<Option<RepositoryOwner>> {
+        let app = ctx.data_unchecked::<Shared>();
+        let found = app.store.read(move |c| accounts::by_login(c, &login)).await.map_err(|e| Error::new(e.message))?;
+        Ok(found.map(RepositoryOwner::of))
     }
 }
 
@@ -86,6 +95,12 @@ pub struct Repository {
     repo: Repo,
     role: Role,
     head: Option<String>,
+}
+
+impl Repository {
+    pub fn new(app: &Shared, repo: Repo, role: Role, head: Option<String>) -> Repository {
+        Repository { web: app.urls.web.clone(), host: app.urls.host.clone(), repo, role, head }
+    }
 }
 
 /// The access levels a user may have on a repository.
@@ -127,11 +142,7 @@ impl Repository {
 
     /// The user or organization that owns the repository.
     async fn owner(&self) -> RepositoryOwner {
-        if self.repo.owner.is_org() {
-            RepositoryOwner::Organization(Organization(self.repo.owner.clone()))
-        } else {
-            RepositoryOwner::User(User(self.repo.owner.clone()))
-        }
+        RepositoryOwner::of(self.repo.owner.clone())
     }
 
     async fn description(&self) -> Option<&str> {
@@ -319,14 +330,182 @@ impl Organization {
     async fn name(&self) -> Option<&str> {
         self.0.name.as_deref()
     }
+
+    /// A list of repositories that the owner owns.
+    #[allow(clippy::too_many_arguments)] // the field's arguments, as the hosted schema declares them
+    async fn repositories(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+        privacy: Option<RepositoryPrivacy>,
+        visibility: Option<RepositoryVisibility>,
+        is_fork: Option<bool>,
+        is_archived: Option<bool>,
+        is_locked: Option<bool>,
+        owner_affiliations: Option<Vec<RepositoryAffiliation>>,
+        affiliations: Option<Vec<RepositoryAffiliation>>,
+        order_by: Option<RepositoryOrder>,
+    ) -> async_graphql::Result<RepositoryConnection> {
+        repositories_of(
+            ctx,
+            &self.0,
+            first,
+            after,
+            last,
+            before,
+            privacy,
+            visibility,
+            is_fork,
+            is_archived,
+            is_locked,
+            owner_affiliations,
+            affiliations,
+            order_by,
+        )
+        .await
+    }
 }
 
 /// The owner of a repository.
+// Arguments of one type repeat their `ty = …` (clippy reads those as duplicated attributes).
+#[allow(clippy::duplicated_attributes)]
 #[derive(Interface)]
-#[graphql(field(name = "id", ty = "ID"), field(name = "login", ty = "&str"))]
+#[graphql(
+    field(name = "id", ty = "ID"),
+    field(name = "login", ty = "&str"),
+    field(
+        name = "repositories",
+        ty = "RepositoryConnection",
+        desc = "A list of repositories that the user owns.",
+        arg(name = "first", ty = "Option<i32>"),
+        arg(name = "after", ty = "Option<String>"),
+        arg(name = "last", ty = "Option<i32>"),
+        arg(name = "before", ty = "Option<String>"),
+        arg(name = "privacy", ty = "Option<RepositoryPrivacy>"),
+        arg(name = "visibility", ty = "Option<RepositoryVisibility>"),
+        arg(name = "is_fork", ty = "Option<bool>"),
+        arg(name = "is_archived", ty = "Option<bool>"),
+        arg(name = "is_locked", ty = "Option<bool>"),
+        arg(name = "owner_affiliations", ty = "Option<Vec<RepositoryAffiliation>>"),
+        arg(name = "affiliations", ty = "Option<Vec<RepositoryAffiliation>>"),
+        arg(name = "order_by", ty = "Option<RepositoryOrder>"),
+    )
+)]
 pub enum RepositoryOwner {
     User(User),
     Organization(Organization),
+}
+
+impl RepositoryOwner {
+    fn of(account: Account) -> RepositoryOwner {
+        if account.is_org() {
+            RepositoryOwner::Organization(Organization(account))
+        } else {
+            RepositoryOwner::User(User(account))
+        }
+    }
+}
+
+/// The `repositories` field of an owner: one page of its repositories the caller may see.
+#[allow(clippy::too_many_arguments)] // the field's arguments, as the hosted schema declares them
+async fn repositories_of(
+    ctx: &Context<'_>,
+    owner: &Account,
+    first: Option<i32>,
+    after: Option<String>,
+    last: Option<i32>,
+    before: Option<String>,
+    privacy: Option<RepositoryPrivacy>,
+    visibility: Option<RepositoryVisibility>,
+    is_fork: Option<bool>,
+    is_archived: Option<bool>,
+    is_locked: Option<bool>,
+    owner_affiliations: Option<Vec<RepositoryAffiliation>>,
+    affiliations: Option<Vec<RepositoryAffiliation>>,
+    order_by: Option<RepositoryOrder>,
+) -> async_graphql::Result<RepositoryConnection> {
+    let args = repositories::Args {
+        first,
+        after,
+        last,
+        before,
+        privacy,
+        visibility,
+        is_fork,
+        is_archived,
+        is_locked,
+        owner_affiliations,
+        affiliations,
+        order_by,
+    };
+    let page = repositories::page(ctx.data_unchecked::<Shared>(), ctx.data_unchecked::<ReqInfo>(), owner, args).await?;
+    Ok(RepositoryConnection(page))
+}
+
+/// A list of repositories owned by the subject.
+pub struct RepositoryConnection(repositories::Page);
+
+#[Object]
+impl RepositoryConnection {
+    /// A list of nodes.
+    async fn nodes(&self) -> Vec<&Repository> {
+        self.0.nodes.iter().map(|(_, r)| r).collect()
+    }
+
+    /// A list of edges.
+    async fn edges(&self) -> Vec<RepositoryEdge<'_>> {
+        self.0.nodes.iter().map(|(cursor, node)| RepositoryEdge { cursor, node }).collect()
+    }
+
+    /// Identifies the total count of items in the connection.
+    async fn total_count(&self) -> i64 {
+        self.0.total as i64
+    }
+
+    /// Information to aid in pagination.
+    async fn page_info(&self) -> PageInfo {
+        PageInfo {
+            has_next_page: self.0.has_next,
+            has_previous_page: self.0.has_previous,
+            start_cursor: self.0.nodes.first().map(|(c, _)| c.clone()),
+            end_cursor: self.0.nodes.last().map(|(c, _)| c.clone()),
+        }
+    }
+}
+
+/// An edge in a connection.
+pub struct RepositoryEdge<'a> {
+    cursor: &'a str,
+    node: &'a Repository,
+}
+
+#[Object]
+impl RepositoryEdge<'_> {
+    /// A cursor for use in pagination.
+    async fn cursor(&self) -> &str {
+        self.cursor
+    }
+
+    /// The item at the end of the edge.
+    async fn node(&self) -> &Repository {
+        self.node
+    }
+}
+
+/// Information about pagination in a connection.
+#[derive(SimpleObject)]
+pub struct PageInfo {
+    /// When paginating forwards, are there more items?
+    has_next_page: bool,
+    /// When paginating backwards, are there more items?
+    has_previous_page: bool,
+    /// When paginating backwards, the cursor to continue.
+    start_cursor: Option<String>,
+    /// When paginating forwards, the cursor to continue.
+    end_cursor: Option<String>,
 }
 
 /// A user account.
@@ -367,6 +546,43 @@ impl User {
     /// When the account was last updated.
     async fn updated_at(&self) -> DateTime {
         DateTime(self.0.updated_at)
+    }
+
+    /// A list of repositories that the owner owns.
+    #[allow(clippy::too_many_arguments)] // the field's arguments, as the hosted schema declares them
+    async fn repositories(
+        &self,
+        ctx: &Context<'_>,
+        first: Option<i32>,
+        after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
+        privacy: Option<RepositoryPrivacy>,
+        visibility: Option<RepositoryVisibility>,
+        is_fork: Option<bool>,
+        is_archived: Option<bool>,
+        is_locked: Option<bool>,
+        owner_affiliations: Option<Vec<RepositoryAffiliation>>,
+        affiliations: Option<Vec<RepositoryAffiliation>>,
+        order_by: Option<RepositoryOrder>,
+    ) -> async_graphql::Result<RepositoryConnection> {
+        repositories_of(
+            ctx,
+            &self.0,
+            first,
+            after,
+            last,
+            before,
+            privacy,
+            visibility,
+            is_fork,
+            is_archived,
+            is_locked,
+            owner_affiliations,
+            affiliations,
+            order_by,
+        )
+        .await
     }
 }
 
