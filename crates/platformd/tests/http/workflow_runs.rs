@@ -845,6 +845,34 @@ both!(completion_is_platform_activity, |s| {
     assert_eq!(recv.count(), 2);
 });
 
+both!(cancelled_run_sends_completed, |s| {
+    let _ = world(&s).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let owner = s.classic("alice", &["admin:org_hook", "repo"]).await;
+    let body = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run"]});
+    let (code, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(body)).await;
+    assert_eq!(code, 201, "{b}");
+    recv.wait(1, 10).await; // the ping
+    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": [{"name": "build", "duration_seconds": 600}]})).await;
+    let (code, _, b) = call(&s, Method::POST, &format!("{}/cancel", run_path(&run["id"])), Some(&owner), None).await;
+    assert_eq!(code, 202, "{b}");
+    // The cancellation completes the run: `workflow_run` `completed`, concluded cancelled, once.
+    let hits = recv.wait(2, 15).await;
+    let payload: Value = serde_json::from_slice(&hits[1].body).unwrap();
+    assert_eq!((payload["action"].clone(), payload["workflow_run"]["id"].clone()), (json!("completed"), run["id"].clone()));
+    assert_eq!(payload["workflow_run"]["conclusion"], "cancelled");
+    // The workflow in full, as the webhook schema has it.
+    let w = &payload["workflow"];
+    for k in ["id", "node_id", "name", "path", "state", "created_at", "updated_at", "url", "html_url", "badge_url"] {
+        assert!(!w[k].is_null(), "{k} in {w}");
+    }
+    assert_eq!(payload["repository"]["license"], Value::Null);
+    assert!(payload["workflow_run"].get("head_repository_id").is_none(), "{payload}");
+    get_ok(&s, &run_path(&run["id"]), None).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 2);
+});
+
 both!(attempt_jobs_pagination, |s| {
     let t = world(&s).await;
     let jobs: Vec<Value> = (0..5).map(|i| json!({"name": format!("job{i}"), "duration_seconds": 1})).collect();

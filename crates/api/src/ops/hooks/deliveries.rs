@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac};
-use platform_core::time::format_ts;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::activity::Activity;
 use platform_store::domain::hooks::{self, Attempt, Delivery, Hook, NewDelivery};
@@ -18,8 +17,12 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
+use super::activity::{self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowRunActivity};
+use super::payloads::{
+    self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, RepositoryBody, RepositoryField, RepositoryImport, Status,
+};
 use crate::error::ApiError;
-use crate::ops::git_hosting::effects;
+use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
 use crate::outbound::{find_refused, refusal, AllowList, GuardResolver};
 use crate::outbox::Consumer;
 use crate::secrets;
@@ -70,24 +73,6 @@ pub fn user_agent() -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Shapes.
-
-pub fn org_object(u: &Urls, org: &Account) -> Value {
-    let api = format!("{}/orgs/{}", u.api, org.login);
-    json!({
-        "login": org.login,
-        "id": org.id,
-        "node_id": platform_core::ids::node_id("Organization", org.id),
-        "url": api,
-        "repos_url": format!("{api}/repos"),
-        "events_url": format!("{api}/events"),
-        "hooks_url": format!("{api}/hooks"),
-        "issues_url": format!("{api}/issues"),
-        "members_url": format!("{api}/members{{/member}}"),
-        "public_members_url": format!("{api}/public_members{{/member}}"),
-        "avatar_url": format!("{}/avatars/u/{}?v=4", u.web, org.id),
-        "description": Value::Null,
-    })
-}
 
 /// WebhookConfig: the hook's `config` as reads show it (secret masked).
 #[derive(Serialize, JsonSchema)]
@@ -148,17 +133,21 @@ pub fn org_hook(u: &Urls, org: &Account, h: &Hook) -> OrgHook {
     }
 }
 
-pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Value {
-    let mut hook = json!(org_hook(u, org, h));
-    hook["last_response"] = json!({"code": h.last_code, "status": h.last_status.clone().unwrap_or_else(|| "unused".into()),
-                                   "message": h.last_message});
-    json!({
-        "zen": "Keep it logically awesome.",
-        "hook_id": h.id,
-        "hook": hook,
-        "organization": org_object(u, org),
-        "sender": shapes::simple_user(u, sender),
-    })
+/// The `ping` a hook's creation and `POST …/pings` send.
+pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payload<Body> {
+    let last_response = LastResponse {
+        code: h.last_code,
+        status: h.last_status.clone().unwrap_or_else(|| "unused".into()),
+        message: h.last_message.clone(),
+    };
+    let ping = Ping { zen: "Keep it logically awesome.", hook_id: h.id, hook: PingHook { hook: org_hook(u, org, h), last_response } };
+    Payload {
+        body: Body::Ping(ping),
+        repository: None,
+        organization: payloads::organization(u, org),
+        sender: shapes::simple_user(u, sender),
+        installation: None,
+    }
 }
 
 /// Queues a delivery of `payload` to `hook`, due now.
@@ -167,11 +156,11 @@ pub fn enqueue(
     hook: &Hook,
     event: &str,
     action: Option<&str>,
-    payload: &Value,
+    payload: &impl Serialize,
     repo_id: Option<i64>,
     now: i64,
 ) -> Result<i64, DbError> {
-    let text = payload.to_string();
+    let text = serde_json::to_string(payload).expect("webhook payloads are plain data");
     let g = guid();
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let d = NewDelivery {
@@ -211,11 +200,16 @@ fn event_names(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// A delivery's payload and its action.
+type Made = (Payload<Body>, Option<&'static str>);
+
 /// The actions of `repository` webhooks the platform sends.
 const REPOSITORY_ACTIONS: [&str; 6] = ["created", "deleted", "renamed", "edited", "publicized", "privatized"];
 
 impl WebhookConsumer {
-    fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<(Value, Option<&'static str>), DbError> {
+    /// The payload of `event` for activity `a`, with its action; `None` when the record makes no
+    /// such delivery (another kind of record, or one written before it had its type).
+    fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<Option<Made>, DbError> {
         let u = &self.urls;
         let repo: Option<Repo> = match a.repo_id {
             Some(id) => repos::by_id(c, id)?,
@@ -225,54 +219,86 @@ impl WebhookConsumer {
             Some(id) => accounts::by_id(c, id)?,
             None => None,
         };
-        let sender = shapes::simple_user(u, actor.as_ref().unwrap_or(org));
-        let repository = repo.as_ref().map(|r| shapes::minimal_repository(u, platform_core::ApiVersion::DEFAULT, r));
+        let who = actor.as_ref().unwrap_or(org);
         let p = &a.payload;
+        let mut repository = repo.as_ref().map(|r| RepositoryField::Now(Box::new(payloads::repository(u, r))));
         let mut action = None;
-        let mut body = match event {
+        let body = match event {
             "push" => {
-                let pusher =
-                    actor.as_ref().map(|x| json!({"name": x.login, "email": x.email})).unwrap_or(json!({"name": org.login, "email": null}));
-                // Nothing to send for a record that is no push (`Null` skips it).
+                let pusher = Pusher { name: who.login.clone(), email: actor.as_ref().and_then(|x| x.email.clone()) };
                 match effects::push_webhook(u, repo.as_ref(), &a.kind, p, pusher) {
-                    Some(body) => body,
-                    None => return Ok((Value::Null, None)),
+                    Some(body) => Body::Push(Box::new(body)),
+                    None => return Ok(None),
                 }
             }
-            "delete" => json!({"ref": p["ref"], "ref_type": p["ref_type"], "pusher_type": p["pusher_type"]}),
-            "create" => json!({
-                "ref": p["ref"], "ref_type": p["ref_type"], "master_branch": p["master_branch"],
-                "description": p["description"], "pusher_type": p["pusher_type"],
-            }),
-            "status" => json!({
-                "id": p["id"], "sha": p["sha"], "name": repo.as_ref().map(|r| r.full_name()),
-                "target_url": p["target_url"], "context": p["context"], "description": p["description"],
-                "state": p["state"], "commit": {"sha": p["sha"]}, "branches": [],
-                "created_at": format_ts(a.created_at), "updated_at": format_ts(a.created_at),
-            }),
+            "delete" => {
+                let Some(d) = activity::read::<DeleteActivity>(p) else { return Ok(None) };
+                Body::Delete(Delete { name: d.name, ref_type: d.ref_type, pusher_type: d.pusher_type })
+            }
+            "create" => {
+                let Some(k) = activity::read::<CreateActivity>(p) else { return Ok(None) };
+                let Some(name) = k.name else { return Ok(None) };
+                Body::Create(Create {
+                    name,
+                    ref_type: k.ref_type,
+                    master_branch: k.master_branch,
+                    description: k.description,
+                    pusher_type: k.pusher_type,
+                })
+            }
+            "status" => {
+                let (Some(st), Some(r)) = (activity::read::<StatusActivity>(p), repo.as_ref()) else { return Ok(None) };
+                let known = crate::ops::git::known(c, r.id, &st.sha)?;
+                let commit = crate::ops::git::commit(u, r, &st.sha, &known);
+                Body::Status(Box::new(Status {
+                    id: st.id,
+                    name: r.full_name(),
+                    target_url: st.target_url,
+                    context: st.context,
+                    description: st.description,
+                    state: st.state,
+                    commit: commit.into(),
+                    branches: Vec::new(),
+                    created_at: Timestamp(a.created_at),
+                    updated_at: Timestamp(a.created_at),
+                    sha: st.sha,
+                }))
+            }
             "watch" => {
                 action = Some("started");
-                json!({"action": "started"})
+                Body::Action(payloads::Action { action: "started" })
             }
             "workflow_run" => {
-                action = Some("completed");
-                p.clone()
+                let Some(w) = activity::read::<WorkflowRunActivity>(p) else { return Ok(None) };
+                action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
+                Body::WorkflowRun(w)
             }
             // The repository as it was when the event happened (a deleted one is gone now).
             "repository" => {
-                action = REPOSITORY_ACTIONS.iter().copied().find(|a| p["action"] == *a);
-                p.clone()
+                let Some(r) = activity::read::<RepositoryActivity>(p) else { return Ok(None) };
+                action = REPOSITORY_ACTIONS.iter().copied().find(|x| *x == r.action);
+                repository = Some(RepositoryField::Recorded(r.repository));
+                Body::Repository(RepositoryBody { action: r.action, changes: r.changes })
             }
-            _ => p.clone(),
+            "repository_import" => {
+                let Some(i) = activity::read::<RepositoryImportActivity>(p) else { return Ok(None) };
+                Body::RepositoryImport(RepositoryImport { status: i.status })
+            }
+            _ => return Ok(None),
         };
-        if let Some(r) = repository.filter(|_| event != "repository") {
-            body["repository"] = json!(r);
-        }
-        body["organization"] = org_object(u, org);
-        body["sender"] = json!(sender);
-        Ok((body, action))
+        let payload = Payload {
+            body,
+            repository,
+            organization: payloads::organization(u, org),
+            sender: shapes::simple_user(u, who),
+            installation: None,
+        };
+        Ok(Some((payload, action)))
     }
 }
+
+/// The actions of `workflow_run` webhooks the platform sends.
+const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"];
 
 impl Consumer for WebhookConsumer {
     fn name(&self) -> &'static str {
@@ -284,10 +310,6 @@ impl Consumer for WebhookConsumer {
         for a in batch {
             let Some(org_id) = a.org_id else { continue };
             for &event in event_names(&a.kind) {
-                // `create` webhooks are for branches and tags; a new repository is `repository` created.
-                if event == "create" && a.payload["ref_type"] == "repository" {
-                    continue;
-                }
                 if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
                     let list = hooks::active_for_org(c, org_id)?;
                     let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };
@@ -299,10 +321,7 @@ impl Consumer for WebhookConsumer {
                 if targets.is_empty() {
                     continue;
                 }
-                let (payload, action) = self.payload(c, a, event, &org)?;
-                if payload.is_null() {
-                    continue;
-                }
+                let Some((payload, action)) = self.payload(c, a, event, &org)? else { continue };
                 for h in &targets {
                     enqueue(c, h, event, action, &payload, a.repo_id, now)?;
                 }

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use platform_core::ApiVersion;
 use platform_store::domain::activity::{self, NewActivity};
-use platform_store::domain::repos;
+use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::workflow_runs::{self as runs};
 use platform_store::{Conn, DbError};
-use serde_json::json;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ops::hooks::activity::{self as hook_activity, WorkflowRunActivity};
+use crate::ops::hooks::payloads::WebhookWorkflowRun;
 use crate::shapes::Urls;
 use crate::state::Shared;
 use crate::worker::{Next, Work, Worker, Workers};
@@ -25,13 +26,24 @@ pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> 
             continue;
         };
         let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, id)?) else { continue };
-        let payload = json!({
-            "action": "completed",
-            "workflow_run": super::shapes::run(u, ApiVersion::DEFAULT, &repo, &run, false),
-            "workflow": {"id": run.workflow_id, "name": run.workflow_name, "path": run.workflow_path},
-        });
-        activity::record(c, &NewActivity::in_repo("WorkflowRunEvent", Some(run.triggering_actor.id), &repo, &payload), now)?;
+        record_run(c, u, &repo, &run, "completed", now)?;
     }
+    Ok(())
+}
+
+/// Records a `WorkflowRunEvent` of `run` (`requested`, `in_progress`, `completed`) with the run
+/// and its workflow as they are now.
+pub fn record_run(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, action: &str, now: i64) -> Result<(), DbError> {
+    let workflow = match runs::workflow(c, repo.id, &run.workflow_id.to_string())? {
+        Some(w) => hook_activity::stored(&super::shapes::workflow(u, repo, &w)),
+        None => return Ok(()),
+    };
+    let payload = hook_activity::stored(&WorkflowRunActivity {
+        action: action.into(),
+        workflow_run: hook_activity::stored(&WebhookWorkflowRun::from(super::shapes::run(u, ApiVersion::DEFAULT, repo, run, false))),
+        workflow,
+    });
+    activity::record(c, &NewActivity::in_repo("WorkflowRunEvent", Some(run.triggering_actor.id), repo, &payload), now)?;
     Ok(())
 }
 

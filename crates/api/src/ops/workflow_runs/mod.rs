@@ -456,8 +456,14 @@ where
 
 async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     let run = load(&ctx).await?;
+    let u = ctx.app.urls.clone();
     change(&ctx, run.id, move |c, now| {
         let out = runs::cancel(c, run.id, now)?;
+        // The cancellation completes the run: its `completed` is recorded here (settling after
+        // it finds nothing left to complete).
+        if out.is_ok() {
+            engine::record_completions(c, &u, &[run.id], now)?;
+        }
         Ok(out)
     })
     .await?;
