@@ -78,11 +78,13 @@ check("delete and push (deleted) of a deleted branch validate", [], async () => 
   assert.equal(push.after, "0".repeat(40));
 });
 
-check("watch started validates", [], async () => {
+check("watch started and star created validate", [], async () => {
   const { login } = await adminCall("POST", "/users", { login: unique("wh") });
   await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/stars`, { login });
   const p = await delivered("watch", "started", (x) => x.sender.login === login);
   assert.equal(p.repository.full_name, `${ORG}/${PUBLIC_REPO}`);
+  const star = await delivered("star", "created", (x) => x.sender.login === login);
+  assert.equal(typeof star.starred_at, "string");
 });
 
 check("workflow_run completed validates, for a finished run and a run cancelled through the API", [], async () => {
@@ -115,6 +117,8 @@ check("repository created, edited, renamed and deleted validate", [], async () =
   await delivered("repository", "privatized", (p) => p.repository.id === repo.id);
   await owner.rest.repos.update({ owner: ORG, repo: renamed, private: false });
   await delivered("repository", "publicized", (p) => p.repository.id === repo.id);
+  const pub = await delivered("public", undefined, (p) => p.repository.id === repo.id);
+  assert.equal(pub.repository.private, false);
   const { token } = await adminCall("POST", "/tokens", { kind: "classic", login: "octo", scopes: ["repo", "delete_repo"] });
   await client({ token }).rest.repos.delete({ owner: ORG, repo: renamed });
   await delivered("repository", "deleted", (p) => p.repository.id === repo.id);

@@ -19,7 +19,8 @@ use tokio::task::JoinSet;
 
 use super::activity::{self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowRunActivity};
 use super::payloads::{
-    self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, RepositoryBody, RepositoryField, RepositoryImport, Status,
+    self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport, Star,
+    Status,
 };
 use crate::error::ApiError;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
@@ -190,7 +191,9 @@ fn event_names(kind: &str) -> &'static [&'static str] {
     match kind {
         "PushEvent" => &["push"],
         "CreateEvent" => &["create"],
-        "WatchEvent" => &["watch"],
+        // Starring: `watch` `started` and `star` `created`, as hosted.
+        "WatchEvent" => &["watch", "star"],
+        "PublicEvent" => &["public"],
         "StatusEvent" => &["status"],
         "DeleteEvent" => &["delete", "push"],
         "WorkflowRunEvent" => &["workflow_run"],
@@ -268,6 +271,11 @@ impl WebhookConsumer {
                 action = Some("started");
                 Body::Action(payloads::Action { action: "started" })
             }
+            "star" => {
+                action = Some("created");
+                Body::Star(Star { action: "created", starred_at: Timestamp(a.created_at) })
+            }
+            "public" => Body::Public(Public {}),
             "workflow_run" => {
                 let Some(w) = activity::read::<WorkflowRunActivity>(p) else { return Ok(None) };
                 action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);

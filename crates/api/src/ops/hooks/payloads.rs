@@ -118,8 +118,12 @@ pub enum Body {
     Delete(Delete),
     /// `status`
     Status(Box<Status>),
-    /// `watch` `started`, `star` `created`
+    /// `watch` `started`
     Action(Action),
+    /// `star` `created`
+    Star(Star),
+    /// `public`
+    Public(Public),
     /// `workflow_run`
     WorkflowRun(WorkflowRunActivity),
     /// `repository`
@@ -173,6 +177,17 @@ pub struct Delete {
 pub struct Action {
     pub action: &'static str,
 }
+
+/// `star` `created`: when the repository was starred.
+#[derive(Serialize)]
+pub struct Star {
+    pub action: &'static str,
+    pub starred_at: Timestamp,
+}
+
+/// `public`: the repository (now public) and sender are all it carries.
+#[derive(Serialize)]
+pub struct Public {}
 
 /// The commit a `status` names, in full (the REST commit without what only its own GET shows).
 #[derive(Serialize)]
