@@ -87,13 +87,15 @@ check("watch started and star created validate", [], async () => {
   assert.equal(typeof star.starred_at, "string");
 });
 
-check("workflow_run completed validates, for a finished run and a run cancelled through the API", [], async () => {
+check("workflow_run requested, in_progress and completed validate, for a finished run and a run cancelled through the API", [], async () => {
   const plan = { workflow: ".workflows/js.yml", actor: "octo", queue_seconds: 0, jobs: [{ name: "build", duration_seconds: 60 }] };
   const done = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);
   for (let i = 0; i < 50; i++) {
     const r = await adminCall("POST", `/runs/${done.id}/advance`, {}).catch(() => null);
     if (!r || r.status === "completed") break;
   }
+  await delivered("workflow_run", "requested", (p) => p.workflow_run.id === done.id);
+  await delivered("workflow_run", "in_progress", (p) => p.workflow_run.id === done.id);
   const finished = await delivered("workflow_run", "completed", (p) => p.workflow_run.id === done.id);
   assert.equal(finished.workflow_run.conclusion, "success");
   assert.equal(finished.workflow.path, ".workflows/js.yml");
