@@ -7,7 +7,7 @@
 //! import each other without cycles; `scripts/api-layers --check` (run by `scripts/test`)
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
-//! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `reply`, `secrets`, `settings`, `sharded`, `shape`, `shapes`, `validate`, `versions`
+//! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `outbound`, `reply`, `secrets`, `settings`, `sharded`, `shape`, `shapes`, `validate`, `versions`
 //! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `worker`, `state`, `contract`
 //! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `ops`
 //! - **assembly** (everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
@@ -35,6 +35,7 @@ pub mod not_modified;
 pub mod openapi;
 pub mod operation;
 pub mod ops;
+pub mod outbound;
 pub mod outbox;
 pub mod principal;
 pub mod ratelimit;

@@ -258,7 +258,8 @@ pub fn minimal_repository(u: &Urls, v: ApiVersion, r: &Repo) -> MinimalRepositor
         archived: false,
         disabled: false,
         visibility: (if r.private { "private" } else { "public" }).into(),
-        pushed_at: r.pushed_at.map(Timestamp),
+        // As hosted, a repository is pushed at its creation: never null (clients require it).
+        pushed_at: Some(Timestamp(r.pushed_at.unwrap_or(r.created_at))),
         created_at: Timestamp(r.created_at),
         updated_at: Timestamp(r.updated_at),
         forks: 0,
@@ -269,6 +270,17 @@ pub fn minimal_repository(u: &Urls, v: ApiVersion, r: &Repo) -> MinimalRepositor
         url: Uri(a),
         full_name: full,
     }
+}
+
+/// LicenseSimple: a repository's license. The platform keeps none (`license_template` is
+/// accepted, not applied), so repositories show `license: null`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LicenseSimple {
+    pub key: String,
+    pub name: String,
+    pub spdx_id: Option<String>,
+    pub url: Option<String>,
+    pub node_id: String,
 }
 
 /// TeamSimple (api-facts §4.6): a team as other resources name it.

@@ -312,7 +312,7 @@ impl Config {
             return Err("rate_limit_factor must be positive".into());
         }
         if let Some(h) = &self.webhook_allowed_hosts {
-            platform_api::ops::hooks::deliveries::AllowList::parse(h)?;
+            platform_api::outbound::AllowList::parse(h)?;
         }
         if self.header_read_timeout_seconds == 0
             || self.body_read_timeout_seconds == 0

@@ -51,7 +51,7 @@ pub static GET_TEAM: Operation =
         .access(READ)
         .on(On::EnterpriseMember)
         .cached()
-        .responds(&[Resp::typed::<EnterpriseTeam>(200, "The team.")]);
+        .responds(&[Resp::typed::<EnterpriseTeamFull>(200, "The team, with its member count.")]);
 
 pub static LIST: Operation = Operation::get("enterprise-team-members/list", TEAM, "List members in an enterprise team")
     .docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#list-members-in-an-enterprise-team")
@@ -150,6 +150,14 @@ pub struct EnterpriseTeam {
     pub updated_at: Timestamp,
 }
 
+/// An enterprise team as its own GET shows it: with its member count, as hosted.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EnterpriseTeamFull {
+    #[serde(flatten)]
+    pub team: EnterpriseTeam,
+    pub members_count: i64,
+}
+
 pub fn team_json(u: &Urls, ent: &Enterprise, t: &TeamRow) -> EnterpriseTeam {
     let url = format!("{}/enterprises/{}/teams/{}", u.api, ent.slug, t.slug);
     EnterpriseTeam {
@@ -224,7 +232,9 @@ async fn list_teams(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
 
 async fn get_team(ctx: Ctx) -> ApiResult<Reply> {
     let t = team(&ctx).await?;
-    Ok(Reply::ok(team_json(&ctx.app.urls, &ctx.enterprise().ent, &t)))
+    let id = t.id;
+    let (_, members_count) = ctx.app.store.read(move |c| teams::members(c, id, 0, 0)).await?;
+    Ok(Reply::ok(EnterpriseTeamFull { team: team_json(&ctx.app.urls, &ctx.enterprise().ent, &t), members_count }))
 }
 
 async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {

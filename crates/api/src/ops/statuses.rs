@@ -7,10 +7,11 @@ use platform_store::domain::statuses::Status;
 use platform_store::domain::statuses::{self, NewStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Operation, Resp};
+use crate::ops::hooks::activity::{self as hook_activity, StatusActivity};
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Pagination, Query};
 use crate::routes::Api;
@@ -134,8 +135,14 @@ async fn create(ctx: Ctx, Body(b): Body<CreateStatus>) -> ApiResult<Reply> {
                 )));
             };
             // Platform activity (`status` webhooks), in the same transaction.
-            let payload = json!({"id": st.id, "sha": st.sha, "state": st.state, "context": st.context,
-                                 "description": st.description, "target_url": st.target_url});
+            let payload = hook_activity::stored(&StatusActivity {
+                id: st.id,
+                sha: st.sha.clone(),
+                state: st.state.clone(),
+                context: st.context.clone(),
+                description: st.description.clone(),
+                target_url: st.target_url.clone(),
+            });
             let a =
                 NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id, public: !private, payload: &payload };
             activity::record(c, &a, now)?;

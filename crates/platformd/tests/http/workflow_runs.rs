@@ -814,9 +814,11 @@ both!(completion_is_platform_activity, |s| {
     recv.wait(1, 10).await; // the ping
     let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "triggering_actor": "bob", "queue_seconds": 0, "jobs": [{"name": "build", "duration_seconds": 30, "outcome": "failure"}]})).await;
     s.advance(30).await;
-    // Nobody reads the run: the platform completes it on its own.
-    let hits = recv.wait(2, 15).await;
-    let hit = &hits[1];
+    // Nobody reads the run: the platform completes it on its own. Before: requested, in_progress.
+    let hits = recv.wait(4, 15).await;
+    let actions: Vec<Value> = hits[1..].iter().map(|h| serde_json::from_slice::<Value>(&h.body).unwrap()["action"].clone()).collect();
+    assert_eq!(actions, [json!("requested"), json!("in_progress"), json!("completed")]);
+    let hit = &hits[3];
     assert_eq!(hit.headers["x-service-event"], "workflow_run");
     let payload: Value = serde_json::from_slice(&hit.body).unwrap();
     assert_eq!(payload["action"], "completed");
@@ -841,7 +843,36 @@ both!(completion_is_platform_activity, |s| {
     // Completion is recorded once, however many readers settle the run.
     get_ok(&s, &run_path(&run["id"]), None).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert_eq!(recv.count(), 2);
+    assert_eq!(recv.count(), 4);
+});
+
+both!(cancelled_run_sends_completed, |s| {
+    let _ = world(&s).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let owner = s.classic("alice", &["admin:org_hook", "repo"]).await;
+    let body = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run"]});
+    let (code, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(body)).await;
+    assert_eq!(code, 201, "{b}");
+    recv.wait(1, 10).await; // the ping
+    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": [{"name": "build", "duration_seconds": 600}]})).await;
+    let (code, _, b) = call(&s, Method::POST, &format!("{}/cancel", run_path(&run["id"])), Some(&owner), None).await;
+    assert_eq!(code, 202, "{b}");
+    // The cancellation completes the run: `workflow_run` `completed`, concluded cancelled, once
+    // (after the run's requested and in_progress).
+    let hits = recv.wait(4, 15).await;
+    let payload: Value = serde_json::from_slice(&hits[3].body).unwrap();
+    assert_eq!((payload["action"].clone(), payload["workflow_run"]["id"].clone()), (json!("completed"), run["id"].clone()));
+    assert_eq!(payload["workflow_run"]["conclusion"], "cancelled");
+    // The workflow in full, as the webhook schema has it.
+    let w = &payload["workflow"];
+    for k in ["id", "node_id", "name", "path", "state", "created_at", "updated_at", "url", "html_url", "badge_url"] {
+        assert!(!w[k].is_null(), "{k} in {w}");
+    }
+    assert_eq!(payload["repository"]["license"], Value::Null);
+    assert!(payload["workflow_run"].get("head_repository_id").is_none(), "{payload}");
+    get_ok(&s, &run_path(&run["id"]), None).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 4);
 });
 
 both!(attempt_jobs_pagination, |s| {

@@ -14,6 +14,7 @@ use platform_store::{Conn, DbError};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::ops::hooks::activity::CreateActivity;
 use crate::shapes::Urls;
 
 /// Commits a `push` webhook lists at most (oldest first, the newest kept).
@@ -111,11 +112,15 @@ pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMov
         return Ok(());
     };
     if m.before.is_none() {
-        emit(
-            "CreateEvent",
-            json!({"ref": short, "ref_type": ref_type, "full_ref": m.name, "master_branch": repo.default_branch,
-                   "description": repo.description, "pusher_type": "user"}),
-        )?;
+        let created = CreateActivity {
+            name: Some(short.into()),
+            ref_type: ref_type.into(),
+            full_ref: Some(m.name.into()),
+            master_branch: repo.default_branch.clone(),
+            description: repo.description.clone(),
+            pusher_type: "user".into(),
+        };
+        emit("CreateEvent", to_value(&created))?;
     }
     if ref_type == "branch" && m.before != Some(after) {
         let p = PushActivity {
@@ -151,9 +156,41 @@ pub fn feed_payload(kind: &str, stored: &Value) -> Value {
     }
 }
 
-/// The `push` webhook's own fields (the sender adds repository, organization and sender) for a
-/// `PushEvent`, or for a `DeleteEvent` of a branch or tag (`deleted: true`); `None` for others.
-pub fn push_webhook(u: &Urls, repo: Option<&Repo>, kind: &str, stored: &Value, pusher: Value) -> Option<Value> {
+/// A pushed commit as a `push` webhook shows it: with its web URL.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebhookCommit {
+    #[serde(flatten)]
+    pub commit: PushedCommit,
+    pub url: String,
+}
+
+/// Who pushed, as a `push` webhook names them.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pusher {
+    pub name: String,
+    pub email: Option<String>,
+}
+
+/// The `push` webhook's own fields (the consumer adds repository, organization and sender).
+#[derive(Clone, Debug, Serialize)]
+pub struct PushWebhook {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub before: String,
+    pub after: String,
+    pub created: bool,
+    pub deleted: bool,
+    pub forced: bool,
+    pub base_ref: Option<String>,
+    pub compare: String,
+    pub commits: Vec<WebhookCommit>,
+    pub head_commit: Option<WebhookCommit>,
+    pub pusher: Pusher,
+}
+
+/// The `push` webhook of a `PushEvent`, or of a `DeleteEvent` of a branch or tag
+/// (`deleted: true`); `None` for others.
+pub fn push_webhook(u: &Urls, repo: Option<&Repo>, kind: &str, stored: &Value, pusher: Pusher) -> Option<PushWebhook> {
     let full_name = repo.map(|r| r.full_name()).unwrap_or_default();
     let (name, before, after, pushed) = match kind {
         "PushEvent" => {
@@ -175,18 +212,20 @@ pub fn push_webhook(u: &Urls, repo: Option<&Repo>, kind: &str, stored: &Value, p
     } else {
         format!("{}/{full_name}/compare/{}...{}", u.web, short(&before), short(&after))
     };
-    let commit = |k: &PushedCommit| {
-        let mut v = to_value(k);
-        v["url"] = json!(format!("{}/{full_name}/commit/{}", u.web, k.id));
-        v
-    };
-    Some(json!({
-        "ref": name, "before": before, "after": after, "created": created, "deleted": deleted,
-        "forced": pushed.forced, "base_ref": null, "compare": compare,
-        "commits": pushed.commits.iter().map(commit).collect::<Vec<_>>(),
-        "head_commit": pushed.head_commit.as_ref().map(commit),
-        "pusher": pusher,
-    }))
+    let commit = |k: &PushedCommit| WebhookCommit { commit: k.clone(), url: format!("{}/{full_name}/commit/{}", u.web, k.id) };
+    Some(PushWebhook {
+        commits: pushed.commits.iter().map(commit).collect(),
+        head_commit: pushed.head_commit.as_ref().map(commit),
+        name,
+        before,
+        after,
+        created,
+        deleted,
+        forced: pushed.forced,
+        base_ref: None,
+        compare,
+        pusher,
+    })
 }
 
 /// Reads from git what the `push` webhooks of `updates` show (by ref name): branches that now
@@ -274,7 +313,7 @@ mod tests {
         let old = json!({"repository_id": 1, "push_id": 2, "ref": "refs/heads/main", "head": "b", "before": "a"});
         assert_eq!(feed_payload("PushEvent", &old), old);
         let u = Urls::new("http://h/api/v3");
-        let hook = push_webhook(&u, None, "PushEvent", &old, json!({"name": "x"})).unwrap();
-        assert_eq!((hook["commits"].clone(), hook["head_commit"].clone(), hook["forced"].clone()), (json!([]), Value::Null, json!(false)));
+        let hook = push_webhook(&u, None, "PushEvent", &old, Pusher { name: "x".into(), email: None }).unwrap();
+        assert!(hook.commits.is_empty() && hook.head_commit.is_none() && !hook.forced);
     }
 }

@@ -1,14 +1,12 @@
 //! Webhook delivery: the activity consumer that queues deliveries (in its transaction, so the
 //! queue is as durable as the activity), and the sender that claims due deliveries, POSTs them
-//! signed, and records every attempt. Outbound requests are guarded against internal targets
-//! (loopback, private, link-local, metadata ranges) after DNS resolution, unless allow-listed.
+//! signed, and records every attempt. Targets pass the outbound guard (`crate::outbound`).
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac};
-use platform_core::time::format_ts;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::activity::Activity;
 use platform_store::domain::hooks::{self, Attempt, Delivery, Hook, NewDelivery};
@@ -19,8 +17,14 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
+use super::activity::{self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowRunActivity};
+use super::payloads::{
+    self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport, Star,
+    Status,
+};
 use crate::error::ApiError;
-use crate::ops::git_hosting::effects;
+use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
+use crate::outbound::{find_refused, refusal, AllowList, GuardResolver};
 use crate::outbox::Consumer;
 use crate::secrets;
 use crate::shape::{Timestamp, Uri};
@@ -39,134 +43,6 @@ pub const LEASE_SECONDS: i64 = 15;
 pub const BACKOFF: [i64; 6] = [10, 30, 60, 300, 900, 3600];
 /// Response bodies are recorded up to this size.
 const MAX_RECORDED_RESPONSE: usize = 64 * 1024;
-
-// ---------------------------------------------------------------------------------------------
-// Outbound safety.
-
-/// The parsed allow-list.
-#[derive(Clone, Debug, Default)]
-pub struct AllowList {
-    hosts: Vec<String>,
-    nets: Vec<(IpAddr, u8)>,
-}
-
-impl AllowList {
-    pub fn parse(text: &str) -> Result<AllowList, String> {
-        let mut a = AllowList::default();
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if item.eq_ignore_ascii_case("loopback") {
-                a.nets.push(("127.0.0.0".parse().unwrap(), 8));
-                a.nets.push(("::1".parse().unwrap(), 128));
-            } else if let Some((ip, bits)) = item.split_once('/') {
-                let ip: IpAddr = ip.parse().map_err(|_| format!("webhook allow-list: bad CIDR {item:?}"))?;
-                let bits: u8 = bits.parse().map_err(|_| format!("webhook allow-list: bad CIDR {item:?}"))?;
-                let max = if ip.is_ipv4() { 32 } else { 128 };
-                if bits > max {
-                    return Err(format!("webhook allow-list: bad CIDR {item:?}"));
-                }
-                a.nets.push((ip, bits));
-            } else if let Ok(ip) = item.parse::<IpAddr>() {
-                a.nets.push((ip, if ip.is_ipv4() { 32 } else { 128 }));
-            } else {
-                a.hosts.push(item.to_ascii_lowercase());
-            }
-        }
-        Ok(a)
-    }
-
-    pub fn host_allowed(&self, host: &str) -> bool {
-        let h = host.trim_end_matches('.').to_ascii_lowercase();
-        self.hosts.contains(&h)
-    }
-
-    /// May a delivery connect to `ip`? Public addresses yes; internal ones only when listed.
-    pub fn ip_allowed(&self, ip: IpAddr) -> bool {
-        let ip = canonical(ip);
-        !is_internal(ip) || self.nets.iter().any(|(net, bits)| in_net(ip, *net, *bits))
-    }
-}
-
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => ip,
-        },
-        v4 => v4,
-    }
-}
-
-fn in_net(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
-    match (canonical(ip), canonical(net)) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits.min(32)) };
-            (u32::from(a) & mask) == (u32::from(n) & mask)
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits.min(128)) };
-            (u128::from(a) & mask) == (u128::from(n) & mask)
-        }
-        _ => false,
-    }
-}
-
-/// Loopback, private, shared, link-local (cloud metadata), unspecified, multicast, reserved.
-pub fn is_internal(ip: IpAddr) -> bool {
-    const V4: &[(&str, u8)] = &[
-        ("0.0.0.0", 8),
-        ("10.0.0.0", 8),
-        ("100.64.0.0", 10),
-        ("127.0.0.0", 8),
-        ("169.254.0.0", 16),
-        ("172.16.0.0", 12),
-        ("192.0.0.0", 24),
-        ("192.168.0.0", 16),
-        ("198.18.0.0", 15),
-        ("224.0.0.0", 4),
-        ("240.0.0.0", 4),
-    ];
-    const V6: &[(&str, u8)] = &[("::", 128), ("::1", 128), ("fc00::", 7), ("fe80::", 10), ("ff00::", 8), ("64:ff9b::", 96)];
-    let ip = canonical(ip);
-    let table = if ip.is_ipv4() { V4 } else { V6 };
-    table.iter().any(|(n, b)| in_net(ip, n.parse().unwrap(), *b))
-}
-
-/// The error a refused target produces (found in the request error's source chain).
-#[derive(Debug)]
-pub struct Refused(pub String);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for Refused {}
-
-fn refusal(host: &str, ip: IpAddr) -> String {
-    format!("refused: {host} resolves to {ip}, an internal address (allow it with PLATFORM_WEBHOOK_ALLOWED_HOSTS)")
-}
-
-/// Resolves names, then refuses internal addresses: the check runs on the addresses the
-/// connection will use, for every attempt (no rebinding window).
-struct GuardResolver {
-    allow: Arc<AllowList>,
-}
-
-impl reqwest::dns::Resolve for GuardResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let allow = self.allow.clone();
-        Box::pin(async move {
-            let host = name.as_str().to_string();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if !allow.host_allowed(&host) {
-                if let Some(bad) = addrs.iter().find(|a| !allow.ip_allowed(a.ip())) {
-                    return Err(Box::new(Refused(refusal(&host, bad.ip()))) as Box<dyn std::error::Error + Send + Sync>);
-                }
-            }
-            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Signatures (secrets at rest are `crate::secrets`).
@@ -198,24 +74,6 @@ pub fn user_agent() -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Shapes.
-
-pub fn org_object(u: &Urls, org: &Account) -> Value {
-    let api = format!("{}/orgs/{}", u.api, org.login);
-    json!({
-        "login": org.login,
-        "id": org.id,
-        "node_id": platform_core::ids::node_id("Organization", org.id),
-        "url": api,
-        "repos_url": format!("{api}/repos"),
-        "events_url": format!("{api}/events"),
-        "hooks_url": format!("{api}/hooks"),
-        "issues_url": format!("{api}/issues"),
-        "members_url": format!("{api}/members{{/member}}"),
-        "public_members_url": format!("{api}/public_members{{/member}}"),
-        "avatar_url": format!("{}/avatars/u/{}?v=4", u.web, org.id),
-        "description": Value::Null,
-    })
-}
 
 /// WebhookConfig: the hook's `config` as reads show it (secret masked).
 #[derive(Serialize, JsonSchema)]
@@ -276,17 +134,21 @@ pub fn org_hook(u: &Urls, org: &Account, h: &Hook) -> OrgHook {
     }
 }
 
-pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Value {
-    let mut hook = json!(org_hook(u, org, h));
-    hook["last_response"] = json!({"code": h.last_code, "status": h.last_status.clone().unwrap_or_else(|| "unused".into()),
-                                   "message": h.last_message});
-    json!({
-        "zen": "Keep it logically awesome.",
-        "hook_id": h.id,
-        "hook": hook,
-        "organization": org_object(u, org),
-        "sender": shapes::simple_user(u, sender),
-    })
+/// The `ping` a hook's creation and `POST …/pings` send.
+pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payload<Body> {
+    let last_response = LastResponse {
+        code: h.last_code,
+        status: h.last_status.clone().unwrap_or_else(|| "unused".into()),
+        message: h.last_message.clone(),
+    };
+    let ping = Ping { zen: "Keep it logically awesome.", hook_id: h.id, hook: PingHook { hook: org_hook(u, org, h), last_response } };
+    Payload {
+        body: Body::Ping(ping),
+        repository: None,
+        organization: payloads::organization(u, org),
+        sender: shapes::simple_user(u, sender),
+        installation: None,
+    }
 }
 
 /// Queues a delivery of `payload` to `hook`, due now.
@@ -295,11 +157,11 @@ pub fn enqueue(
     hook: &Hook,
     event: &str,
     action: Option<&str>,
-    payload: &Value,
+    payload: &impl Serialize,
     repo_id: Option<i64>,
     now: i64,
 ) -> Result<i64, DbError> {
-    let text = payload.to_string();
+    let text = serde_json::to_string(payload).expect("webhook payloads are plain data");
     let g = guid();
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let d = NewDelivery {
@@ -329,7 +191,9 @@ fn event_names(kind: &str) -> &'static [&'static str] {
     match kind {
         "PushEvent" => &["push"],
         "CreateEvent" => &["create"],
-        "WatchEvent" => &["watch"],
+        // Starring: `watch` `started` and `star` `created`, as hosted.
+        "WatchEvent" => &["watch", "star"],
+        "PublicEvent" => &["public"],
         "StatusEvent" => &["status"],
         "DeleteEvent" => &["delete", "push"],
         "WorkflowRunEvent" => &["workflow_run"],
@@ -339,11 +203,16 @@ fn event_names(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// A delivery's payload and its action.
+type Made = (Payload<Body>, Option<&'static str>);
+
 /// The actions of `repository` webhooks the platform sends.
 const REPOSITORY_ACTIONS: [&str; 6] = ["created", "deleted", "renamed", "edited", "publicized", "privatized"];
 
 impl WebhookConsumer {
-    fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<(Value, Option<&'static str>), DbError> {
+    /// The payload of `event` for activity `a`, with its action; `None` when the record makes no
+    /// such delivery (another kind of record, or one written before it had its type).
+    fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<Option<Made>, DbError> {
         let u = &self.urls;
         let repo: Option<Repo> = match a.repo_id {
             Some(id) => repos::by_id(c, id)?,
@@ -353,54 +222,91 @@ impl WebhookConsumer {
             Some(id) => accounts::by_id(c, id)?,
             None => None,
         };
-        let sender = shapes::simple_user(u, actor.as_ref().unwrap_or(org));
-        let repository = repo.as_ref().map(|r| shapes::minimal_repository(u, platform_core::ApiVersion::DEFAULT, r));
+        let who = actor.as_ref().unwrap_or(org);
         let p = &a.payload;
+        let mut repository = repo.as_ref().map(|r| RepositoryField::Now(Box::new(payloads::repository(u, r))));
         let mut action = None;
-        let mut body = match event {
+        let body = match event {
             "push" => {
-                let pusher =
-                    actor.as_ref().map(|x| json!({"name": x.login, "email": x.email})).unwrap_or(json!({"name": org.login, "email": null}));
-                // Nothing to send for a record that is no push (`Null` skips it).
+                let pusher = Pusher { name: who.login.clone(), email: actor.as_ref().and_then(|x| x.email.clone()) };
                 match effects::push_webhook(u, repo.as_ref(), &a.kind, p, pusher) {
-                    Some(body) => body,
-                    None => return Ok((Value::Null, None)),
+                    Some(body) => Body::Push(Box::new(body)),
+                    None => return Ok(None),
                 }
             }
-            "delete" => json!({"ref": p["ref"], "ref_type": p["ref_type"], "pusher_type": p["pusher_type"]}),
-            "create" => json!({
-                "ref": p["ref"], "ref_type": p["ref_type"], "master_branch": p["master_branch"],
-                "description": p["description"], "pusher_type": p["pusher_type"],
-            }),
-            "status" => json!({
-                "id": p["id"], "sha": p["sha"], "name": repo.as_ref().map(|r| r.full_name()),
-                "target_url": p["target_url"], "context": p["context"], "description": p["description"],
-                "state": p["state"], "commit": {"sha": p["sha"]}, "branches": [],
-                "created_at": format_ts(a.created_at), "updated_at": format_ts(a.created_at),
-            }),
+            "delete" => {
+                let Some(d) = activity::read::<DeleteActivity>(p) else { return Ok(None) };
+                Body::Delete(Delete { name: d.name, ref_type: d.ref_type, pusher_type: d.pusher_type })
+            }
+            "create" => {
+                let Some(k) = activity::read::<CreateActivity>(p) else { return Ok(None) };
+                let Some(name) = k.name else { return Ok(None) };
+                Body::Create(Create {
+                    name,
+                    ref_type: k.ref_type,
+                    master_branch: k.master_branch,
+                    description: k.description,
+                    pusher_type: k.pusher_type,
+                })
+            }
+            "status" => {
+                let (Some(st), Some(r)) = (activity::read::<StatusActivity>(p), repo.as_ref()) else { return Ok(None) };
+                let known = crate::ops::git::known(c, r.id, &st.sha)?;
+                let commit = crate::ops::git::commit(u, r, &st.sha, &known);
+                Body::Status(Box::new(Status {
+                    id: st.id,
+                    name: r.full_name(),
+                    target_url: st.target_url,
+                    context: st.context,
+                    description: st.description,
+                    state: st.state,
+                    commit: commit.into(),
+                    branches: Vec::new(),
+                    created_at: Timestamp(a.created_at),
+                    updated_at: Timestamp(a.created_at),
+                    sha: st.sha,
+                }))
+            }
             "watch" => {
                 action = Some("started");
-                json!({"action": "started"})
+                Body::Action(payloads::Action { action: "started" })
             }
+            "star" => {
+                action = Some("created");
+                Body::Star(Star { action: "created", starred_at: Timestamp(a.created_at) })
+            }
+            "public" => Body::Public(Public {}),
             "workflow_run" => {
-                action = Some("completed");
-                p.clone()
+                let Some(w) = activity::read::<WorkflowRunActivity>(p) else { return Ok(None) };
+                action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
+                Body::WorkflowRun(w)
             }
             // The repository as it was when the event happened (a deleted one is gone now).
             "repository" => {
-                action = REPOSITORY_ACTIONS.iter().copied().find(|a| p["action"] == *a);
-                p.clone()
+                let Some(r) = activity::read::<RepositoryActivity>(p) else { return Ok(None) };
+                action = REPOSITORY_ACTIONS.iter().copied().find(|x| *x == r.action);
+                repository = Some(RepositoryField::Recorded(r.repository));
+                Body::Repository(RepositoryBody { action: r.action, changes: r.changes })
             }
-            _ => p.clone(),
+            "repository_import" => {
+                let Some(i) = activity::read::<RepositoryImportActivity>(p) else { return Ok(None) };
+                Body::RepositoryImport(RepositoryImport { status: i.status })
+            }
+            _ => return Ok(None),
         };
-        if let Some(r) = repository.filter(|_| event != "repository") {
-            body["repository"] = json!(r);
-        }
-        body["organization"] = org_object(u, org);
-        body["sender"] = json!(sender);
-        Ok((body, action))
+        let payload = Payload {
+            body,
+            repository,
+            organization: payloads::organization(u, org),
+            sender: shapes::simple_user(u, who),
+            installation: None,
+        };
+        Ok(Some((payload, action)))
     }
 }
+
+/// The actions of `workflow_run` webhooks the platform sends.
+const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"];
 
 impl Consumer for WebhookConsumer {
     fn name(&self) -> &'static str {
@@ -412,10 +318,6 @@ impl Consumer for WebhookConsumer {
         for a in batch {
             let Some(org_id) = a.org_id else { continue };
             for &event in event_names(&a.kind) {
-                // `create` webhooks are for branches and tags; a new repository is `repository` created.
-                if event == "create" && a.payload["ref_type"] == "repository" {
-                    continue;
-                }
                 if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
                     let list = hooks::active_for_org(c, org_id)?;
                     let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };
@@ -427,10 +329,7 @@ impl Consumer for WebhookConsumer {
                 if targets.is_empty() {
                     continue;
                 }
-                let (payload, action) = self.payload(c, a, event, &org)?;
-                if payload.is_null() {
-                    continue;
-                }
+                let Some((payload, action)) = self.payload(c, a, event, &org)? else { continue };
                 for h in &targets {
                     enqueue(c, h, event, action, &payload, a.repo_id, now)?;
                 }
@@ -455,7 +354,7 @@ struct Sender {
 fn client(allow: &Arc<AllowList>, insecure: bool) -> reqwest::Client {
     reqwest::Client::builder()
         .use_rustls_tls()
-        .dns_resolver(Arc::new(GuardResolver { allow: allow.clone() }))
+        .dns_resolver(Arc::new(GuardResolver::new(allow.clone())))
         .danger_accept_invalid_certs(insecure)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -719,18 +618,6 @@ impl Sender {
     }
 }
 
-fn find_refused(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(r) = err.downcast_ref::<Refused>() {
-            return Some(r.0.clone());
-        }
-        cur = err.source();
-    }
-    let text = format!("{e:?}");
-    text.find("refused: ").map(|i| text[i..].split('"').next().unwrap_or("refused").to_string())
-}
-
 /// `application/x-www-form-urlencoded` encoding of a value.
 pub fn form_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len() * 3 / 2);
@@ -747,32 +634,6 @@ pub fn form_encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[test]
-    fn guard() {
-        let none = AllowList::parse("").unwrap();
-        for ip in [
-            "127.0.0.1",
-            "10.0.0.1",
-            "169.254.169.254",
-            "192.168.1.1",
-            "172.16.0.1",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-            "0.0.0.0",
-        ] {
-            assert!(!none.ip_allowed(ip.parse().unwrap()), "{ip}");
-        }
-        assert!(none.ip_allowed("93.184.216.34".parse().unwrap()));
-        let lb = AllowList::parse("loopback, 10.1.0.0/16, hooks.internal").unwrap();
-        assert!(lb.ip_allowed("127.0.0.5".parse().unwrap()));
-        assert!(lb.ip_allowed("::1".parse().unwrap()));
-        assert!(lb.ip_allowed("10.1.2.3".parse().unwrap()));
-        assert!(!lb.ip_allowed("10.2.0.1".parse().unwrap()));
-        assert!(lb.host_allowed("Hooks.Internal"));
-        assert!(AllowList::parse("10.0.0.0/33").is_err());
-    }
     #[test]
     fn signatures() {
         // Known HMAC-SHA256 vector (key "key", message "The quick brown fox jumps over the lazy dog").

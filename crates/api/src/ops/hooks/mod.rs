@@ -2,7 +2,9 @@
 //! ping. Organization owners only; `admin:org_hook` for scope tokens, the Webhooks
 //! (organization) permission otherwise. An OAuth application sees only the hooks it created;
 //! users may not modify hooks OAuth applications created.
+pub mod activity;
 pub mod deliveries;
+pub mod payloads;
 
 use axum::http::StatusCode;
 use platform_store::domain::accounts::Account;

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::principal::{Principal, Role};
-use crate::shapes::{self, MinimalRepository, SimpleUser, Urls};
+use crate::shapes::{self, LicenseSimple, MinimalRepository, SimpleUser, Urls};
 
 /// What the caller may do in a repository (present for authenticated callers).
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
@@ -37,6 +37,7 @@ pub fn permissions(p: &Principal, role: Role) -> Option<RepoPermissions> {
 pub struct RepositoryItem {
     #[serde(flatten)]
     pub repo: MinimalRepository,
+    pub license: Option<LicenseSimple>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permissions: Option<RepoPermissions>,
 }
@@ -48,6 +49,7 @@ pub struct RepositoryItem {
 pub struct FullRepository {
     #[serde(flatten)]
     pub repo: MinimalRepository,
+    pub license: Option<LicenseSimple>,
     pub has_discussions: bool,
     pub network_count: i64,
     pub subscribers_count: i64,
@@ -66,12 +68,13 @@ pub struct FullRepository {
 }
 
 pub fn item(u: &Urls, v: ApiVersion, r: &Repo, permissions: Option<RepoPermissions>) -> RepositoryItem {
-    RepositoryItem { repo: shapes::minimal_repository(u, v, r), permissions }
+    RepositoryItem { repo: shapes::minimal_repository(u, v, r), license: None, permissions }
 }
 
 pub fn full(u: &Urls, v: ApiVersion, r: &Repo, permissions: Option<RepoPermissions>, subscribers: i64) -> FullRepository {
     FullRepository {
         repo: shapes::minimal_repository(u, v, r),
+        license: None,
         has_discussions: false,
         network_count: 0,
         subscribers_count: subscribers,

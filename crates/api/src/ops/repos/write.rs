@@ -2,18 +2,20 @@
 //! `CreateEvent` and `PublicEvent` for the feeds, `RepositoryEvent` for the organization's
 //! `repository` webhooks (created, deleted, renamed, edited, publicized, privatized).
 use axum::http::StatusCode;
-use platform_core::{ApiVersion, TokenKind};
+use platform_core::TokenKind;
 use platform_store::domain::accounts::Account;
 use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Changes, NewRepo, Repo};
 use platform_store::{Conn, DbError, DbErrorKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::shapes;
 use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
+use crate::ops::hooks::activity::{self as hook_activity, CreateActivity, From, Renamed, RepositoryActivity, RepositoryChanges};
+use crate::ops::hooks::payloads;
 use crate::principal::{Principal, Role, TokenAuth};
 use crate::reply::Reply;
 use crate::request::{Body, Ctx};
@@ -192,9 +194,15 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo
                 homepage: b.homepage.as_deref().filter(|h| !h.is_empty()),
             };
             let repo = repos::create(c, &n, now).map_err(taken(FAILED))?;
-            let payload = json!({"ref": null, "ref_type": "repository", "full_ref": null, "master_branch": repo.default_branch,
-                                 "description": repo.description, "pusher_type": "user"});
-            activity::record(c, &NewActivity::in_repo("CreateEvent", actor_id, &repo, &payload), now)?;
+            let created = CreateActivity {
+                name: None,
+                ref_type: "repository".into(),
+                full_ref: None,
+                master_branch: repo.default_branch.clone(),
+                description: repo.description.clone(),
+                pusher_type: "user".into(),
+            };
+            activity::record(c, &NewActivity::in_repo("CreateEvent", actor_id, &repo, &hook_activity::stored(&created)), now)?;
             repository_event(c, &urls, &repo, actor_id, "created", None, now)?;
             Ok(repo)
         })
@@ -220,13 +228,11 @@ fn repository_event(
     repo: &Repo,
     actor_id: Option<i64>,
     action: &str,
-    changes: Option<Value>,
+    changes: Option<RepositoryChanges>,
     now: i64,
 ) -> Result<(), DbError> {
-    let mut payload = json!({"action": action, "repository": crate::shapes::minimal_repository(urls, ApiVersion::DEFAULT, repo)});
-    if let Some(ch) = changes {
-        payload["changes"] = ch;
-    }
+    let repository = hook_activity::stored(&payloads::repository(urls, repo));
+    let payload = hook_activity::stored(&RepositoryActivity { action: action.into(), repository, changes });
     activity::record(c, &NewActivity::in_repo("RepositoryEvent", actor_id, repo, &payload), now)?;
     Ok(())
 }
@@ -288,20 +294,19 @@ pub async fn update(ctx: Ctx, Body(b): Body<UpdateRepo>) -> ApiResult<Reply> {
             repos::update(c, before.id, &ch, now)?;
             let after = repos::by_id(c, before.id)?.ok_or_else(ApiError::not_found)?;
             if name.is_some() {
-                let changes = json!({"repository": {"name": {"from": before.name}}});
+                let changes =
+                    RepositoryChanges { repository: Some(Renamed { name: From { from: before.name.clone() } }), ..Default::default() };
                 repository_event(c, &urls, &after, actor_id, "renamed", Some(changes), now)?;
             }
-            let mut edited = Map::new();
-            let mut from = |field: &str, was: Value, now: Value| {
-                if was != now {
-                    edited.insert(field.into(), json!({"from": was}));
-                }
+            let changed = |was: &Option<String>, now: &Option<String>| (was != now).then(|| From { from: was.clone() });
+            let edited = RepositoryChanges {
+                repository: None,
+                description: changed(&before.description, &after.description),
+                homepage: changed(&before.homepage, &after.homepage),
+                default_branch: (before.default_branch != after.default_branch).then(|| From { from: before.default_branch.clone() }),
             };
-            from("description", json!(before.description), json!(after.description));
-            from("homepage", json!(before.homepage), json!(after.homepage));
-            from("default_branch", json!(before.default_branch), json!(after.default_branch));
-            if !edited.is_empty() {
-                repository_event(c, &urls, &after, actor_id, "edited", Some(Value::Object(edited)), now)?;
+            if edited != RepositoryChanges::default() {
+                repository_event(c, &urls, &after, actor_id, "edited", Some(edited), now)?;
             }
             if before.private != after.private {
                 if after.private {

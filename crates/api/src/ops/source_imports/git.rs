@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 
 use super::source::Kind;
-use crate::ops::hooks::deliveries::AllowList;
+use crate::outbound::AllowList;
 
 pub use platform_git::{Remote as Source, RemoteError as GitError};
 

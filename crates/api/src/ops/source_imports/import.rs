@@ -7,8 +7,8 @@ use platform_store::domain::source_imports::{self as store, Author};
 use platform_store::{Conn, DbError};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::json;
 
+use crate::ops::hooks::activity::{self as hook_activity, RepositoryImportActivity};
 use crate::shape::Uri;
 use crate::shapes::{repo_api_url, Urls};
 
@@ -182,7 +182,7 @@ pub fn large_file(f: &store::LargeFile) -> LargeFile {
 /// Records `RepositoryImportEvent` (webhook event `repository_import`) with `status`
 /// `success`, `cancelled` or `failure`, in the transaction of the change.
 pub fn record_event(c: &mut dyn Conn, repo: &Repo, actor_id: Option<i64>, status: &str, now: i64) -> Result<(), DbError> {
-    let payload = json!({"status": status});
+    let payload = hook_activity::stored(&RepositoryImportActivity { status: status.into() });
     activity::record(c, &NewActivity::in_repo("RepositoryImportEvent", actor_id, repo, &payload), now)?;
     Ok(())
 }

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Resp, IMPORTS_SUNSET};
-use crate::ops::hooks::deliveries::AllowList;
+use crate::outbound::AllowList;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Query};
 use crate::routes::Api;

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use super::git::{self, GitError, Source};
 use super::import::{event_status, next_status, record_event, ACTIVE, LARGE_FILE_BYTES};
 use crate::error::ApiError;
-use crate::ops::hooks::deliveries::AllowList;
+use crate::outbound::AllowList;
 use crate::state::Shared;
 use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 

@@ -458,12 +458,31 @@ where
 
 async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     let run = load(&ctx).await?;
+    let u = ctx.app.urls.clone();
     change(&ctx, run.id, move |c, now| {
         let out = machine::cancel(c, run.id, now)?;
+        // The cancellation completes the run: its `completed` is recorded here (settling after
+        // it finds nothing left to complete).
+        if out.is_ok() {
+            engine::record_completions(c, &u, &[run.id], now)?;
+        }
         Ok(out)
     })
     .await?;
     Ok(Reply::json(StatusCode::ACCEPTED, json!({})))
+}
+
+/// Starts a new attempt of `run`, recorded as `requested` (settling records the rest).
+async fn rerun_run(ctx: &Ctx, run: Run, what: Rerun, by: Account, debug: bool) -> ApiResult<()> {
+    let (repo, u) = (ctx.repo().clone(), ctx.app.urls.clone());
+    change(ctx, run.id, move |c, now| {
+        let out = machine::rerun(c, run.id, &what, &by, debug, now)?;
+        if out.is_ok() {
+            engine::record_requested(c, &u, &repo, run.id, now)?;
+        }
+        Ok(out)
+    })
+    .await
 }
 
 fn caller(ctx: &Ctx) -> ApiResult<Account> {
@@ -482,7 +501,7 @@ async fn rerun(ctx: Ctx, Body(b): Body<RerunRun>) -> ApiResult<Reply> {
     let debug = b.enable_debug_logging.unwrap_or(false);
     let by = caller(&ctx)?;
     let what = if ctx.op.id == RERUN_FAILED.id { Rerun::Failed } else { Rerun::All };
-    change(&ctx, run.id, move |c, now| machine::rerun(c, run.id, &what, &by, debug, now)).await?;
+    rerun_run(&ctx, run, what, by, debug).await?;
     Ok(Reply::created(json!({})))
 }
 
@@ -493,7 +512,7 @@ async fn rerun_job(ctx: Ctx, Body(b): Body<RerunJob>) -> ApiResult<Reply> {
     engine::settle_repo(&ctx.app, repo_id).await?;
     let (job, run) = ctx.app.store.read(move |c| runs::job(c, repo_id, job_id)).await?.ok_or_else(ApiError::not_found)?;
     let by = caller(&ctx)?;
-    change(&ctx, run.id, move |c, now| machine::rerun(c, run.id, &Rerun::Job(job.name), &by, debug, now)).await?;
+    rerun_run(&ctx, run, Rerun::Job(job.name), by, debug).await?;
     Ok(Reply::created(json!({})))
 }
 

@@ -377,6 +377,7 @@ pub async fn admin_create(
         .write(move |c| -> R<_> {
             let repo = control::repo(c, &format!("{owner}/{name}"))?;
             let id = create(c, &repo, &p, now)?;
+            super::engine::record_requested(c, &u, &repo, id, now)?;
             super::engine::settle_one(c, &u, id, now)?;
             let run = runs::get(c, repo.id, id)?.ok_or_else(ApiError::internal)?;
             Ok((repo, run))
@@ -397,9 +398,9 @@ pub async fn admin_advance(State(app): State<Shared>, Path(id): Path<String>) ->
                 .query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?
                 .map(|r| r.i64(0))
                 .ok_or_else(ApiError::not_found)?;
+            let before = super::engine::statuses(c, None, Some(id))?;
             match super::machine::advance(c, id, now)? {
-                Ok(true) => super::engine::record_completions(c, &u, &[id], now)?,
-                Ok(false) => {}
+                Ok(_) => super::engine::record_changes(c, &u, &before, now)?,
                 Err(_) => {
                     return Err(ApiError::new(
                         axum::http::StatusCode::CONFLICT,

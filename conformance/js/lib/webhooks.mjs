@@ -1,0 +1,97 @@
+// A loopback webhook receiver whose every delivery is validated against the published webhook
+// schemas (npm `@octokit/webhooks-schemas`, pinned in package.json): the schema of the delivery's
+// event and action, `<event>$<action>` in the package's definitions, or `<event>$event` for
+// events without actions. A delivery that does not validate fails the test that waits for it.
+import http from "node:http";
+import { createRequire } from "node:module";
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
+
+const require = createRequire(import.meta.url);
+const SCHEMA = require("@octokit/webhooks-schemas/schema.json");
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addKeyword("tsAdditionalProperties");
+ajv.addSchema(SCHEMA, "webhooks");
+
+const compiled = new Map();
+
+/** The schema definition of an event and action, or null when the package has none. */
+export function definitionOf(event, action) {
+  const defs = SCHEMA.definitions;
+  const name = action && defs[`${event}$${action}`] ? `${event}$${action}` : `${event}$event`;
+  return defs[name] ? name : null;
+}
+
+/** The JSON payload of a delivery as received (json, or form's `payload` field). */
+export function payloadOf({ headers, body }) {
+  const text = body.toString();
+  const json = headers["content-type"]?.startsWith("application/x-www-form-urlencoded")
+    ? new URLSearchParams(text).get("payload")
+    : text;
+  return JSON.parse(json);
+}
+
+/**
+ * Validates one delivery: {headers, body} as received (json or form). Returns the parsed payload;
+ * throws naming the event, action and every schema error.
+ */
+export function validateDelivery(delivery) {
+  const event = delivery.headers["x-service-event"];
+  const payload = payloadOf(delivery);
+  const name = definitionOf(event, payload.action);
+  if (!name) throw new Error(`no published schema for webhook event ${event} (action ${payload.action})`);
+  if (!compiled.has(name)) compiled.set(name, ajv.getSchema(`webhooks#/definitions/${name}`));
+  const validate = compiled.get(name);
+  if (!validate(payload)) {
+    const errors = validate.errors.map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
+    throw new Error(`${event}${payload.action ? `.${payload.action}` : ""} does not validate against ${name}:\n  ${errors.join("\n  ")}`);
+  }
+  return payload;
+}
+
+/**
+ * Starts a loopback receiver. `received` holds {headers, body, payload, error} for every delivery
+ * (error: the validation failure, if any); `waitFor(pred)` waits for a delivery matching `pred`
+ * and throws its validation error.
+ */
+export async function receiver() {
+  const received = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const d = { headers: req.headers, body: Buffer.concat(chunks) };
+      try {
+        d.payload = payloadOf(d);
+        validateDelivery(d);
+      } catch (e) {
+        d.error = e;
+      }
+      received.push(d);
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("ok");
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${server.address().port}/hook`;
+  async function waitFor(pred, what, ms = 10000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const d = received.find(pred);
+      if (d) {
+        if (d.error) throw d.error;
+        return d;
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  /** Every delivery so far validated (throws the first failure). */
+  function assertAllValid() {
+    const bad = received.filter((d) => d.error);
+    if (bad.length) throw new Error(bad.map((d) => d.error.message).join("\n"));
+  }
+  return { url, received, waitFor, assertAllValid, close: () => server.close() };
+}

@@ -1,0 +1,152 @@
+// Every webhook event and action the server sends, received at a loopback receiver by hooks with
+// `*` (json with a secret, and form) and validated against the published webhook schemas
+// (lib/webhooks.mjs): each action below is caused through the API or the control plane, and its
+// delivery must validate.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before } from "node:test";
+import { ORG, PUBLIC_REPO, TOKENS, adminCall, check, client, randomSha, unique } from "../lib/helpers.mjs";
+import { receiver } from "../lib/webhooks.mjs";
+
+const owner = client({ token: TOKENS.owner });
+let rx;
+const hooks = [];
+
+before(async () => {
+  rx = await receiver();
+  for (const [content_type, secret] of [["json", "payload-secret"], ["form", undefined]]) {
+    const config = { url: `${rx.url}?h=${unique(content_type)}`, content_type, ...(secret ? { secret } : {}) };
+    const { data } = await owner.rest.orgs.createWebhook({ org: ORG, name: "web", events: ["*"], config });
+    hooks.push(data);
+  }
+});
+
+after(async () => {
+  for (const h of hooks) await owner.rest.orgs.deleteWebhook({ org: ORG, hook_id: h.id }).catch(() => {});
+  rx.close();
+});
+
+/** Waits for the delivery of `event` (and `action`) matching `pred` at every `*` hook; all validated. */
+async function delivered(event, action, pred = () => true) {
+  const out = [];
+  for (const h of hooks) {
+    out.push(await rx.waitFor(
+      (d) => d.headers["x-service-hook-id"] === String(h.id) && d.headers["x-service-event"] === event
+        && (action === undefined || d.payload?.action === action) && d.payload && pred(d.payload),
+      `${event}${action ? `.${action}` : ""} at hook ${h.id}`,
+    ));
+  }
+  return out[0].payload;
+}
+
+check("ping validates", [], async () => {
+  const p = await delivered("ping");
+  assert.equal(typeof p.zen, "string");
+});
+
+check("create, push and status of a new branch validate", [], async () => {
+  // A placeholder commit (the organization's rules refuse the control plane's unsigned ones).
+  const branch = unique("wh");
+  const sha = randomSha();
+  await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/refs`, { ref: `refs/heads/${branch}`, sha });
+  const created = await delivered("create", undefined, (p) => p.ref === branch);
+  assert.equal(created.ref_type, "branch");
+  const push = await delivered("push", undefined, (p) => p.ref === `refs/heads/${branch}`);
+  assert.equal(push.after, sha);
+  assert.equal(push.repository.license, null);
+  await owner.rest.repos.createCommitStatus({ owner: ORG, repo: PUBLIC_REPO, sha, state: "success", context: unique("ci") });
+  const status = await delivered("status", undefined, (p) => p.sha === sha);
+  assert.equal(status.commit.sha, sha);
+  assert.equal(typeof status.commit.commit.message, "string");
+});
+
+check("delete and push (deleted) of a deleted branch validate", [], async () => {
+  // A branch at a new repository's first commit (git has it; no new commit for the
+  // organization's signature rule to check).
+  const repo = unique("wh");
+  await owner.rest.repos.createInOrg({ org: ORG, name: repo, auto_init: true });
+  const branch = unique("wh");
+  const { data: main } = await owner.rest.git.getRef({ owner: ORG, repo, ref: "heads/main" });
+  await owner.rest.git.createRef({ owner: ORG, repo, ref: `refs/heads/${branch}`, sha: main.object.sha });
+  await owner.rest.git.deleteRef({ owner: ORG, repo, ref: `heads/${branch}` });
+  const del = await delivered("delete", undefined, (p) => p.ref === branch);
+  assert.equal(del.ref_type, "branch");
+  const push = await delivered("push", undefined, (p) => p.ref === `refs/heads/${branch}` && p.deleted);
+  assert.equal(push.after, "0".repeat(40));
+});
+
+check("watch started and star created validate", [], async () => {
+  const { login } = await adminCall("POST", "/users", { login: unique("wh") });
+  await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/stars`, { login });
+  const p = await delivered("watch", "started", (x) => x.sender.login === login);
+  assert.equal(p.repository.full_name, `${ORG}/${PUBLIC_REPO}`);
+  const star = await delivered("star", "created", (x) => x.sender.login === login);
+  assert.equal(typeof star.starred_at, "string");
+});
+
+check("workflow_run requested, in_progress and completed validate, for a finished run and a run cancelled through the API", [], async () => {
+  const plan = { workflow: ".workflows/js.yml", actor: "octo", queue_seconds: 0, jobs: [{ name: "build", duration_seconds: 60 }] };
+  const done = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);
+  for (let i = 0; i < 50; i++) {
+    const r = await adminCall("POST", `/runs/${done.id}/advance`, {}).catch(() => null);
+    if (!r || r.status === "completed") break;
+  }
+  await delivered("workflow_run", "requested", (p) => p.workflow_run.id === done.id);
+  await delivered("workflow_run", "in_progress", (p) => p.workflow_run.id === done.id);
+  const finished = await delivered("workflow_run", "completed", (p) => p.workflow_run.id === done.id);
+  assert.equal(finished.workflow_run.conclusion, "success");
+  assert.equal(finished.workflow.path, ".workflows/js.yml");
+  const run = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);
+  await owner.rest.actions.cancelWorkflowRun({ owner: ORG, repo: PUBLIC_REPO, run_id: run.id });
+  const cancelled = await delivered("workflow_run", "completed", (p) => p.workflow_run.id === run.id);
+  assert.equal(cancelled.workflow_run.conclusion, "cancelled");
+});
+
+check("repository created, edited, renamed and deleted validate", [], async () => {
+  const name = unique("wh");
+  const { data: repo } = await owner.rest.repos.createInOrg({ org: ORG, name });
+  await delivered("repository", "created", (p) => p.repository.id === repo.id);
+  await owner.rest.repos.update({ owner: ORG, repo: name, description: "edited" });
+  const edited = await delivered("repository", "edited", (p) => p.repository.id === repo.id);
+  assert.ok(edited.changes);
+  const renamed = `${name}-2`;
+  await owner.rest.repos.update({ owner: ORG, repo: name, name: renamed });
+  await delivered("repository", "renamed", (p) => p.repository.id === repo.id);
+  await owner.rest.repos.update({ owner: ORG, repo: renamed, private: true });
+  await delivered("repository", "privatized", (p) => p.repository.id === repo.id);
+  await owner.rest.repos.update({ owner: ORG, repo: renamed, private: false });
+  await delivered("repository", "publicized", (p) => p.repository.id === repo.id);
+  const pub = await delivered("public", undefined, (p) => p.repository.id === repo.id);
+  assert.equal(pub.repository.private, false);
+  const { token } = await adminCall("POST", "/tokens", { kind: "classic", login: "octo", scopes: ["repo", "delete_repo"] });
+  await client({ token }).rest.repos.delete({ owner: ORG, repo: renamed });
+  await delivered("repository", "deleted", (p) => p.repository.id === repo.id);
+});
+
+check("repository_import (success) validates", [], async () => {
+  // A local bare repository with one commit, imported from its path (the server runs here).
+  const env = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1",
+    GIT_AUTHOR_NAME: "Grace", GIT_AUTHOR_EMAIL: "grace@example.com", GIT_COMMITTER_NAME: "Grace", GIT_COMMITTER_EMAIL: "grace@example.com" };
+  const git = (cwd, ...args) => execFileSync("git", args, { cwd, env, encoding: "utf8" });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "js-wh-import-"));
+  const work = path.join(dir, "work");
+  fs.mkdirSync(work);
+  git(work, "init", "-q", "-b", "main");
+  fs.writeFileSync(path.join(work, "README"), "hello");
+  git(work, "add", "README");
+  git(work, "commit", "-q", "-m", "first");
+  git(dir, "clone", "-q", "--bare", work, path.join(dir, "source.git"));
+  const name = unique("wh-import");
+  await adminCall("POST", "/repos", { owner: ORG, name, private: true });
+  await owner.request("PUT /repos/{owner}/{repo}/import", { owner: ORG, repo: name, vcs_url: path.join(dir, "source.git") });
+  const p = await delivered("repository_import", undefined, (x) => x.repository.name === name);
+  assert.equal(p.status, "success");
+});
+
+check("every delivery received validates", [], async () => {
+  assert.ok(rx.received.length > 0);
+  rx.assertAllValid();
+});

@@ -1,0 +1,485 @@
+//! Webhook payloads in the official shapes (the published webhook schemas, one per event and
+//! action): the objects every delivery carries (repository, organization, sender, installation)
+//! and each event's own fields, as types. The consumer builds one of these for each delivery;
+//! nothing is assembled by key.
+use platform_store::domain::accounts::Account;
+use platform_store::domain::repos::Repo;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::activity::{RepositoryChanges, WorkflowRunActivity};
+use super::deliveries::OrgHook;
+use crate::ops::git::{Commit, GitUser, Parent, Tree};
+use crate::ops::git_hosting::effects::PushWebhook;
+use crate::ops::workflow_runs::shapes::{HeadCommit, PullRequestMinimal, ReferencedWorkflow, WorkflowRun};
+use crate::shape::{Timestamp, Uri};
+use crate::shapes::{self, LicenseSimple, MinimalRepository, SimpleUser, Urls};
+
+/// The repository of a webhook: the minimal repository with what the webhook form adds.
+/// Settings the platform does not keep show the hosted defaults.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebhookRepository {
+    #[serde(flatten)]
+    pub repo: MinimalRepository,
+    pub license: Option<LicenseSimple>,
+    pub has_discussions: bool,
+    pub allow_forking: bool,
+    pub web_commit_signoff_required: bool,
+    pub custom_properties: Map<String, Value>,
+}
+
+pub fn repository(u: &Urls, r: &Repo) -> WebhookRepository {
+    WebhookRepository {
+        repo: shapes::minimal_repository(u, platform_core::ApiVersion::DEFAULT, r),
+        license: None,
+        has_discussions: false,
+        allow_forking: true,
+        web_commit_signoff_required: false,
+        custom_properties: Map::new(),
+    }
+}
+
+/// The organization of a webhook.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebhookOrganization {
+    pub login: String,
+    pub id: i64,
+    pub node_id: String,
+    pub url: String,
+    pub repos_url: String,
+    pub events_url: String,
+    pub hooks_url: String,
+    pub issues_url: String,
+    pub members_url: String,
+    pub public_members_url: String,
+    pub avatar_url: String,
+    pub description: Option<String>,
+}
+
+pub fn organization(u: &Urls, org: &Account) -> WebhookOrganization {
+    let api = format!("{}/orgs/{}", u.api, org.login);
+    WebhookOrganization {
+        login: org.login.clone(),
+        id: org.id,
+        node_id: platform_core::ids::node_id("Organization", org.id),
+        repos_url: format!("{api}/repos"),
+        events_url: format!("{api}/events"),
+        hooks_url: format!("{api}/hooks"),
+        issues_url: format!("{api}/issues"),
+        members_url: format!("{api}/members{{/member}}"),
+        public_members_url: format!("{api}/public_members{{/member}}"),
+        avatar_url: format!("{}/avatars/u/{}?v=4", u.web, org.id),
+        description: None,
+        url: api,
+    }
+}
+
+/// The app installation a delivery is for (`installation-lite`). Organization hooks belong to
+/// no installation, so their deliveries carry none.
+#[derive(Clone, Debug, Serialize)]
+pub struct InstallationLite {
+    pub id: i64,
+    pub node_id: String,
+}
+
+/// The repository a delivery names: as it is now, or as an event recorded it (a deleted or
+/// renamed repository is shown as it was then).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RepositoryField {
+    Now(Box<WebhookRepository>),
+    Recorded(Value),
+}
+
+/// One delivery's payload: the event's own fields and the objects every event carries.
+#[derive(Serialize)]
+pub struct Payload<B: Serialize> {
+    #[serde(flatten)]
+    pub body: B,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<RepositoryField>,
+    pub organization: WebhookOrganization,
+    pub sender: SimpleUser,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub installation: Option<InstallationLite>,
+}
+
+/// The event bodies the platform sends (`X-Service-Event` in the comments).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Body {
+    /// `ping`
+    Ping(Ping),
+    /// `push` (a moved, created or deleted branch or tag)
+    Push(Box<PushWebhook>),
+    /// `create` (a branch or tag)
+    Create(Create),
+    /// `delete` (a branch or tag)
+    Delete(Delete),
+    /// `status`
+    Status(Box<Status>),
+    /// `watch` `started`
+    Action(Action),
+    /// `star` `created`
+    Star(Star),
+    /// `public`
+    Public(Public),
+    /// `workflow_run`
+    WorkflowRun(WorkflowRunActivity),
+    /// `repository`
+    Repository(RepositoryBody),
+    /// `repository_import`
+    RepositoryImport(RepositoryImport),
+}
+
+/// The hook as a ping shows it: the hook with its last response.
+#[derive(Serialize)]
+pub struct PingHook {
+    #[serde(flatten)]
+    pub hook: OrgHook,
+    pub last_response: LastResponse,
+}
+
+#[derive(Serialize)]
+pub struct LastResponse {
+    pub code: Option<i64>,
+    pub status: String,
+    pub message: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct Ping {
+    pub zen: &'static str,
+    pub hook_id: i64,
+    pub hook: PingHook,
+}
+
+#[derive(Serialize)]
+pub struct Create {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub ref_type: String,
+    pub master_branch: String,
+    pub description: Option<String>,
+    pub pusher_type: String,
+}
+
+#[derive(Serialize)]
+pub struct Delete {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub ref_type: String,
+    pub pusher_type: String,
+}
+
+/// An event whose body is its action alone.
+#[derive(Serialize)]
+pub struct Action {
+    pub action: &'static str,
+}
+
+/// `star` `created`: when the repository was starred.
+#[derive(Serialize)]
+pub struct Star {
+    pub action: &'static str,
+    pub starred_at: Timestamp,
+}
+
+/// `public`: the repository (now public) and sender are all it carries.
+#[derive(Serialize)]
+pub struct Public {}
+
+/// The commit a `status` names, in full (the REST commit without what only its own GET shows).
+#[derive(Serialize)]
+pub struct StatusCommit {
+    pub sha: String,
+    pub node_id: String,
+    pub commit: StatusGitCommit,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub comments_url: Uri,
+    pub author: Option<SimpleUser>,
+    pub committer: Option<SimpleUser>,
+    pub parents: Vec<Parent>,
+}
+
+#[derive(Serialize)]
+pub struct StatusGitCommit {
+    pub author: GitUser,
+    pub committer: GitUser,
+    pub message: String,
+    pub tree: Tree,
+    pub url: Uri,
+    pub comment_count: i64,
+    pub verification: Verification,
+}
+
+/// A webhook commit's verification (no `verified_at` in the webhook form).
+#[derive(Serialize)]
+pub struct Verification {
+    pub verified: bool,
+    pub reason: &'static str,
+    pub signature: Option<String>,
+    pub payload: Option<String>,
+}
+
+impl From<Commit> for StatusCommit {
+    fn from(k: Commit) -> StatusCommit {
+        let g = k.commit;
+        StatusCommit {
+            sha: k.sha,
+            node_id: k.node_id,
+            commit: StatusGitCommit {
+                author: g.author,
+                committer: g.committer,
+                message: g.message,
+                tree: g.tree,
+                url: g.url,
+                comment_count: g.comment_count,
+                verification: Verification {
+                    verified: g.verification.verified,
+                    reason: g.verification.reason,
+                    signature: g.verification.signature,
+                    payload: g.verification.payload,
+                },
+            },
+            url: k.url,
+            html_url: k.html_url,
+            comments_url: k.comments_url,
+            author: k.author,
+            committer: k.committer,
+            parents: k.parents,
+        }
+    }
+}
+
+/// A branch that holds a status's commit.
+#[derive(Serialize)]
+pub struct StatusBranch {
+    pub name: String,
+    pub commit: BranchCommit,
+    pub protected: bool,
+}
+
+#[derive(Serialize)]
+pub struct BranchCommit {
+    pub sha: String,
+    pub url: Uri,
+}
+
+#[derive(Serialize)]
+pub struct Status {
+    pub id: i64,
+    pub sha: String,
+    /// The repository's full name.
+    pub name: String,
+    pub target_url: Option<String>,
+    pub context: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub commit: StatusCommit,
+    pub branches: Vec<StatusBranch>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// `repository`: what changed (`changes` for `edited` and `renamed`); the repository itself is
+/// the payload's recorded one.
+#[derive(Serialize)]
+pub struct RepositoryBody {
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<RepositoryChanges>,
+}
+
+#[derive(Serialize)]
+pub struct RepositoryImport {
+    pub status: String,
+}
+
+/// A repository as a webhook's workflow run names it (`repository-lite`: the minimal
+/// repository's identity and URLs, nothing else).
+#[derive(Serialize)]
+pub struct RepositoryLite {
+    pub id: i64,
+    pub node_id: String,
+    pub name: String,
+    pub full_name: String,
+    pub owner: SimpleUser,
+    pub private: bool,
+    pub html_url: Uri,
+    pub description: Option<String>,
+    pub fork: bool,
+    pub url: Uri,
+    pub archive_url: String,
+    pub assignees_url: String,
+    pub blobs_url: String,
+    pub branches_url: String,
+    pub collaborators_url: String,
+    pub comments_url: String,
+    pub commits_url: String,
+    pub compare_url: String,
+    pub contents_url: String,
+    pub contributors_url: String,
+    pub deployments_url: String,
+    pub downloads_url: String,
+    pub events_url: String,
+    pub forks_url: String,
+    pub git_commits_url: String,
+    pub git_refs_url: String,
+    pub git_tags_url: String,
+    pub hooks_url: String,
+    pub issue_comment_url: String,
+    pub issue_events_url: String,
+    pub issues_url: String,
+    pub keys_url: String,
+    pub labels_url: String,
+    pub languages_url: String,
+    pub merges_url: String,
+    pub milestones_url: String,
+    pub notifications_url: String,
+    pub pulls_url: String,
+    pub releases_url: String,
+    pub stargazers_url: String,
+    pub statuses_url: String,
+    pub subscribers_url: String,
+    pub subscription_url: String,
+    pub tags_url: String,
+    pub teams_url: String,
+    pub trees_url: String,
+}
+
+impl From<MinimalRepository> for RepositoryLite {
+    fn from(r: MinimalRepository) -> RepositoryLite {
+        RepositoryLite {
+            id: r.id,
+            node_id: r.node_id,
+            name: r.name,
+            full_name: r.full_name,
+            owner: r.owner,
+            private: r.private,
+            html_url: r.html_url,
+            description: r.description,
+            fork: r.fork,
+            url: r.url,
+            archive_url: r.archive_url,
+            assignees_url: r.assignees_url,
+            blobs_url: r.blobs_url,
+            branches_url: r.branches_url,
+            collaborators_url: r.collaborators_url,
+            comments_url: r.comments_url,
+            commits_url: r.commits_url,
+            compare_url: r.compare_url,
+            contents_url: r.contents_url,
+            contributors_url: r.contributors_url,
+            deployments_url: r.deployments_url,
+            downloads_url: r.downloads_url,
+            events_url: r.events_url,
+            forks_url: r.forks_url,
+            git_commits_url: r.git_commits_url,
+            git_refs_url: r.git_refs_url,
+            git_tags_url: r.git_tags_url,
+            hooks_url: r.hooks_url,
+            issue_comment_url: r.issue_comment_url,
+            issue_events_url: r.issue_events_url,
+            issues_url: r.issues_url,
+            keys_url: r.keys_url,
+            labels_url: r.labels_url,
+            languages_url: r.languages_url,
+            merges_url: r.merges_url,
+            milestones_url: r.milestones_url,
+            notifications_url: r.notifications_url,
+            pulls_url: r.pulls_url,
+            releases_url: r.releases_url,
+            stargazers_url: r.stargazers_url,
+            statuses_url: r.statuses_url,
+            subscribers_url: r.subscribers_url,
+            subscription_url: r.subscription_url,
+            tags_url: r.tags_url,
+            teams_url: r.teams_url,
+            trees_url: r.trees_url,
+        }
+    }
+}
+
+/// A workflow run as webhooks show it: the REST run, its repositories in the lite form.
+#[derive(Serialize)]
+pub struct WebhookWorkflowRun {
+    pub id: i64,
+    pub name: String,
+    pub node_id: String,
+    pub check_suite_id: i64,
+    pub check_suite_node_id: String,
+    pub head_branch: Option<String>,
+    pub head_sha: String,
+    pub path: String,
+    pub run_number: i64,
+    pub event: String,
+    pub display_title: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub workflow_id: i64,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub pull_requests: Vec<PullRequestMinimal>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub actor: SimpleUser,
+    pub run_attempt: i64,
+    pub referenced_workflows: Vec<ReferencedWorkflow>,
+    pub run_started_at: Timestamp,
+    pub triggering_actor: SimpleUser,
+    pub jobs_url: Uri,
+    pub logs_url: Uri,
+    pub check_suite_url: Uri,
+    pub artifacts_url: Uri,
+    pub cancel_url: Uri,
+    pub rerun_url: Uri,
+    pub previous_attempt_url: Option<Uri>,
+    pub workflow_url: Uri,
+    pub head_commit: HeadCommit,
+    pub repository: RepositoryLite,
+    pub head_repository: RepositoryLite,
+}
+
+impl From<WorkflowRun> for WebhookWorkflowRun {
+    fn from(r: WorkflowRun) -> WebhookWorkflowRun {
+        WebhookWorkflowRun {
+            id: r.id,
+            name: r.name,
+            node_id: r.node_id,
+            check_suite_id: r.check_suite_id,
+            check_suite_node_id: r.check_suite_node_id,
+            head_branch: r.head_branch,
+            head_sha: r.head_sha,
+            path: r.path,
+            run_number: r.run_number,
+            event: r.event,
+            display_title: r.display_title,
+            status: r.status,
+            conclusion: r.conclusion,
+            workflow_id: r.workflow_id,
+            url: r.url,
+            html_url: r.html_url,
+            pull_requests: r.pull_requests,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            actor: r.actor,
+            run_attempt: r.run_attempt,
+            referenced_workflows: r.referenced_workflows,
+            run_started_at: r.run_started_at,
+            triggering_actor: r.triggering_actor,
+            jobs_url: r.jobs_url,
+            logs_url: r.logs_url,
+            check_suite_url: r.check_suite_url,
+            artifacts_url: r.artifacts_url,
+            cancel_url: r.cancel_url,
+            rerun_url: r.rerun_url,
+            previous_attempt_url: r.previous_attempt_url,
+            workflow_url: r.workflow_url,
+            head_commit: r.head_commit,
+            repository: r.repository.into(),
+            head_repository: r.head_repository.into(),
+        }
+    }
+}
