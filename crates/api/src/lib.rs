@@ -7,54 +7,29 @@
 //! import each other without cycles; `scripts/api-layers --check` (run by `scripts/test`)
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
-//! - **foundations**: `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `outbound`, `reply`, `secrets`, `settings`, `sharded`, `shape`, `shapes`, `validate`, `versions`
-//! - **http** (the contract and what it needs; never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `routes`, `not_modified`, `faults`, `insights`, `worker`, `state`, `contract`
-//! - **features** (operations, their workers and control-plane parts): `control`, `outbox`, `ops`
-//! - **assembly** (everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
+//! - **foundations** (`foundations/`): `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `outbound`, `reply`, `secrets`, `settings`, `sharded`, `typed`, `shapes`, `input`, `versions`
+//! - **http** (`http/`; the contract and what it needs, never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `registry`, `not_modified`, `faults`, `usage_log`, `worker`, `state`, `contract`
+//! - **features** (`ops/`; operations, their workers and control-plane parts): one module per spec area, `outbox`, `provision`
+//! - **assembly** (`assembly/`; everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
+//!
+//! A layer is a folder; its modules are also re-exported at the crate root (`crate::error`).
 // `ApiError` is large (message, errors, headers) but only built on the cold path.
 #![allow(clippy::result_large_err)]
-pub mod access_log;
-pub mod admin;
-pub mod admission;
-pub mod authenticate;
-pub mod authorize;
-pub mod background;
-pub mod cache;
-pub mod contract;
-pub mod control;
-pub mod docs;
-pub mod error;
-pub mod etag;
-pub mod faults;
-pub mod forwarded;
-pub mod headers;
-pub mod insights;
-pub mod listener;
-pub mod metrics;
-pub mod not_modified;
-pub mod openapi;
-pub mod operation;
+pub mod assembly;
+pub mod foundations;
+pub mod http;
 pub mod ops;
-pub mod outbound;
-pub mod outbox;
-pub mod principal;
-pub mod ratelimit;
-pub mod reply;
-pub mod request;
-pub mod router;
-pub mod routes;
-pub mod secondary;
-pub mod secrets;
-pub mod seed;
-pub mod settings;
-pub mod shape;
-pub mod shapes;
-pub mod sharded;
-pub mod shared_limits;
-pub mod state;
-pub mod validate;
-pub mod versions;
-pub mod worker;
+
+// Each layer's modules at the crate root as well: `crate::error`, `platform_api::state`.
+pub use self::assembly::{admin, background, openapi, router, seed};
+pub use self::foundations::{
+    access_log, cache, docs, error, etag, forwarded, headers, input, listener, metrics, outbound, reply, secrets, settings, shapes,
+    sharded, typed, versions,
+};
+pub use self::http::{
+    admission, authenticate, authorize, contract, faults, not_modified, operation, principal, ratelimit, registry, request, secondary,
+    shared_limits, state, usage_log, worker,
+};
 
 pub use background::spawn_workers;
 pub use router::app;

@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Limits, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, SimpleUser};
+use crate::typed::{Timestamp, Uri};
 
 pub static DELETE_GRANT: Operation =
     Operation::delete("authorizations/delete-grant", "/applications/{client_id}/grant", "Delete an app authorization")

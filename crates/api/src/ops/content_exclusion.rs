@@ -14,9 +14,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, RawBody};
-use crate::routes::Api;
 
 /// The largest rules body accepted (neither the spec nor api-facts names one): 64 KiB, far more
 /// than path rules for many repositories need.
@@ -75,7 +75,7 @@ async fn set(ctx: Ctx, RawBody(body): RawBody) -> ApiResult<Reply> {
         return Err(ApiError::payload_too_large());
     }
     let rules = parse_rules(&body)?;
-    crate::validate::check_strings(&Value::Object(rules.clone()))?;
+    crate::input::check_strings(&Value::Object(rules.clone()))?;
     let (org_id, now) = (ctx.org().org.id, ctx.app.clock.now());
     let text = Value::Object(rules).to_string();
     ctx.write(move |c| store::set(c, org_id, &text, now)).await?;

@@ -12,13 +12,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::SEALED_VALUE_MAX_CHARS;
 use crate::operation::{Access, Level, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, JsonBody, Pagination, Query};
-use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
-use crate::shape::Timestamp;
-use crate::validate::SEALED_VALUE_MAX_CHARS;
+use crate::typed::Timestamp;
 
 const ACCESS: Access = Access::token(&["repo"], Some(("devenv_secrets", Level::Write)), Level::Write);
 const BASE: &str = "/repos/{owner}/{repo}/devenvs/secrets";
@@ -185,7 +185,7 @@ pub async fn admin_verify(
     let matches = app
         .store
         .read(move |c| -> ApiResult<bool> {
-            let repo = crate::control::repo(c, &format!("{owner}/{repo}"))?;
+            let repo = crate::ops::provision::repo(c, &format!("{owner}/{repo}"))?;
             let enc = store::value_enc(c, repo.id, &name)?.ok_or_else(ApiError::not_found)?;
             let key = secrets::server_key(c, &sk)?;
             let plain =

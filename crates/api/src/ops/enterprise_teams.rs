@@ -14,11 +14,11 @@ use serde_json::json;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, EnterpriseCaller, JsonBody, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{simple_user, Urls};
+use crate::typed::{Timestamp, Uri};
 
 const PERMISSION: &str = "enterprise_teams";
 const READ: Access = Access::token(&["read:enterprise"], Some((PERMISSION, Level::Read)), Level::Read);

@@ -19,11 +19,11 @@ use crate::authorize::{has_permission, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Poll, Resp};
 use crate::principal::Principal;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
+use crate::typed::{Timestamp, Uri};
 
 /// Events older than this leave every timeline.
 pub const WINDOW_SECONDS: i64 = 30 * 24 * 3600;

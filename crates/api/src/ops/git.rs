@@ -13,11 +13,11 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{repo_api_url, simple_user, SimpleUser, Urls};
+use crate::typed::{Timestamp, Uri};
 
 const READ: Access = Access::read(&["repo"], "contents");
 

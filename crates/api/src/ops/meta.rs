@@ -6,9 +6,9 @@ use serde::Serialize;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Limits, Operation, Resp};
 use crate::ratelimit::{Quota, Resource};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::routes::Api;
 use crate::versions;
 
 pub static ROOT: Operation = Operation::get("meta/root", "/", "API root")

@@ -14,7 +14,9 @@ pub mod hooks;
 pub mod insights;
 pub mod meta;
 pub mod notifications;
+pub mod outbox;
 pub mod private_registries;
+pub mod provision;
 pub mod repos;
 pub mod rulesets;
 pub mod security_managers;
@@ -24,7 +26,7 @@ pub mod workflow_runs;
 
 use axum::Router;
 
-use crate::routes::Api;
+use crate::registry::Api;
 use crate::state::Shared;
 
 pub fn register(api: Api) -> Api {

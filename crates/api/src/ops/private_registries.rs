@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::{checked_by_handler, Patch, SEALED_VALUE_MAX_CHARS};
 use crate::operation::{Access, Level, On, Operation, Resp};
 use crate::ops::devenv_secrets::PublicKey;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Query};
-use crate::routes::Api;
 use crate::secrets::{self, KeyScope};
-use crate::shape::{Timestamp, Uri};
-use crate::validate::{checked_by_handler, Patch, SEALED_VALUE_MAX_CHARS};
+use crate::typed::{Timestamp, Uri};
 
 const fn access(level: Level) -> Access {
     Access::token(&["admin:org"], Some(("organization_private_registries", level)), level)

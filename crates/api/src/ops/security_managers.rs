@@ -7,9 +7,9 @@ use platform_store::domain::security_managers;
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, On, Operation, Resp, SECURITY_MANAGERS_SUNSET};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::routes::Api;
 use crate::shapes::{self, TeamSimple};
 
 const PERMISSION: &str = "organization_administration";

@@ -10,14 +10,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::nullable;
 use crate::operation::{Access, Operation, Resp};
 use crate::ops::hooks::activity::{self as hook_activity, StatusActivity};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, repo_api_url, MinimalRepository, SimpleUser, Urls};
-use crate::validate::nullable;
+use crate::typed::{Timestamp, Uri};
 
 const SCOPES: &[&str] = &["repo", "repo:status"];
 

@@ -12,7 +12,7 @@ use platform_store::Backend;
 use serde_json::Value;
 
 /// A small OpenAPI 3.1 document (tests only; the real one is platformd's `/openapi.json`).
-const FIXTURE: &str = include_str!("../../../api/src/docs/fixture.json");
+const FIXTURE: &str = include_str!("../../../api/src/foundations/docs/fixture.json");
 
 const ASSETS: [(&str, &str); 3] = [
     ("/docs", "text/html; charset=utf-8"),

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use platform_api::outbox::{drain, Consumer};
+use platform_api::ops::outbox::{drain, Consumer};
 use platform_api::AppState;
 use platform_core::Clock;
 use platform_store::domain::activity::{self, Activity, NewActivity};

@@ -7,7 +7,7 @@ pub mod shapes;
 pub mod teams;
 pub mod users;
 
-use crate::routes::Api;
+use crate::registry::Api;
 
 pub fn routes(api: Api) -> Api {
     let api = users::routes(api);

@@ -10,9 +10,9 @@ use crate::authorize::{has_permission, has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Resp};
 use crate::principal::Principal;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
 
 pub static LIST_FOR_AUTHENTICATED_USER: Operation =
     Operation::get("orgs/list-for-authenticated-user", "/user/orgs", "List organizations for the authenticated user")

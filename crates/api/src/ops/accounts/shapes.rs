@@ -5,8 +5,8 @@ use platform_store::domain::accounts::{Account, Team as TeamRow, TeamDetail};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{simple_user, team_simple, SimpleUser, TeamSimple, Urls};
+use crate::typed::{Timestamp, Uri};
 
 /// What a profile counts, read from the store.
 #[derive(Clone, Copy, Debug, Default)]

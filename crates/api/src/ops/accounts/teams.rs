@@ -9,9 +9,9 @@ use super::orgs::org_facts;
 use super::shapes::{self, Team, TeamFull};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
 
 const ACCESS: Access = Access::token(&["read:org"], Some(("members", Level::Read)), Level::Read);
 

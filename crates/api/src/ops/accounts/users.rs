@@ -8,9 +8,9 @@ use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Resp};
 use crate::principal::Principal;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::Ctx;
-use crate::routes::Api;
 
 /// Scopes that show the private profile; without one a scope token sees the public one.
 const PROFILE_SCOPES: &[&str] = &["read:user"];

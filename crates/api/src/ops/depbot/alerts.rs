@@ -13,13 +13,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::control;
 use crate::error::{ApiError, ApiResult};
+use crate::ops::provision;
 use crate::reply::Reply;
 use crate::request::JsonBody;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, MinimalRepository, SimpleUser, Urls};
 use crate::state::{AppState, Shared};
+use crate::typed::{Timestamp, Uri};
 use crate::versions;
 
 pub const STATES: [&str; 4] = ["auto_dismissed", "dismissed", "fixed", "open"];
@@ -414,7 +414,7 @@ pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> Api
     one_of("state", state, &["open", "fixed", "auto_dismissed"])?;
     let mut assignees = Vec::new();
     for login in &a.assignees {
-        let u = control::user(c, login)?;
+        let u = provision::user(c, login)?;
         if !depbot::may_see(c, repo.id, u.id)? {
             return Err(invalid("assignees", format!("{login} cannot see alerts of {}", repo.full_name())));
         }
@@ -472,7 +472,7 @@ pub async fn admin_create(
     let (repo, alert) = app
         .store
         .write(move |c| -> ApiResult<(Repo, Alert)> {
-            let repo = control::repo(c, &format!("{owner}/{name}"))?;
+            let repo = provision::repo(c, &format!("{owner}/{name}"))?;
             let alert = create_alert(c, &repo, &a, now)?;
             Ok((repo, alert))
         })
@@ -513,7 +513,7 @@ pub fn create_bulk(c: &mut dyn Conn, b: &BulkIn, now: i64) -> ApiResult<()> {
     if b.repos.is_empty() || b.advisories == 0 {
         return Err(invalid("repos", "bulk alerts need repos and advisories".into()));
     }
-    let repos: Vec<Repo> = b.repos.iter().map(|r| control::repo(c, r)).collect::<ApiResult<_>>()?;
+    let repos: Vec<Repo> = b.repos.iter().map(|r| provision::repo(c, r)).collect::<ApiResult<_>>()?;
     let mut advisories = Vec::with_capacity(b.advisories);
     for k in 0..b.advisories {
         let id = format!("SSA-bulk-{k:04}-0000");

@@ -18,11 +18,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::{by_handler, checked_by_handler, comma_list};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{encode_query, BodyValue, Ctx, Query};
-use crate::routes::Api;
-use crate::validate::{by_handler, checked_by_handler, comma_list};
 use alerts::{
     depbot_alert, render_list, DepbotAlert, DepbotAlertWithRepository, CLASSIFICATIONS, DISMISSED_REASONS, ECOSYSTEMS,
     SCOPES as DEP_SCOPES, SEVERITIES, STATES,

@@ -16,8 +16,8 @@ use super::effects;
 use super::refs::{self, Source};
 use super::rules;
 use super::{git_error, storage};
-use crate::control::{self, RefIn};
 use crate::error::{ApiError, ApiResult};
+use crate::ops::provision::{self, RefIn};
 use crate::state::AppState;
 
 fn noreply(login: &str) -> String {
@@ -25,7 +25,7 @@ fn noreply(login: &str) -> String {
 }
 
 /// Who a commit of the control plane names: the given person, else the pusher, else the owner.
-fn person(app: &AppState, given: Option<&control::PersonIn>, who: Option<&Account>, repo: &Repo) -> ApiResult<Person> {
+fn person(app: &AppState, given: Option<&provision::PersonIn>, who: Option<&Account>, repo: &Repo) -> ApiResult<Person> {
     let who = who.unwrap_or(&repo.owner);
     let g = given.cloned().unwrap_or_default();
     let time = match &g.date {
@@ -46,13 +46,13 @@ fn person(app: &AppState, given: Option<&control::PersonIn>, who: Option<&Accoun
 /// not have) in the store alone. Answers `{ref, sha, before}`. Rulesets judge the change as the
 /// pusher's unless `bypass_rules` (placeholders, which git never sees, are not judged).
 pub async fn push_ref(app: &AppState, repo: &Repo, r: &RefIn) -> ApiResult<Value> {
-    let (ref_type, _) = control::ref_kind(&r.name)?;
+    let (ref_type, _) = provision::ref_kind(&r.name)?;
     let (repo2, r_pusher) = (repo.clone(), r.pusher.clone());
     let pusher = app
         .store
         .read(move |c| -> ApiResult<Option<Account>> {
             match &r_pusher {
-                Some(l) => Ok(Some(control::user(c, l)?)),
+                Some(l) => Ok(Some(provision::user(c, l)?)),
                 None if !repo2.owner.is_org() => Ok(Some(repo2.owner.clone())),
                 None => Ok(None),
             }
@@ -235,8 +235,8 @@ pub async fn import(app: &AppState, repo: &Repo, mirror: &Path, pusher_id: Optio
 /// Points a ref at a placeholder sha (one git does not have): the store alone records it, with
 /// the activity of a push, in the caller's transaction.
 pub fn push_placeholder(c: &mut dyn Conn, repo: &Repo, r: &RefIn, sha: &str, now: i64) -> ApiResult<serde_json::Value> {
-    control::ref_kind(&r.name)?;
-    let pusher = control::pusher(c, repo, r)?;
+    provision::ref_kind(&r.name)?;
+    let pusher = provision::pusher(c, repo, r)?;
     let before = repos::set_ref(c, repo.id, &r.name, sha, now)?;
     let change = effects::RefMove { name: &r.name, before: before.as_deref(), after: Some(sha), pushed: None };
     effects::record(c, repo, pusher.as_ref(), change, now)?;

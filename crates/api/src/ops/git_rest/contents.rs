@@ -17,11 +17,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
 use crate::ops::git::percent_encode_path;
 use crate::ops::git_hosting::{git_error, refs};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{percent_encode, Body, Ctx, Query};
-use crate::routes::Api;
-use crate::shape::Uri;
 use crate::shapes::{repo_api_url, Urls};
+use crate::typed::Uri;
 
 /// The query of a contents read.
 #[derive(Deserialize, JsonSchema)]

@@ -16,11 +16,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
 use crate::ops::git::{number_of, GitUser, Verification};
 use crate::ops::git_hosting::git_error;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{repo_api_url, Urls};
+use crate::typed::{Timestamp, Uri};
 
 /// A blob to store.
 #[derive(Deserialize, JsonSchema)]

@@ -13,11 +13,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
 use crate::ops::git::{changes, commit, known, match_people, Commit, DiffEntry};
 use crate::ops::git_hosting::git_error;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::Uri;
 use crate::shapes::repo_api_url;
+use crate::typed::Uri;
 
 /// The query of the commit list.
 #[derive(Deserialize, JsonSchema)]

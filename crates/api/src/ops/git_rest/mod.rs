@@ -26,8 +26,8 @@ use super::git_hosting::refs::{Applied, Locked, Source};
 use super::git_hosting::{git_error, rules, WORKFLOWS_DIR};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::Access;
+use crate::registry::Api;
 use crate::request::Ctx;
-use crate::routes::Api;
 
 /// Reading contents: public repositories without credentials; `repo`, or `contents: read`.
 const READ: Access = Access::read(&["repo"], "contents");

@@ -11,11 +11,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
 use crate::ops::git::{number_of, CommitLink, GitUser, Parent, Tree, Verification};
 use crate::ops::git_hosting::git_error;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{percent_encode, Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{repo_api_url, Urls};
+use crate::typed::{Timestamp, Uri};
 use platform_store::domain::repos::Repo;
 
 pub static LIST_TAGS: Operation = Operation::get("repos/list-tags", "/repos/{owner}/{repo}/tags", "List repository tags")

@@ -13,11 +13,11 @@ use crate::operation::{Operation, Resp};
 use crate::ops::git::{git_ref, GitRef};
 use crate::ops::git_hosting::git_error;
 use crate::ops::git_hosting::refs::{self, Locked};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx};
-use crate::routes::Api;
-use crate::shape::Uri;
 use crate::shapes::repo_api_url;
+use crate::typed::Uri;
 
 /// A reference to create.
 #[derive(Deserialize, JsonSchema)]

@@ -24,12 +24,12 @@ use super::payloads::{
 };
 use crate::error::ApiError;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
+use crate::ops::outbox::Consumer;
 use crate::outbound::{find_refused, refusal, AllowList, GuardResolver};
-use crate::outbox::Consumer;
 use crate::secrets;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, Urls};
 use crate::state::Shared;
+use crate::typed::{Timestamp, Uri};
 use crate::worker::{Next, Work, Worker, Workers};
 
 /// Payloads larger than this are not delivered (recorded as such).

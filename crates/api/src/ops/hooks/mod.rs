@@ -15,13 +15,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::{by_handler, checked_by_handler, present};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{encode_query, percent_encode, Body, BodyValue, Ctx, OrgCaller, Pagination, Query};
-use crate::routes::Api;
 use crate::secrets;
-use crate::shape::Timestamp;
-use crate::validate::{by_handler, checked_by_handler, present};
+use crate::typed::Timestamp;
 use deliveries::{org_hook, webhook_config, OrgHook, WebhookConfig};
 
 const SCOPES: &[&str] = &["admin:org_hook"];

@@ -12,8 +12,8 @@ use super::deliveries::OrgHook;
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
 use crate::ops::git_hosting::effects::PushWebhook;
 use crate::ops::workflow_runs::shapes::{HeadCommit, PullRequestMinimal, ReferencedWorkflow, WorkflowRun};
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, LicenseSimple, MinimalRepository, SimpleUser, Urls};
+use crate::typed::{Timestamp, Uri};
 
 /// The repository of a webhook: the minimal repository with what the webhook form adds.
 /// Settings the platform does not keep show the hosted defaults.

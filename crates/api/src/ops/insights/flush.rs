@@ -1,4 +1,4 @@
-//! Writing API insights: the recorder's buffers (`crate::insights`), aggregated, into the
+//! Writing API insights: the recorder's buffers (`crate::usage_log`), aggregated, into the
 //! store — every second by the flusher, and before every query so its answer includes every
 //! request made before it.
 use std::collections::HashMap;
@@ -10,8 +10,8 @@ use platform_store::domain::insights as store;
 use platform_store::DbError;
 
 use crate::error::ApiError;
-use crate::insights::{Drained, Login};
 use crate::state::Shared;
+use crate::usage_log::{Drained, Login};
 use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 
 /// Writes every buffered record; returns how many it took. Safe to call at any

@@ -1,5 +1,5 @@
 //! API usage insights (document 2, plus `user-stats` of api-facts): the requests made to an
-//! organization's resources, recorded by `crate::insights`, summed per route, subject, actor,
+//! organization's resources, recorded by `crate::usage_log`, summed per route, subject, actor,
 //! user or time bucket. Organization owners with `read:org`, or tokens with the organization API
 //! Insights permission (read); others get 404.
 //!
@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::Timestamp;
+use crate::typed::Timestamp;
 
 const ACCESS: Access = Access::token(&["read:org"], Some(("organization_api_insights", Level::Read)), Level::Read);
 const ACTOR_TYPES: &[&str] = &["installation", "classic_pat", "fine_grained_pat", "oauth_app", "app_user_to_server"];

@@ -19,11 +19,11 @@ use crate::authorize::{has_scope, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Poll, Resp};
 use crate::principal::Principal;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, JsonBody, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{self, MinimalRepository, Urls};
+use crate::typed::{Timestamp, Uri};
 
 const SCOPES: &[&str] = &["notifications", "repo"];
 const ACCESS: Access = Access::token(SCOPES, None, Level::Read);
@@ -382,7 +382,7 @@ async fn create_notification(
     axum::extract::State(app): axum::extract::State<crate::state::Shared>,
     JsonBody(b): JsonBody,
 ) -> ApiResult<Reply> {
-    let n: crate::control::NotificationIn = crate::control::parse(b)?;
-    let (thread, repo) = crate::control::write(&app, move |c, now| crate::control::notify(c, &n, now)).await?;
+    let n: crate::ops::provision::NotificationIn = crate::ops::provision::parse(b)?;
+    let (thread, repo) = crate::ops::provision::write(&app, move |c, now| crate::ops::provision::notify(c, &n, now)).await?;
     Ok(Reply::created(thread_value(&app.urls, platform_core::ApiVersion::DEFAULT, &thread, &repo)))
 }

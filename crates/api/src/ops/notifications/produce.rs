@@ -12,7 +12,7 @@ use platform_store::{Conn, DbError};
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::outbox::Consumer;
+use crate::ops::outbox::Consumer;
 use crate::shapes::{repo_api_url, Urls};
 use crate::state::Shared;
 use crate::worker::{Context, Next, Work, WorkError, Worker};

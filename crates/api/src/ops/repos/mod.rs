@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use crate::authorize::ADMIN_RIGHTS;
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::request::Pagination;
-use crate::routes::Api;
 use shapes::{FullRepository, RepositoryItem};
 
 /// Reading repositories: metadata; private ones need `repo` from scope tokens.

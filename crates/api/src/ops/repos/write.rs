@@ -14,13 +14,13 @@ use serde_json::json;
 use super::shapes;
 use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
+use crate::input::nullable;
 use crate::ops::hooks::activity::{self as hook_activity, CreateActivity, From, Renamed, RepositoryActivity, RepositoryChanges};
 use crate::ops::hooks::payloads;
 use crate::principal::{Principal, Role, TokenAuth};
 use crate::reply::Reply;
 use crate::request::{Body, Ctx};
 use crate::shapes::{repo_api_url, Urls};
-use crate::validate::nullable;
 
 /// Settings clients send that the platform answers with its defaults: type-checked, not kept.
 #[derive(Deserialize, JsonSchema)]

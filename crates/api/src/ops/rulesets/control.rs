@@ -33,9 +33,9 @@ pub type Made = (Account, Option<String>, Ruleset);
 /// Validates and creates a ruleset in one transaction (the admin API and seeds).
 pub fn create(c: &mut dyn Conn, scope: Scope, body: Value, now: i64) -> ApiResult<Made> {
     let (owner, repo, source) = match scope {
-        Scope::Org(login) => (crate::control::org(c, login)?, None, Source::Organization),
+        Scope::Org(login) => (crate::ops::provision::org(c, login)?, None, Source::Organization),
         Scope::Repo(full_name) => {
-            let r = crate::control::repo(c, full_name)?;
+            let r = crate::ops::provision::repo(c, full_name)?;
             let source = source_of(&r);
             (r.owner.clone(), Some(r), source)
         }
@@ -58,7 +58,7 @@ fn shape(app: &Shared, (owner, repo_name, rs): &Made) -> FullRuleset {
 }
 
 fn org_ruleset(c: &mut dyn Conn, org: &str, id: &str) -> ApiResult<(Account, Ruleset)> {
-    let org = crate::control::org(c, org)?;
+    let org = crate::ops::provision::org(c, org)?;
     let id = id.parse::<i64>().map_err(|_| ApiError::not_found())?;
     let rs = rulesets::get(c, id)?.filter(|r| r.repo_id.is_none() && r.owner_id == org.id).ok_or_else(ApiError::not_found)?;
     Ok((org, rs))
@@ -121,11 +121,11 @@ pub struct SeedRuleset {
 pub fn seed(c: &mut dyn Conn, r: &SeedRuleset, now: i64) -> ApiResult<()> {
     let (scope, existing) = match (&r.org, &r.repo) {
         (Some(o), None) => {
-            let org = crate::control::org(c, o)?;
+            let org = crate::ops::provision::org(c, o)?;
             (Scope::Org(o), rulesets::for_org(c, org.id)?)
         }
         (None, Some(full_name)) => {
-            let repo = crate::control::repo(c, full_name)?;
+            let repo = crate::ops::provision::repo(c, full_name)?;
             (Scope::Repo(full_name), rulesets::for_repo(c, repo.id)?)
         }
         _ => {

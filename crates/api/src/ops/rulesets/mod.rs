@@ -19,16 +19,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::{by_handler_value, comma_list, present};
 use crate::operation::{Access, Operation, Resp};
 use crate::principal::Principal;
 use crate::principal::Role;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::Urls;
 use crate::state::AppState;
-use crate::validate::{by_handler_value, comma_list, present};
+use crate::typed::{Timestamp, Uri};
 use body::Source;
 use matching::{Condition, RepoCondition};
 

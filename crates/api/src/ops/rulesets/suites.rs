@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::enforce::RuleEvaluation;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, On, Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::Timestamp;
+use crate::typed::Timestamp;
 
 const REPO_ACCESS: Access = Access::token(&["repo"], Some(("administration", Level::Read)), Level::Write);
 const ORG_ACCESS: Access = Access::token(&["admin:org"], Some(("organization_administration", Level::Read)), Level::Read);

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::ops::hooks::activity::{self as hook_activity, RepositoryImportActivity};
-use crate::shape::Uri;
 use crate::shapes::{repo_api_url, Urls};
+use crate::typed::Uri;
 
 /// Files above this are large files (document 1).
 pub const LARGE_FILE_BYTES: i64 = 100 * 1024 * 1024;

@@ -20,9 +20,9 @@ use serde::Deserialize;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Resp, IMPORTS_SUNSET};
 use crate::outbound::AllowList;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Query};
-use crate::routes::Api;
 use crate::state::ImportSettings;
 use import::record_event;
 

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use super::{load, READ};
 use crate::error::ApiResult;
 use crate::operation::{Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::{Timestamp, Uri};
+use crate::typed::{Timestamp, Uri};
 
 #[derive(Deserialize, JsonSchema)]
 struct ArtifactsQuery {

@@ -12,11 +12,11 @@ use serde::Serialize;
 use super::shapes::{self, EnvironmentRef, PendingReviewer, Reviewer};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::Timestamp;
 use crate::shapes::{simple_user, Urls};
+use crate::typed::Timestamp;
 
 // Actions read (hosted: apps need actions:read), anonymous on a public repository.
 use super::READ;

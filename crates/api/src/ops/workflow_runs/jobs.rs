@@ -10,11 +10,11 @@ use serde::Deserialize;
 use super::shapes::{self, JobList};
 use super::{engine, id_param, logs, READ};
 use crate::error::{ApiError, ApiResult};
+use crate::input::checked_by_handler;
 use crate::operation::{Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::validate::checked_by_handler;
 
 const FILTER: [&str; 2] = ["latest", "all"];
 

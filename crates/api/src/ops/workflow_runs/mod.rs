@@ -24,13 +24,13 @@ use serde_json::json;
 
 use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
+use crate::input::{checked_by_handler, schema_text, BODY_STRING_MAX_CHARS};
 use crate::operation::{Access, Level, Operation, Resp, RUN_USAGE_SUNSET};
 use crate::principal::Principal;
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Pagination, Query};
-use crate::routes::Api;
-use crate::shape::Timestamp;
-use crate::validate::{checked_by_handler, schema_text, BODY_STRING_MAX_CHARS};
+use crate::typed::Timestamp;
 use shapes::{Deployment, EnvironmentApproval, JobList, PendingDeployment, WorkflowRun, WorkflowRunList, WorkflowRunUsage};
 
 const SCOPES: &[&str] = &["repo"];

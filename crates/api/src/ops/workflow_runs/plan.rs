@@ -9,8 +9,8 @@ use platform_store::Conn;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::control;
 use crate::error::ApiError;
+use crate::ops::provision;
 
 type R<T> = Result<T, ApiError>;
 
@@ -119,7 +119,7 @@ fn environment(c: &mut dyn Conn, repo: &Repo, e: &EnvironmentIn, now: i64) -> R<
     let mut reviewers = Vec::new();
     for r in &e.reviewers {
         let reviewer = match (r.kind.as_str(), &r.login, &r.slug) {
-            ("User", Some(login), _) => Reviewer { kind: "User".into(), id: control::user(c, login)?.id },
+            ("User", Some(login), _) => Reviewer { kind: "User".into(), id: provision::user(c, login)?.id },
             ("Team", _, Some(slug)) if repo.owner.is_org() => {
                 let id = runs::team_by_slug(c, repo.owner.id, slug)?
                     .ok_or_else(|| invalid("reviewers", format!("no team {slug:?} in {}", repo.owner.login)))?;
@@ -213,7 +213,7 @@ fn check_workflow(path: &str) -> R<()> {
 /// The actor of a plan: the given user, else the repository's owner when a user.
 fn actor(c: &mut dyn Conn, repo: &Repo, login: Option<&str>) -> R<accounts::Account> {
     match login {
-        Some(l) => control::user(c, l),
+        Some(l) => provision::user(c, l),
         None if !repo.owner.is_org() => Ok(repo.owner.clone()),
         None => Err(ApiError::invalid_field(
             "WorkflowRun",
@@ -236,7 +236,7 @@ pub fn create(c: &mut dyn Conn, repo: &Repo, p: &PlanIn, now: i64) -> R<i64> {
     };
     let actor = actor(c, repo, p.actor.as_deref())?;
     let triggering = match &p.triggering_actor {
-        Some(l) => control::user(c, l)?,
+        Some(l) => provision::user(c, l)?,
         None => actor.clone(),
     };
     let event = p.event.clone().unwrap_or_else(|| "push".into());
@@ -311,7 +311,7 @@ pub struct BatchIn {
 }
 
 pub fn batch(c: &mut dyn Conn, b: &BatchIn, now: i64) -> R<usize> {
-    let repo = control::repo(c, &b.repo)?;
+    let repo = provision::repo(c, &b.repo)?;
     check_workflow(&b.workflow)?;
     if !(1..=1_000_000).contains(&b.count) {
         return Err(invalid("count", "count is from 1 to 1000000".into()));
@@ -375,7 +375,7 @@ pub async fn admin_create(
     let (repo, run) = app
         .store
         .write(move |c| -> R<_> {
-            let repo = control::repo(c, &format!("{owner}/{name}"))?;
+            let repo = provision::repo(c, &format!("{owner}/{name}"))?;
             let id = create(c, &repo, &p, now)?;
             super::engine::record_requested(c, &u, &repo, id, now)?;
             super::engine::settle_one(c, &u, id, now)?;

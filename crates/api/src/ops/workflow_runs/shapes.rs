@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::shape::{Timestamp, Uri};
 use crate::shapes::{minimal_repository, repo_api_url, simple_user, MinimalRepository, SimpleUser, Urls};
+use crate::typed::{Timestamp, Uri};
 
 pub fn run_url(u: &Urls, repo: &Repo, run_id: i64) -> String {
     format!("{}/actions/runs/{run_id}", repo_api_url(u, repo))

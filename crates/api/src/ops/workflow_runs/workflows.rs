@@ -5,9 +5,9 @@ use super::shapes::{self, WorkflowList};
 use super::READ;
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Operation, Resp};
+use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Ctx, Pagination, Query};
-use crate::routes::Api;
 
 pub static LIST: Operation = Operation::get("workflows/list", "/repos/{owner}/{repo}/actions/workflows", "List repository workflows")
     .docs("https://docs.service.example/rest/actions/workflows#list-repository-workflows")

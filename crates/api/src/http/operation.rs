@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use axum::http::{HeaderName, HeaderValue, Method};
 use platform_core::TokenKind;
 
-use crate::validate::{BodyRules, QueryRules};
+use crate::input::{BodyRules, QueryRules};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -201,7 +201,7 @@ pub struct Resp {
 impl Resp {
     /// A body of the typed shape `T` (`Vec<T>` for a list).
     pub const fn typed<T: schemars::JsonSchema>(status: u16, description: &'static str) -> Resp {
-        Resp { status, description, schema: Some(crate::shape::schema_of::<T>), headers: &[] }
+        Resp { status, description, schema: Some(crate::typed::schema_of::<T>), headers: &[] }
     }
     pub const fn empty(status: u16, description: &'static str) -> Resp {
         Resp { status, description, schema: None, headers: &[] }
@@ -365,11 +365,11 @@ impl Operation {
     }
     /// The query parameters: the fields of `Q`.
     pub const fn query<Q: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(self) -> Operation {
-        Operation { query: Some(DeclaredQuery { schema: crate::shape::schema_of::<Q>, type_id: TypeId::of::<Q> }), ..self }
+        Operation { query: Some(DeclaredQuery { schema: crate::typed::schema_of::<Q>, type_id: TypeId::of::<Q> }), ..self }
     }
     /// The request body: `B`, whose validation errors name `resource`.
     pub const fn body<B: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(self, resource: &'static str) -> Operation {
-        Operation { body: Some(DeclaredBody { resource, schema: crate::shape::schema_of::<B>, type_id: TypeId::of::<B> }), ..self }
+        Operation { body: Some(DeclaredBody { resource, schema: crate::typed::schema_of::<B>, type_id: TypeId::of::<B> }), ..self }
     }
     pub const fn responds(self, responses: &'static [Resp]) -> Operation {
         Operation { responses, ..self }

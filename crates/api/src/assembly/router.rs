@@ -11,7 +11,7 @@ use tower::Layer;
 use crate::contract::{contract, Routing};
 use crate::error::ApiError;
 use crate::operation::Operation;
-use crate::routes::Api;
+use crate::registry::Api;
 use crate::state::Shared;
 
 async fn not_found() -> Response {

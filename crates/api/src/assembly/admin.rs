@@ -9,9 +9,9 @@ use platform_core::time::{format_ts, parse_ts};
 use platform_store::DbError;
 use serde_json::{json, Value};
 
-use crate::control::{self, parse, write, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, TeamIn, TokenIn, UserIn};
 use crate::error::{ApiError, ApiResult};
 use crate::faults::FaultIn;
+use crate::ops::provision::{self, parse, write, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, StarIn, TeamIn, TokenIn, UserIn};
 use crate::reply::Reply;
 use crate::request::JsonBody;
 use crate::secrets::constant_time_eq;
@@ -69,46 +69,46 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
 
 async fn create_user(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let u: UserIn = parse(b)?;
-    let acc = write(&app, move |c, now| control::create_user(c, &u, now)).await?;
+    let acc = write(&app, move |c, now| provision::create_user(c, &u, now)).await?;
     Ok(Reply::created(shapes::simple_user(&app.urls, &acc)))
 }
 
 async fn create_org(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let o: OrgIn = parse(b)?;
-    let acc = write(&app, move |c, now| control::create_org(c, &o, now)).await?;
+    let acc = write(&app, move |c, now| provision::create_org(c, &o, now)).await?;
     Ok(Reply::created(shapes::simple_user(&app.urls, &acc)))
 }
 
 async fn create_enterprise(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let e: EnterpriseIn = parse(b)?;
-    let ent = write(&app, move |c, now| control::create_enterprise(c, &e, now)).await?;
+    let ent = write(&app, move |c, now| provision::create_enterprise(c, &e, now)).await?;
     Ok(Reply::created(json!({"id": ent.id, "slug": ent.slug, "name": ent.name, "created_at": format_ts(ent.created_at)})))
 }
 
 async fn create_team(State(app): State<Shared>, Path(org): Path<String>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let t: TeamIn = parse(b)?;
-    let team = write(&app, move |c, now| control::create_team(c, &org, &t, now)).await?;
+    let team = write(&app, move |c, now| provision::create_team(c, &org, &t, now)).await?;
     Ok(Reply::created(json!({"id": team.id, "name": team.name, "slug": team.slug, "description": team.description})))
 }
 
 async fn create_repo(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let r: RepoIn = parse(b)?;
-    let repo = write(&app, move |c, now| control::create_repo(c, &r, now)).await?;
+    let repo = write(&app, move |c, now| provision::create_repo(c, &r, now)).await?;
     crate::ops::git_hosting::repository(&app, &repo).await?;
     Ok(Reply::created(shapes::minimal_repository(&app.urls, platform_core::ApiVersion::DEFAULT, &repo)))
 }
 
 async fn push_ref(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let r: RefIn = parse(b)?;
-    let repo = app.store.read(move |c| control::repo(c, &format!("{owner}/{repo}"))).await?;
+    let repo = app.store.read(move |c| provision::repo(c, &format!("{owner}/{repo}"))).await?;
     Ok(Reply::created(crate::ops::git_hosting::control::push_ref(&app, &repo, &r).await?))
 }
 
 async fn star(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let s: StarIn = parse(b)?;
     let out = write(&app, move |c, now| {
-        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
-        control::star(c, &repo, &s, now)
+        let repo = provision::repo(c, &format!("{owner}/{repo}"))?;
+        provision::star(c, &repo, &s, now)
     })
     .await?;
     Ok(match out {
@@ -124,18 +124,18 @@ async fn rename_repo(State(app): State<Shared>, Path((owner, repo)): Path<(Strin
     }
     let r: Rename = parse(b)?;
     let repo = write(&app, move |c, now| {
-        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
-        control::rename_repo(c, &repo, &r.name, now)
+        let repo = provision::repo(c, &format!("{owner}/{repo}"))?;
+        provision::rename_repo(c, &repo, &r.name, now)
     })
     .await?;
     Ok(Reply::ok(shapes::minimal_repository(&app.urls, platform_core::ApiVersion::DEFAULT, &repo)))
 }
 
 async fn add_watcher(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
-    let w: control::WatcherIn = parse(b)?;
+    let w: provision::WatcherIn = parse(b)?;
     let out = write(&app, move |c, now| {
-        let repo = control::repo(c, &format!("{owner}/{repo}"))?;
-        control::add_watcher(c, &repo, &w, now)
+        let repo = provision::repo(c, &format!("{owner}/{repo}"))?;
+        provision::add_watcher(c, &repo, &w, now)
     })
     .await?;
     Ok(Reply::created(out))
@@ -143,7 +143,7 @@ async fn add_watcher(State(app): State<Shared>, Path((owner, repo)): Path<(Strin
 
 async fn create_app(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let a: AppIn = parse(b)?;
-    let (created, secret) = write(&app, move |c, now| control::create_app(c, &a, now)).await?;
+    let (created, secret) = write(&app, move |c, now| provision::create_app(c, &a, now)).await?;
     Ok(Reply::created(json!({
         "id": created.id, "kind": created.kind, "name": created.name, "slug": created.slug,
         "client_id": created.client_id, "client_secret": secret,
@@ -157,8 +157,8 @@ async fn create_installation(State(app): State<Shared>, Path(client_id): Path<St
     }
     let i: Install = parse(b)?;
     let inst = write(&app, move |c, now| {
-        let a = control::app_by_client_id(c, &client_id)?;
-        control::create_installation(c, &a, &i.org, now)
+        let a = provision::app_by_client_id(c, &client_id)?;
+        provision::create_installation(c, &a, &i.org, now)
     })
     .await?;
     Ok(Reply::created(json!({"id": inst.id, "app_id": inst.app_id, "account_id": inst.account_id})))
@@ -166,7 +166,7 @@ async fn create_installation(State(app): State<Shared>, Path(client_id): Path<St
 
 async fn create_token(State(app): State<Shared>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let t: TokenIn = parse(b)?;
-    let (tok, text) = write(&app, move |c, now| control::create_token(c, &t, now)).await?;
+    let (tok, text) = write(&app, move |c, now| provision::create_token(c, &t, now)).await?;
     Ok(Reply::created(token_json(&tok, &text)))
 }
 

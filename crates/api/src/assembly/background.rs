@@ -2,7 +2,7 @@
 //! test harness call [`spawn_workers`], and shut the handle down before the store closes.
 use std::sync::Arc;
 
-use crate::outbox::{self, Consumer};
+use crate::ops::outbox::{self, Consumer};
 use crate::state::Shared;
 use crate::worker::Workers;
 

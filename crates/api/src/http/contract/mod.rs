@@ -434,7 +434,7 @@ fn record(app: &Shared, x: &Exchange, resp: &Response) {
     let method = method_name(&x.method);
     app.metrics.record(method, route, status, took, x.rate_limited);
     crate::access_log::record(&x.rid, method, route, status, took);
-    crate::insights::record(&app.insights, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
+    crate::usage_log::record(&app.insights, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
 }
 
 /// The caller's address: the connection's, or behind trusted proxies what they saw.

@@ -519,7 +519,7 @@ impl JsonBody {
         }
         match serde_json::from_slice::<Value>(bytes) {
             Ok(v @ Value::Object(_)) => {
-                crate::validate::check_strings(&v)?;
+                crate::input::check_strings(&v)?;
                 Ok(v)
             }
             Ok(_) => Err(ApiError::bad_request("Body should be a JSON object")),

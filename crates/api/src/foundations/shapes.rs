@@ -7,7 +7,7 @@ use platform_store::domain::repos::Repo;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::shape::{Timestamp, Uri};
+use crate::typed::{Timestamp, Uri};
 
 use crate::versions;
 

@@ -45,7 +45,7 @@ pub struct Reply {
 pub struct Fresh(pub i64);
 
 impl Reply {
-    /// A body of a typed shape (`crate::shape`) or a JSON value, serialized once, here.
+    /// A body of a typed shape (`crate::typed`) or a JSON value, serialized once, here.
     pub fn json(status: StatusCode, body: impl serde::Serialize) -> Self {
         let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
         Reply { status, body: Some(Bytes::from(bytes)), headers: Vec::new(), fresh_until: None, content_type: None }

@@ -220,7 +220,7 @@ pub struct AppState {
     pub faults: Faults,
     pub metrics: Metrics,
     /// Requests recorded for API usage insights, waiting for the next flush.
-    pub insights: crate::insights::Recorder,
+    pub insights: crate::usage_log::Recorder,
     /// Background jobs of requests (a large mark-all-read), run with the server's workers.
     pub jobs: crate::worker::Jobs,
     /// Where repositories' git data lives, opened on first use (its namespace is the
@@ -314,7 +314,7 @@ impl AppState {
             shared_limits: redis,
             faults: Faults::default(),
             metrics: Metrics::default(),
-            insights: crate::insights::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
+            insights: crate::usage_log::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
             jobs: crate::worker::Jobs::default(),
             git: tokio::sync::OnceCell::new(),
             caches: Caches::new(config.cache_bytes),

@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document, generated from the operation registry that also wires the routes
-//! (so it cannot drift): paths, parameters, request bodies (the schemas of the types handlers read them into, `validate.rs`),
-//! every response with its schema (derived from the body's Rust type, `shape.rs`) and headers,
+//! (so it cannot drift): paths, parameters, request bodies (the schemas of the types handlers read them into, `input.rs`),
+//! every response with its schema (derived from the body's Rust type, `typed.rs`) and headers,
 //! and the security each operation accepts.
 use std::collections::BTreeSet;
 
@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use schemars::SchemaGenerator;
 
 use crate::error::{BasicError, ValidationError};
-use crate::shape::schema_of;
+use crate::typed::schema_of;
 
 use crate::operation::{AuthKind, Level, Limits, Operation, Verb};
 
@@ -165,7 +165,7 @@ fn header_components() -> Value {
 
 /// The whole document for the registered operations, with `public_url` as the server.
 pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
-    let mut g = crate::shape::generator();
+    let mut g = crate::typed::generator();
     let mut paths = Map::new();
     for op in ops {
         let item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));

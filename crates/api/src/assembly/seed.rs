@@ -8,8 +8,8 @@ use platform_store::domain::{accounts, apps, repos};
 use platform_store::Conn;
 use serde::Deserialize;
 
-use crate::control::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, TeamIn, TokenIn, UserIn};
 use crate::error::ApiError;
+use crate::ops::provision::{self, AppIn, EnterpriseIn, OrgIn, RefIn, RepoIn, TeamIn, TokenIn, UserIn};
 use crate::state::Shared;
 
 #[derive(Deserialize, Default)]
@@ -128,7 +128,7 @@ pub async fn load(app: &Shared, seed: Seed) -> Result<SeedReport, ApiError> {
         let (repo, exists) = app
             .store
             .read(move |c| -> Result<_, ApiError> {
-                let repo = control::repo(c, &full)?;
+                let repo = provision::repo(c, &full)?;
                 let exists = platform_store::domain::git::get_ref(c, repo.id, &name)?.is_some();
                 Ok((repo, exists))
             })
@@ -148,21 +148,21 @@ fn accounts_and_repos(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<Vec<repos:
     let mut created = Vec::new();
     for u in &s.users {
         if accounts::by_login(c, &u.login)?.is_none() {
-            control::create_user(c, u, now)?;
+            provision::create_user(c, u, now)?;
         }
     }
     for e in &s.enterprises {
         if accounts::enterprise_by_slug(c, &e.slug)?.is_none() {
-            control::create_enterprise(c, e, now)?;
+            provision::create_enterprise(c, e, now)?;
         }
     }
     for o in &s.orgs {
         if accounts::by_login(c, &o.login)?.is_none() {
-            control::create_org(c, o, now)?;
+            provision::create_org(c, o, now)?;
         }
     }
     for t in &s.teams {
-        let org = control::org(c, &t.org)?;
+        let org = provision::org(c, &t.org)?;
         let exists = c
             .query_opt(
                 "SELECT 1 FROM teams WHERE org_id = ? AND slug = ?",
@@ -170,7 +170,7 @@ fn accounts_and_repos(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<Vec<repos:
             )?
             .is_some();
         if !exists {
-            control::create_team(c, &t.org, &t.team, now)?;
+            provision::create_team(c, &t.org, &t.team, now)?;
         }
     }
     for t in &s.enterprise_teams {
@@ -178,7 +178,7 @@ fn accounts_and_repos(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<Vec<repos:
     }
     for r in &s.repos {
         if matches!(repos::lookup(c, &r.owner, &r.name)?, repos::Lookup::Missing) {
-            created.push(control::create_repo(c, r, now)?);
+            created.push(provision::create_repo(c, r, now)?);
         }
     }
     Ok(created)
@@ -194,19 +194,19 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
                 apps::set_secret(c, existing.id, &platform_core::ids::sha256_hex(secret.as_bytes()), now)?;
                 (existing, secret)
             }
-            None => control::create_app(c, a, now)?,
+            None => provision::create_app(c, a, now)?,
         };
         report.apps.push((app.name.clone(), app.kind.clone(), app.client_id.clone(), secret));
     }
     for i in &s.installations {
         let app = apps::by_name(c, &i.app)?.ok_or_else(ApiError::not_found)?;
-        let org = control::org(c, &i.org)?;
+        let org = provision::org(c, &i.org)?;
         if apps::installation_for(c, app.id, org.id)?.is_none() {
-            control::create_installation(c, &app, &i.org, now)?;
+            provision::create_installation(c, &app, &i.org, now)?;
         }
     }
     for a in &s.depbot_alerts {
-        let repo = control::repo(c, &a.repo)?;
+        let repo = provision::repo(c, &a.repo)?;
         crate::ops::depbot::alerts::create_alert(c, &repo, &a.alert, now)?;
     }
     for b in &s.depbot_bulk {
@@ -216,14 +216,14 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
         crate::ops::rulesets::control::seed(c, r, now)?;
     }
     for r in &s.runs {
-        let repo = control::repo(c, &r.repo)?;
+        let repo = provision::repo(c, &r.repo)?;
         crate::ops::workflow_runs::plan::create(c, &repo, &r.plan, now)?;
     }
     for b in &s.run_batches {
         crate::ops::workflow_runs::plan::batch(c, b, now)?;
     }
     for t in &s.tokens {
-        let (tok, text) = control::create_token(c, &t.token, now)?;
+        let (tok, text) = provision::create_token(c, &t.token, now)?;
         let subject = t.token.login.clone().or(t.token.repo.clone()).or(t.token.org.clone()).unwrap_or_default();
         report.tokens.push((t.name.clone(), tok.kind.as_str().to_string(), subject, text));
     }

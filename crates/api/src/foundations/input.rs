@@ -507,7 +507,7 @@ mod tests {
     }
 
     fn rules() -> BodyRules {
-        BodyRules::of("Status", crate::shape::schema_of::<Status>)
+        BodyRules::of("Status", crate::typed::schema_of::<Status>)
     }
 
     #[test]
@@ -561,7 +561,7 @@ mod tests {
 
     #[test]
     fn patch_tells_null_from_absent() {
-        let r = BodyRules::of("Update", crate::shape::schema_of::<Update>);
+        let r = BodyRules::of("Update", crate::typed::schema_of::<Update>);
         assert_eq!(r.schema["properties"]["name"], json!({"type": ["string", "null"], "maxLength": DEFAULT_MAX_CHARS}));
         assert!(!r.required);
         assert!(r.check(&json!({"name": null})).is_ok());
@@ -605,14 +605,14 @@ mod tests {
     }
 
     fn read(q: &str) -> Result<Listing, String> {
-        let rules = QueryRules::of(crate::shape::schema_of::<Listing>);
+        let rules = QueryRules::of(crate::typed::schema_of::<Listing>);
         let m = rules.check(&pairs(q)).map_err(|e| e.message.to_string())?;
         serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
     }
 
     #[test]
     fn query_parameters_are_published_from_the_type() {
-        let rules = QueryRules::of(crate::shape::schema_of::<Listing>);
+        let rules = QueryRules::of(crate::typed::schema_of::<Listing>);
         let published: Vec<Value> =
             rules.params.iter().map(|p| json!([p.param.name, p.param.description, p.param.required, p.param.schema])).collect();
         assert_eq!(

@@ -1,0 +1,20 @@
+//! The foundations layer: errors, replies, validators, typed shapes, secrets, the accept loop;
+//! nothing here knows of operations or the contract.
+pub mod access_log;
+pub mod cache;
+pub mod docs;
+pub mod error;
+pub mod etag;
+pub mod forwarded;
+pub mod headers;
+pub mod input;
+pub mod listener;
+pub mod metrics;
+pub mod outbound;
+pub mod reply;
+pub mod secrets;
+pub mod settings;
+pub mod shapes;
+pub mod sharded;
+pub mod typed;
+pub mod versions;
