@@ -35,6 +35,15 @@ pub struct WorkflowRunActivity {
     pub workflow: Value,
 }
 
+/// `WorkflowJobEvent`: a job of a run changed (`queued`, `waiting`, `in_progress`,
+/// `completed`), with the job as it was at that transition (the REST job, which is the webhook's
+/// `workflow_job`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkflowJobActivity {
+    pub action: String,
+    pub workflow_job: Value,
+}
+
 /// `RepositoryEvent`: a repository was created, edited, renamed, deleted, publicized or
 /// privatized; the repository as it was then (webhook form), and what changed.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -17,7 +17,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
-use super::activity::{self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowRunActivity};
+use super::activity::{
+    self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity, WorkflowRunActivity,
+};
 use super::payloads::{
     self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport, Star,
     Status,
@@ -197,6 +199,7 @@ fn event_names(kind: &str) -> &'static [&'static str] {
         "StatusEvent" => &["status"],
         "DeleteEvent" => &["delete", "push"],
         "WorkflowRunEvent" => &["workflow_run"],
+        "WorkflowJobEvent" => &["workflow_job"],
         "RepositoryImportEvent" => &["repository_import"],
         "RepositoryEvent" => &["repository"],
         _ => &[],
@@ -281,6 +284,11 @@ impl WebhookConsumer {
                 action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
                 Body::WorkflowRun(w)
             }
+            "workflow_job" => {
+                let Some(j) = activity::read::<WorkflowJobActivity>(p) else { return Ok(None) };
+                action = WORKFLOW_JOB_ACTIONS.iter().copied().find(|x| *x == j.action);
+                Body::WorkflowJob(j)
+            }
             // The repository as it was when the event happened (a deleted one is gone now).
             "repository" => {
                 let Some(r) = activity::read::<RepositoryActivity>(p) else { return Ok(None) };
@@ -307,6 +315,9 @@ impl WebhookConsumer {
 
 /// The actions of `workflow_run` webhooks the platform sends.
 const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"];
+
+/// The actions of `workflow_job` webhooks the platform sends.
+const WORKFLOW_JOB_ACTIONS: [&str; 4] = ["queued", "waiting", "in_progress", "completed"];
 
 impl Consumer for WebhookConsumer {
     fn name(&self) -> &'static str {

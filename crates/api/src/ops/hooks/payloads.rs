@@ -7,7 +7,7 @@ use platform_store::domain::repos::Repo;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::activity::{RepositoryChanges, WorkflowRunActivity};
+use super::activity::{RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
 use super::deliveries::OrgHook;
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
 use crate::ops::git_hosting::effects::PushWebhook;
@@ -126,6 +126,8 @@ pub enum Body {
     Public(Public),
     /// `workflow_run`
     WorkflowRun(WorkflowRunActivity),
+    /// `workflow_job`
+    WorkflowJob(WorkflowJobActivity),
     /// `repository`
     Repository(RepositoryBody),
     /// `repository_import`
