@@ -105,6 +105,37 @@ check("workflow_run requested, in_progress and completed validate, for a finishe
   assert.equal(cancelled.workflow_run.conclusion, "cancelled");
 });
 
+check("workflow_job queued, waiting, in_progress and completed validate, a job waiting for a review among them", [], async () => {
+  const environment = { name: unique("js-env"), reviewers: [{ type: "User", login: "octo" }] };
+  const plan = { workflow: ".workflows/js-jobs.yml", actor: "octo", queue_seconds: 0, jobs: [
+    { name: "build", duration_seconds: 10 },
+    { name: "deploy", needs: ["build"], duration_seconds: 10, environment },
+  ] };
+  const run = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);
+  const job = (name) => (p) => p.workflow_job.run_id === run.id && p.workflow_job.name === name;
+  await delivered("workflow_job", "queued", job("build"));
+  await delivered("workflow_job", "queued", job("deploy"));
+  await delivered("workflow_job", "in_progress", job("build"));
+  // build ends; deploy waits for octo's review.
+  await adminCall("POST", `/runs/${run.id}/advance`, {});
+  const built = await delivered("workflow_job", "completed", job("build"));
+  assert.equal(built.workflow_job.conclusion, "success");
+  const waiting = await delivered("workflow_job", "waiting", job("deploy"));
+  assert.equal(waiting.workflow_job.status, "waiting");
+  const { data: pending } = await owner.rest.actions.getPendingDeploymentsForRun({ owner: ORG, repo: PUBLIC_REPO, run_id: run.id });
+  await owner.rest.actions.reviewPendingDeploymentsForRun({
+    owner: ORG, repo: PUBLIC_REPO, run_id: run.id, environment_ids: [pending[0].environment.id], state: "approved", comment: "ship it",
+  });
+  await delivered("workflow_job", "in_progress", job("deploy"));
+  for (let i = 0; i < 10; i++) {
+    const r = await adminCall("POST", `/runs/${run.id}/advance`, {}).catch(() => null);
+    if (!r || r.status === "completed") break;
+  }
+  const deployed = await delivered("workflow_job", "completed", job("deploy"));
+  assert.equal(deployed.workflow_job.conclusion, "success");
+  await delivered("workflow_run", "completed", (p) => p.workflow_run.id === run.id);
+});
+
 check("repository created, edited, renamed and deleted validate", [], async () => {
   const name = unique("wh");
   const { data: repo } = await owner.rest.repos.createInOrg({ org: ORG, name });
