@@ -8,7 +8,22 @@ import Ajv from "ajv";
 import addFormats from "ajv-formats";
 
 const require = createRequire(import.meta.url);
-const SCHEMA = require("@octokit/webhooks-schemas/schema.json");
+const SCHEMA = structuredClone(require("@octokit/webhooks-schemas/schema.json"));
+
+// Our event names where the package's definitions use the hosted vendor's: `X-Service-Event`
+// `depbot_alert` is validated against the package's `dependabot_alert$<action>` definitions.
+const SCHEMA_EVENT = { depbot_alert: "dependabot_alert" };
+
+// `meta$deleted` is written for repository hooks: it requires `repository` and forbids
+// `organization`. An organization hook's `meta` carries the organization and no repository
+// (as every organization delivery does), so it is validated against that definition with
+// `repository` optional and `organization` (the package's own definition) allowed; every other
+// property, the hook's above all, is checked as published.
+{
+  const meta = SCHEMA.definitions["meta$deleted"];
+  meta.required = meta.required.filter((k) => k !== "repository");
+  meta.properties.organization = { $ref: "#/definitions/organization" };
+}
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -18,8 +33,9 @@ ajv.addSchema(SCHEMA, "webhooks");
 const compiled = new Map();
 
 /** The schema definition of an event and action, or null when the package has none. */
-export function definitionOf(event, action) {
+export function definitionOf(ourEvent, action) {
   const defs = SCHEMA.definitions;
+  const event = SCHEMA_EVENT[ourEvent] ?? ourEvent;
   const name = action && defs[`${event}$${action}`] ? `${event}$${action}` : `${event}$event`;
   return defs[name] ? name : null;
 }

@@ -177,6 +177,21 @@ check("repository_import (success) validates", [], async () => {
   assert.equal(p.status, "success");
 });
 
+check("meta deleted validates, delivered to the deleted hook itself", [], async () => {
+  const config = { url: `${rx.url}?h=${unique("meta")}`, content_type: "json", secret: "last-words" };
+  const { data: hook } = await owner.rest.orgs.createWebhook({ org: ORG, name: "web", events: ["meta"], config });
+  await owner.rest.orgs.deleteWebhook({ org: ORG, hook_id: hook.id });
+  const d = await rx.waitFor(
+    (x) => x.headers["x-service-hook-id"] === String(hook.id) && x.headers["x-service-event"] === "meta",
+    `meta.deleted at hook ${hook.id}`,
+  );
+  assert.equal(d.payload.action, "deleted");
+  assert.equal(d.payload.hook_id, hook.id);
+  assert.deepEqual(d.payload.hook.events, ["meta"]);
+  assert.equal(d.payload.organization.login, ORG);
+  assert.ok(d.headers["x-service-signature-256"].startsWith("sha256="));
+});
+
 check("every delivery received validates", [], async () => {
   assert.ok(rx.received.length > 0);
   rx.assertAllValid();

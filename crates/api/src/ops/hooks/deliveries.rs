@@ -21,8 +21,8 @@ use super::activity::{
     self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity, WorkflowRunActivity,
 };
 use super::payloads::{
-    self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport, Star,
-    Status,
+    self, Body, Create, Delete, LastResponse, Meta, MetaHook, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField,
+    RepositoryImport, Star, Status,
 };
 use crate::error::ApiError;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
@@ -146,6 +146,27 @@ pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payl
     let ping = Ping { zen: "Keep it logically awesome.", hook_id: h.id, hook: PingHook { hook: org_hook(u, org, h), last_response } };
     Payload {
         body: Body::Ping(ping),
+        repository: None,
+        organization: payloads::organization(u, org),
+        sender: shapes::simple_user(u, sender),
+        installation: None,
+    }
+}
+
+/// The `meta` `deleted` a hook's deletion sends to the hook itself: the hook as it was.
+pub fn meta_deleted_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payload<Body> {
+    let hook = MetaHook {
+        kind: "Organization",
+        id: h.id,
+        name: h.name.clone(),
+        active: h.active,
+        events: h.events.clone(),
+        config: webhook_config(h),
+        updated_at: Timestamp(h.updated_at),
+        created_at: Timestamp(h.created_at),
+    };
+    Payload {
+        body: Body::Meta(Meta { action: "deleted", hook_id: h.id, hook }),
         repository: None,
         organization: payloads::organization(u, org),
         sender: shapes::simple_user(u, sender),
