@@ -18,7 +18,8 @@ use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
 use super::activity::{
-    self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity, WorkflowRunActivity,
+    self, CreateActivity, DepbotAlertActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity,
+    WorkflowRunActivity,
 };
 use super::payloads::{
     self, Body, Create, Delete, LastResponse, Meta, MetaHook, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField,
@@ -221,6 +222,7 @@ fn event_names(kind: &str) -> &'static [&'static str] {
         "DeleteEvent" => &["delete", "push"],
         "WorkflowRunEvent" => &["workflow_run"],
         "WorkflowJobEvent" => &["workflow_job"],
+        "DepbotAlertEvent" => &["depbot_alert"],
         "RepositoryImportEvent" => &["repository_import"],
         "RepositoryEvent" => &["repository"],
         _ => &[],
@@ -305,6 +307,15 @@ impl WebhookConsumer {
                 action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
                 Body::WorkflowRun(w)
             }
+            // Alerts the control plane creates already fixed or auto-dismissed (history) send none.
+            "depbot_alert" => {
+                let Some(d) = activity::read::<DepbotAlertActivity>(p) else { return Ok(None) };
+                if d.action == "created" && d.state != "open" {
+                    return Ok(None);
+                }
+                action = DEPBOT_ALERT_ACTIONS.iter().copied().find(|x| *x == d.action);
+                Body::DepbotAlert(d)
+            }
             "workflow_job" => {
                 let Some(j) = activity::read::<WorkflowJobActivity>(p) else { return Ok(None) };
                 action = WORKFLOW_JOB_ACTIONS.iter().copied().find(|x| *x == j.action);
@@ -336,6 +347,9 @@ impl WebhookConsumer {
 
 /// The actions of `workflow_run` webhooks the platform sends.
 const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"];
+
+/// The actions of `depbot_alert` webhooks the platform sends.
+const DEPBOT_ALERT_ACTIONS: [&str; 3] = ["created", "dismissed", "reopened"];
 
 /// The actions of `workflow_job` webhooks the platform sends.
 const WORKFLOW_JOB_ACTIONS: [&str; 4] = ["queued", "waiting", "in_progress", "completed"];
