@@ -19,6 +19,19 @@ const SCHEMA_EVENT = { depbot_alert: "dependabot_alert" };
 // (as every organization delivery does), so it is validated against that definition with
 // `repository` optional and `organization` (the package's own definition) allowed; every other
 // property, the hook's above all, is checked as published.
+// The package's alert definitions carry the hosted vendor's own names where ours are neutral, as
+// in the REST alert: the advisory's id is our `advisory_id` (the package: `ghsa_id`) and its
+// identifier type `SSA` (the package: `GHSA`); and `created`'s sender is pinned to the vendor's
+// own bot organization, where ours is the organization whose alert it is (any `user` shape).
+{
+  const advisory = SCHEMA.definitions["dependabot-alert"].properties.security_advisory;
+  advisory.required = advisory.required.map((k) => (k === "ghsa_id" ? "advisory_id" : k));
+  advisory.properties.advisory_id = advisory.properties.ghsa_id;
+  delete advisory.properties.ghsa_id;
+  const type = advisory.properties.identifiers.items.properties.type;
+  type.enum = type.enum.map((t) => (t === "GHSA" ? "SSA" : t));
+  SCHEMA.definitions["dependabot_alert$created"].properties.sender = { $ref: "#/definitions/user" };
+}
 {
   const meta = SCHEMA.definitions["meta$deleted"];
   meta.required = meta.required.filter((k) => k !== "repository");

@@ -177,6 +177,28 @@ check("repository_import (success) validates", [], async () => {
   assert.equal(p.status, "success");
 });
 
+check("depbot_alert created, dismissed and reopened validate (against the package's dependabot_alert definitions)", [], async () => {
+  // A crate: the security suites' filters (npm, pip; critical) do not see it.
+  const name = unique("js-dep");
+  const made = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/depbot/alerts`, {
+    package: { ecosystem: "rust", name }, manifest_path: "Cargo.lock", scope: "runtime",
+    vulnerable_version_range: "< 2.0.0", first_patched_version: "2.0.0",
+    advisory: { summary: `${name} is vulnerable`, severity: "high", cve_id: "CVE-2024-0001",
+      cwes: [{ cwe_id: "CWE-79", name: "XSS" }], references: ["https://example.com/advisory"] },
+  });
+  const ofAlert = (p) => p.alert.number === made.number;
+  const created = await delivered("depbot_alert", "created", ofAlert);
+  assert.equal(created.alert.state, "open");
+  const params = { owner: ORG, repo: PUBLIC_REPO, alert_number: made.number };
+  await owner.request("PATCH /repos/{owner}/{repo}/depbot/alerts/{alert_number}",
+    { ...params, state: "dismissed", dismissed_reason: "tolerable_risk", dismissed_comment: "accepted" });
+  const dismissed = await delivered("depbot_alert", "dismissed", ofAlert);
+  assert.equal(dismissed.alert.dismissed_by.login, "octo");
+  await owner.request("PATCH /repos/{owner}/{repo}/depbot/alerts/{alert_number}", { ...params, state: "open" });
+  const reopened = await delivered("depbot_alert", "reopened", ofAlert);
+  assert.equal(reopened.alert.state, "open");
+});
+
 check("meta deleted validates, delivered to the deleted hook itself", [], async () => {
   const config = { url: `${rx.url}?h=${unique("meta")}`, content_type: "json", secret: "last-words" };
   const { data: hook } = await owner.rest.orgs.createWebhook({ org: ORG, name: "web", events: ["meta"], config });
