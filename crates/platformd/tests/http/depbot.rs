@@ -683,4 +683,8 @@ both!(alert_changes_are_webhooks, |s| {
     assert!(a["dependency"].get("relationship").is_none() && a.get("assignees").is_none(), "{a}");
     assert!(a["security_advisory"]["cvss"]["score"].is_number(), "{a}");
     assert_eq!(dismissed["repository"]["full_name"], "acme/widgets");
+    // Only what the published payload has: no record-keeping fields at the top.
+    let mut keys: Vec<&str> = dismissed.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["action", "alert", "organization", "repository", "sender"]);
 });

@@ -314,7 +314,7 @@ impl WebhookConsumer {
                     return Ok(None);
                 }
                 action = DEPBOT_ALERT_ACTIONS.iter().copied().find(|x| *x == d.action);
-                Body::DepbotAlert(d)
+                Body::DepbotAlert(payloads::DepbotAlertBody { action: d.action, alert: d.alert })
             }
             "workflow_job" => {
                 let Some(j) = activity::read::<WorkflowJobActivity>(p) else { return Ok(None) };

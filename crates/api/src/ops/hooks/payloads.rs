@@ -7,7 +7,7 @@ use platform_store::domain::repos::Repo;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::activity::{DepbotAlertActivity, RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
+use super::activity::{RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
 use super::deliveries::OrgHook;
 use crate::ops::depbot::alerts::{Cvss, Cwe, DepbotAlert, Identifier, Package, Reference, SecurityVulnerability};
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
@@ -136,7 +136,14 @@ pub enum Body {
     /// `meta` `deleted` (to the deleted hook itself)
     Meta(Meta),
     /// `depbot_alert`
-    DepbotAlert(DepbotAlertActivity),
+    DepbotAlert(DepbotAlertBody),
+}
+
+/// `depbot_alert`: the action and the alert as it was then (`WebhookDepbotAlert`).
+#[derive(Serialize)]
+pub struct DepbotAlertBody {
+    pub action: String,
+    pub alert: Value,
 }
 
 /// A dependency alert as webhooks show it: the REST alert without what only the API shows
