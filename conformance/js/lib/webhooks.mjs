@@ -8,7 +8,35 @@ import Ajv from "ajv";
 import addFormats from "ajv-formats";
 
 const require = createRequire(import.meta.url);
-const SCHEMA = require("@octokit/webhooks-schemas/schema.json");
+const SCHEMA = structuredClone(require("@octokit/webhooks-schemas/schema.json"));
+
+// Our event names where the package's definitions use the hosted vendor's: `X-Service-Event`
+// `depbot_alert` is validated against the package's `dependabot_alert$<action>` definitions.
+const SCHEMA_EVENT = { depbot_alert: "dependabot_alert" };
+
+// `meta$deleted` is written for repository hooks: it requires `repository` and forbids
+// `organization`. An organization hook's `meta` carries the organization and no repository
+// (as every organization delivery does), so it is validated against that definition with
+// `repository` optional and `organization` (the package's own definition) allowed; every other
+// property, the hook's above all, is checked as published.
+// The package's alert definitions carry the hosted vendor's own names where ours are neutral, as
+// in the REST alert: the advisory's id is our `advisory_id` (the package: `ghsa_id`) and its
+// identifier type `SSA` (the package: `GHSA`); and `created`'s sender is pinned to the vendor's
+// own bot organization, where ours is the organization whose alert it is (any `user` shape).
+{
+  const advisory = SCHEMA.definitions["dependabot-alert"].properties.security_advisory;
+  advisory.required = advisory.required.map((k) => (k === "ghsa_id" ? "advisory_id" : k));
+  advisory.properties.advisory_id = advisory.properties.ghsa_id;
+  delete advisory.properties.ghsa_id;
+  const type = advisory.properties.identifiers.items.properties.type;
+  type.enum = type.enum.map((t) => (t === "GHSA" ? "SSA" : t));
+  SCHEMA.definitions["dependabot_alert$created"].properties.sender = { $ref: "#/definitions/user" };
+}
+{
+  const meta = SCHEMA.definitions["meta$deleted"];
+  meta.required = meta.required.filter((k) => k !== "repository");
+  meta.properties.organization = { $ref: "#/definitions/organization" };
+}
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -18,8 +46,9 @@ ajv.addSchema(SCHEMA, "webhooks");
 const compiled = new Map();
 
 /** The schema definition of an event and action, or null when the package has none. */
-export function definitionOf(event, action) {
+export function definitionOf(ourEvent, action) {
   const defs = SCHEMA.definitions;
+  const event = SCHEMA_EVENT[ourEvent] ?? ourEvent;
   const name = action && defs[`${event}$${action}`] ? `${event}$${action}` : `${event}$event`;
   return defs[name] ? name : null;
 }

@@ -105,6 +105,37 @@ check("workflow_run requested, in_progress and completed validate, for a finishe
   assert.equal(cancelled.workflow_run.conclusion, "cancelled");
 });
 
+check("workflow_job queued, waiting, in_progress and completed validate, a job waiting for a review among them", [], async () => {
+  const environment = { name: unique("js-env"), reviewers: [{ type: "User", login: "octo" }] };
+  const plan = { workflow: ".workflows/js-jobs.yml", actor: "octo", queue_seconds: 0, jobs: [
+    { name: "build", duration_seconds: 10 },
+    { name: "deploy", needs: ["build"], duration_seconds: 10, environment },
+  ] };
+  const run = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);
+  const job = (name) => (p) => p.workflow_job.run_id === run.id && p.workflow_job.name === name;
+  await delivered("workflow_job", "queued", job("build"));
+  await delivered("workflow_job", "queued", job("deploy"));
+  await delivered("workflow_job", "in_progress", job("build"));
+  // build ends; deploy waits for octo's review.
+  await adminCall("POST", `/runs/${run.id}/advance`, {});
+  const built = await delivered("workflow_job", "completed", job("build"));
+  assert.equal(built.workflow_job.conclusion, "success");
+  const waiting = await delivered("workflow_job", "waiting", job("deploy"));
+  assert.equal(waiting.workflow_job.status, "waiting");
+  const { data: pending } = await owner.rest.actions.getPendingDeploymentsForRun({ owner: ORG, repo: PUBLIC_REPO, run_id: run.id });
+  await owner.rest.actions.reviewPendingDeploymentsForRun({
+    owner: ORG, repo: PUBLIC_REPO, run_id: run.id, environment_ids: [pending[0].environment.id], state: "approved", comment: "ship it",
+  });
+  await delivered("workflow_job", "in_progress", job("deploy"));
+  for (let i = 0; i < 10; i++) {
+    const r = await adminCall("POST", `/runs/${run.id}/advance`, {}).catch(() => null);
+    if (!r || r.status === "completed") break;
+  }
+  const deployed = await delivered("workflow_job", "completed", job("deploy"));
+  assert.equal(deployed.workflow_job.conclusion, "success");
+  await delivered("workflow_run", "completed", (p) => p.workflow_run.id === run.id);
+});
+
 check("repository created, edited, renamed and deleted validate", [], async () => {
   const name = unique("wh");
   const { data: repo } = await owner.rest.repos.createInOrg({ org: ORG, name });
@@ -144,6 +175,43 @@ check("repository_import (success) validates", [], async () => {
   await owner.request("PUT /repos/{owner}/{repo}/import", { owner: ORG, repo: name, vcs_url: path.join(dir, "source.git") });
   const p = await delivered("repository_import", undefined, (x) => x.repository.name === name);
   assert.equal(p.status, "success");
+});
+
+check("depbot_alert created, dismissed and reopened validate (against the package's dependabot_alert definitions)", [], async () => {
+  // A crate: the security suites' filters (npm, pip; critical) do not see it.
+  const name = unique("js-dep");
+  const made = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/depbot/alerts`, {
+    package: { ecosystem: "rust", name }, manifest_path: "Cargo.lock", scope: "runtime",
+    vulnerable_version_range: "< 2.0.0", first_patched_version: "2.0.0",
+    advisory: { summary: `${name} is vulnerable`, severity: "high", cve_id: "CVE-2024-0001",
+      cwes: [{ cwe_id: "CWE-79", name: "XSS" }], references: ["https://example.com/advisory"] },
+  });
+  const ofAlert = (p) => p.alert.number === made.number;
+  const created = await delivered("depbot_alert", "created", ofAlert);
+  assert.equal(created.alert.state, "open");
+  const params = { owner: ORG, repo: PUBLIC_REPO, alert_number: made.number };
+  await owner.request("PATCH /repos/{owner}/{repo}/depbot/alerts/{alert_number}",
+    { ...params, state: "dismissed", dismissed_reason: "tolerable_risk", dismissed_comment: "accepted" });
+  const dismissed = await delivered("depbot_alert", "dismissed", ofAlert);
+  assert.equal(dismissed.alert.dismissed_by.login, "octo");
+  await owner.request("PATCH /repos/{owner}/{repo}/depbot/alerts/{alert_number}", { ...params, state: "open" });
+  const reopened = await delivered("depbot_alert", "reopened", ofAlert);
+  assert.equal(reopened.alert.state, "open");
+});
+
+check("meta deleted validates, delivered to the deleted hook itself", [], async () => {
+  const config = { url: `${rx.url}?h=${unique("meta")}`, content_type: "json", secret: "last-words" };
+  const { data: hook } = await owner.rest.orgs.createWebhook({ org: ORG, name: "web", events: ["meta"], config });
+  await owner.rest.orgs.deleteWebhook({ org: ORG, hook_id: hook.id });
+  const d = await rx.waitFor(
+    (x) => x.headers["x-service-hook-id"] === String(hook.id) && x.headers["x-service-event"] === "meta",
+    `meta.deleted at hook ${hook.id}`,
+  );
+  assert.equal(d.payload.action, "deleted");
+  assert.equal(d.payload.hook_id, hook.id);
+  assert.deepEqual(d.payload.hook.events, ["meta"]);
+  assert.equal(d.payload.organization.login, ORG);
+  assert.ok(d.headers["x-service-signature-256"].startsWith("sha256="));
 });
 
 check("every delivery received validates", [], async () => {

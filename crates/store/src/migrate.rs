@@ -70,7 +70,8 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0017_public_event_feeds",
     "0018_git_hosting",
     "0019_rule_suites",
-    "0020_delete_event_feeds"
+    "0020_delete_event_feeds",
+    "0021_hook_tombstones"
 ];
 
 /// Did `applied` (what [`apply`] returned) upgrade a database made before (not create one)?

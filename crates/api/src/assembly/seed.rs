@@ -139,8 +139,8 @@ pub async fn load(app: &Shared, seed: Seed) -> Result<SeedReport, ApiError> {
         }
         crate::ops::git_hosting::control::push_ref(app, &repo, &RefIn { bypass_rules: true, ..r.r#ref.clone() }).await?;
     }
-    let (s, now) = (seed.clone(), app.clock.now());
-    app.store.write(move |c| apply(c, &s, now)).await
+    let (s, now, u) = (seed.clone(), app.clock.now(), app.urls.clone());
+    app.store.write(move |c| apply(c, &u, &s, now)).await
 }
 
 /// The accounts and repositories of a seed (those that do not exist yet); the repositories made.
@@ -185,7 +185,7 @@ fn accounts_and_repos(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<Vec<repos:
 }
 
 /// What a seed holds beyond accounts, repositories and refs.
-fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
+fn apply(c: &mut dyn Conn, u: &crate::shapes::Urls, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     let mut report = SeedReport::default();
     for a in &s.apps {
         let (app, secret) = match apps::by_name(c, &a.name)? {
@@ -207,7 +207,7 @@ fn apply(c: &mut dyn Conn, s: &Seed, now: i64) -> Result<SeedReport, ApiError> {
     }
     for a in &s.depbot_alerts {
         let repo = provision::repo(c, &a.repo)?;
-        crate::ops::depbot::alerts::create_alert(c, &repo, &a.alert, now)?;
+        crate::ops::depbot::alerts::create_alert(c, u, &repo, &a.alert, now)?;
     }
     for b in &s.depbot_bulk {
         crate::ops::depbot::alerts::create_bulk(c, b, now)?;

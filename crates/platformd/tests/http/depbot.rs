@@ -631,3 +631,60 @@ both!(opening_notifies_watchers_who_may_see, |s| {
     let events = get(&s, "/repos/acme/widgets/events", None).await.2;
     assert!(events.as_array().unwrap().iter().all(|e| !e["type"].as_str().unwrap_or("").contains("Depbot")), "{events}");
 });
+
+both!(alert_changes_are_webhooks, |s| {
+    world(&s).await;
+    let alice = s.classic("alice", &["repo", "admin:org_hook"]).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let hook = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["depbot_alert"]});
+    let (st, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&alice), Some(hook)).await;
+    assert_eq!(st, 201, "{b}");
+    recv.wait(1, 10).await; // the ping
+    create(&s, "acme/widgets", alert("npm", "lodash", "high")).await;
+    // An alert the control plane creates already fixed is history: no webhook.
+    create(
+        &s,
+        "acme/widgets",
+        json!({"package": {"ecosystem": "npm", "name": "x"}, "manifest_path": "m", "state": "fixed",
+        "advisory": {"summary": "s", "severity": "low"}}),
+    )
+    .await;
+    let p = "/repos/acme/widgets/depbot/alerts/1";
+    let r = patch(&s, p, &alice, json!({"state": "dismissed", "dismissed_reason": "tolerable_risk", "dismissed_comment": "fine"})).await;
+    assert_eq!(r.0, 200, "{}", r.2);
+    let r = patch(&s, p, &alice, json!({"state": "open"})).await;
+    assert_eq!(r.0, 200, "{}", r.2);
+    // Assignees alone change no state: no webhook.
+    let r = patch(&s, p, &alice, json!({"assignees": ["alice"]})).await;
+    assert_eq!(r.0, 200, "{}", r.2);
+    let mut hits = recv.wait(4, 10).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 4);
+    hits.sort_by_key(|h| h.payload()["alert"]["updated_at"].as_str().map(str::to_string));
+    let mut seen: Vec<(String, String, String, String)> = hits[1..]
+        .iter()
+        .map(|h| {
+            let p = h.payload();
+            let state = p["alert"]["state"].as_str().unwrap().to_string();
+            (h.h("x-service-event"), p["action"].as_str().unwrap().to_string(), state, p["sender"]["login"].as_str().unwrap().to_string())
+        })
+        .collect();
+    seen.sort_by_key(|(_, a, _, _)| ["created", "dismissed", "reopened"].iter().position(|x| x == a));
+    let e = |a: &str, st: &str, who: &str| ("depbot_alert".to_string(), a.to_string(), st.to_string(), who.to_string());
+    assert_eq!(seen, [e("created", "open", "acme"), e("dismissed", "dismissed", "alice"), e("reopened", "open", "alice")]);
+    let dismissed = hits[1..].iter().map(|h| h.payload()).find(|p| p["action"] == "dismissed").unwrap();
+    let a = &dismissed["alert"];
+    assert_eq!(
+        (a["number"].clone(), a["dismissed_reason"].clone(), a["dismissed_comment"].clone()),
+        (json!(1), json!("tolerable_risk"), json!("fine"))
+    );
+    assert_eq!(a["dismissed_by"]["login"], "alice");
+    assert_eq!(a["dependency"]["package"]["name"], "lodash");
+    assert!(a["dependency"].get("relationship").is_none() && a.get("assignees").is_none(), "{a}");
+    assert!(a["security_advisory"]["cvss"]["score"].is_number(), "{a}");
+    assert_eq!(dismissed["repository"]["full_name"], "acme/widgets");
+    // Only what the published payload has: no record-keeping fields at the top.
+    let mut keys: Vec<&str> = dismissed.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["action", "alert", "organization", "repository", "sender"]);
+});

@@ -757,3 +757,49 @@ both!(null_in_bodies, |s| {
     assert_eq!(status["required"], json!(["state"]), "{status}");
     assert!(!update.to_string().contains("x-"), "markers are not published: {update}");
 });
+
+both!(meta_deleted_goes_to_the_deleted_hook, |s| {
+    let t = world(&s).await;
+    let (url, recv) = Recv::start().await;
+    let secret = "last words";
+    let meta = create_hook(
+        &s,
+        &t,
+        json!({"name": "web", "events": ["meta"], "config": {"url": format!("{url}?meta"), "content_type": "form", "secret": secret}}),
+    )
+    .await;
+    let other = create_hook(&s, &t, json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json"}})).await;
+    recv.wait(2, 10).await; // the pings
+    for h in [&meta, &other] {
+        let (st, _, _) = call(&s, Method::DELETE, &format!("/orgs/acme/hooks/{}", h["id"]), Some(&t), None).await;
+        assert_eq!(st, 204);
+    }
+    // Gone from the API at once, although its last delivery may still be on its way.
+    let (st, _, _) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{}", meta["id"]), Some(&t), None).await;
+    assert_eq!(st, 404);
+    let (_, _, list) = call(&s, Method::GET, "/orgs/acme/hooks", Some(&t), None).await;
+    assert_eq!(list, json!([]));
+    // The hook subscribed to `meta` hears of its own deletion, signed with its secret, in its
+    // content type; the other one does not.
+    let hits = recv.wait(3, 10).await;
+    let d = &hits[2];
+    assert_eq!(d.h("x-service-event"), "meta");
+    assert_eq!(d.h("x-service-hook-id"), meta["id"].to_string());
+    assert_eq!(d.h("content-type"), "application/x-www-form-urlencoded");
+    assert_eq!(d.h("x-service-signature-256"), hmac256(secret, &d.body));
+    let p = d.payload();
+    assert_eq!(p["action"], "deleted");
+    assert_eq!(p["hook_id"], meta["id"]);
+    assert_eq!(p["hook"]["type"], "Organization");
+    assert_eq!(p["hook"]["events"], json!(["meta"]));
+    assert_eq!(p["hook"]["config"]["secret"], "********");
+    assert_eq!(p["hook"]["config"]["url"], format!("{url}?meta"));
+    assert!(p["hook"].get("ping_url").is_none(), "{p}");
+    assert_eq!(p["organization"]["login"], "acme");
+    assert_eq!(p["sender"]["login"], "alice");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 3);
+    // Its deliveries are no longer reachable.
+    let (st, _, _) = call(&s, Method::GET, &format!("/orgs/acme/hooks/{}/deliveries", meta["id"]), Some(&t), None).await;
+    assert_eq!(st, 404);
+});

@@ -846,6 +846,119 @@ both!(completion_is_platform_activity, |s| {
     assert_eq!(recv.count(), 4);
 });
 
+/// The deliveries in the order they were queued (the sender sends them concurrently, so they may
+/// arrive in another): by their ids in the hook's deliveries list.
+async fn queued_order(s: &Server, owner: &str, hits: Vec<crate::hooks::Hit>) -> Vec<crate::hooks::Hit> {
+    let hook = hits[0].h("x-service-hook-id");
+    let (code, _, list) = call(s, Method::GET, &format!("/orgs/acme/hooks/{hook}/deliveries?per_page=100"), Some(owner), None).await;
+    assert_eq!(code, 200, "{list}");
+    let id_of = |h: &crate::hooks::Hit| {
+        let guid = h.h("x-service-delivery");
+        list.as_array().unwrap().iter().find(|d| d["guid"] == guid.as_str()).map(|d| d["id"].as_i64().unwrap()).unwrap_or(i64::MAX)
+    };
+    let mut hits = hits;
+    hits.sort_by_key(|h| id_of(h));
+    hits
+}
+
+/// The event and action of each delivery (after the ping), `workflow_job`s with their job's name.
+fn sequence(hits: &[crate::hooks::Hit]) -> Vec<String> {
+    hits.iter()
+        .skip(1)
+        .map(|h| {
+            let p = h.payload();
+            match h.h("x-service-event").as_str() {
+                "workflow_job" => format!("job {} {}", p["action"].as_str().unwrap(), p["workflow_job"]["name"].as_str().unwrap()),
+                e => format!("{e} {}", p["action"].as_str().unwrap()),
+            }
+        })
+        .collect()
+}
+
+both!(workflow_jobs_are_sent_in_hosted_order, |s| {
+    let _ = world(&s).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let owner = s.classic("alice", &["admin:org_hook"]).await;
+    let body = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run", "workflow_job"]});
+    let (code, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(body)).await;
+    assert_eq!(code, 201, "{b}");
+    recv.wait(1, 10).await; // the ping
+    let jobs = json!([
+        {"name": "build", "duration_seconds": 10},
+        {"name": "deploy", "needs": ["build"], "duration_seconds": 20,
+         "environment": {"name": "production", "reviewers": [{"type": "User", "login": "bob"}]}},
+    ]);
+    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
+    recv.wait(6, 10).await;
+    s.advance(10).await;
+    recv.wait(8, 10).await;
+    // The deploy job waits for bob's review.
+    let pending = format!("{}/pending_deployments", run_path(&run["id"]));
+    let bob = s.classic("bob", &["repo"]).await;
+    let env_id = get_ok(&s, &pending, Some(&bob)).await[0]["environment"]["id"].clone();
+    let review = json!({"environment_ids": [env_id], "state": "approved", "comment": "ship it"});
+    let (code, _, b) = call(&s, Method::POST, &pending, Some(&bob), Some(review)).await;
+    assert_eq!(code, 200, "{b}");
+    recv.wait(9, 10).await;
+    s.advance(20).await;
+    let hits = queued_order(&s, &owner, recv.wait(11, 15).await).await;
+    assert_eq!(
+        sequence(&hits),
+        [
+            "workflow_run requested",
+            "job queued build",
+            "job queued deploy",
+            "workflow_run in_progress",
+            "job in_progress build",
+            "job completed build",
+            "job waiting deploy",
+            "job in_progress deploy",
+            "job completed deploy",
+            "workflow_run completed",
+        ]
+    );
+    // Each job as it was at its transition, in the webhook's `workflow_job` form.
+    let job = |i: usize| hits[i].payload()["workflow_job"].clone();
+    let queued = job(2);
+    assert_eq!(
+        (queued["status"].clone(), queued["runner_id"].clone(), queued["conclusion"].clone()),
+        (json!("queued"), Value::Null, Value::Null)
+    );
+    assert_eq!(queued["run_id"], run["id"]);
+    assert_eq!(queued["workflow_name"], run["name"]);
+    let started = job(5);
+    assert_eq!((started["status"].clone(), started["completed_at"].clone()), (json!("in_progress"), Value::Null));
+    assert!(started["runner_name"].is_string(), "{started}");
+    assert_eq!(job(7)["status"], "waiting");
+    let done = job(9);
+    assert_eq!((done["status"].clone(), done["conclusion"].clone()), (json!("completed"), json!("success")));
+    assert!(done["steps"].as_array().unwrap().iter().all(|st| st["status"] == "completed"), "{done}");
+    let p = hits[9].payload();
+    assert_eq!(p["repository"]["full_name"], "acme/widgets");
+    assert_eq!(p["organization"]["login"], "acme");
+    assert_eq!(hits[9].h("x-service-event"), "workflow_job");
+});
+
+both!(cancelled_jobs_complete_before_their_run, |s| {
+    let _ = world(&s).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let owner = s.classic("alice", &["admin:org_hook", "repo"]).await;
+    let body = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run", "workflow_job"]});
+    let (code, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(body)).await;
+    assert_eq!(code, 201, "{b}");
+    recv.wait(1, 10).await; // the ping
+    let jobs = json!([{"name": "build", "duration_seconds": 600}, {"name": "test", "needs": ["build"]}]);
+    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
+    recv.wait(6, 10).await;
+    let (code, _, b) = call(&s, Method::POST, &format!("{}/cancel", run_path(&run["id"])), Some(&owner), None).await;
+    assert_eq!(code, 202, "{b}");
+    let hits = queued_order(&s, &owner, recv.wait(9, 15).await).await;
+    assert_eq!(sequence(&hits)[5..], ["job completed build", "job completed test", "workflow_run completed"]);
+    assert_eq!(hits[6].payload()["workflow_job"]["conclusion"], "cancelled");
+    // The queued job never started: no runner.
+    assert_eq!(hits[7].payload()["workflow_job"]["runner_id"], Value::Null);
+});
+
 both!(cancelled_run_sends_completed, |s| {
     let _ = world(&s).await;
     let (url, recv) = crate::hooks::Recv::start().await;

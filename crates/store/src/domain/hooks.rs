@@ -94,12 +94,12 @@ pub fn update(c: &mut dyn Conn, id: i64, f: &HookFields, now: i64) -> Result<(),
 }
 
 pub fn by_id(c: &mut dyn Conn, org_id: i64, id: i64) -> Result<Option<Hook>, DbError> {
-    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.org_id = ? AND h.id = ?");
+    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.org_id = ? AND h.id = ? AND h.deleted_at IS NULL");
     Ok(c.query_opt(&sql, params![org_id, id])?.map(|r| hook_from_row(&r)))
 }
 
 pub fn get(c: &mut dyn Conn, id: i64) -> Result<Option<Hook>, DbError> {
-    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.id = ?");
+    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.id = ? AND h.deleted_at IS NULL");
     Ok(c.query_opt(&sql, params![id])?.map(|r| hook_from_row(&r)))
 }
 
@@ -111,23 +111,42 @@ pub fn list(c: &mut dyn Conn, org_id: i64, app: Option<i64>, offset: i64, limit:
     };
     let mut count_args = vec![crate::Value::from(org_id)];
     count_args.extend(args.iter().cloned());
-    let total = c.query_i64(&format!("SELECT COUNT(*) FROM hooks h WHERE h.org_id = ?{filter}"), &count_args)?;
+    let total = c.query_i64(&format!("SELECT COUNT(*) FROM hooks h WHERE h.org_id = ? AND h.deleted_at IS NULL{filter}"), &count_args)?;
     let mut list_args = count_args;
     list_args.push(limit.into());
     list_args.push(offset.into());
-    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.org_id = ?{filter} ORDER BY h.id LIMIT ? OFFSET ?");
+    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.org_id = ? AND h.deleted_at IS NULL{filter} ORDER BY h.id LIMIT ? OFFSET ?");
     Ok((c.query(&sql, &list_args)?.iter().map(hook_from_row).collect(), total))
 }
 
 /// Active hooks of an organization (the consumer's fan-out).
 pub fn active_for_org(c: &mut dyn Conn, org_id: i64) -> Result<Vec<Hook>, DbError> {
-    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.org_id = ? AND h.active = ? ORDER BY h.id");
+    let sql = format!("SELECT {COLS} FROM hooks h WHERE h.org_id = ? AND h.active = ? AND h.deleted_at IS NULL ORDER BY h.id");
     Ok(c.query(&sql, params![org_id, true])?.iter().map(hook_from_row).collect())
 }
 
-pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+/// Deletes a hook: its deliveries go at once; the hook row too, unless `keep` (a last delivery to
+/// it is queued: it stays, invisible, until that delivery is done, see [`record_attempt`]).
+pub fn delete(c: &mut dyn Conn, id: i64, keep: bool, now: i64) -> Result<(), DbError> {
     c.execute("DELETE FROM hook_deliveries WHERE hook_id = ?", params![id])?;
-    c.execute("DELETE FROM hooks WHERE id = ?", params![id])?;
+    if keep {
+        c.execute("UPDATE hooks SET deleted_at = ? WHERE id = ?", params![now, id])?;
+    } else {
+        c.execute("DELETE FROM hooks WHERE id = ?", params![id])?;
+    }
+    Ok(())
+}
+
+/// A deleted hook whose last delivery is done goes, with its deliveries.
+fn forget_if_done(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    let gone = c.execute(
+        "DELETE FROM hooks WHERE id = ? AND deleted_at IS NOT NULL \
+         AND NOT EXISTS (SELECT 1 FROM hook_deliveries WHERE hook_id = ? AND state = 'pending')",
+        params![id, id],
+    )?;
+    if gone > 0 {
+        c.execute("DELETE FROM hook_deliveries WHERE hook_id = ?", params![id])?;
+    }
     Ok(())
 }
 
@@ -342,6 +361,7 @@ pub fn record_attempt(c: &mut dyn Conn, d: &Delivery, a: &Attempt, success: bool
          consecutive_failures = CASE WHEN ? THEN 0 ELSE consecutive_failures + 1 END WHERE id = ?",
         params![last_status, a.status_code, a.status, success, d.hook_id],
     )?;
+    forget_if_done(c, d.hook_id)?;
     if !success && disable_after > 0 {
         let n = c.execute(
             "UPDATE hooks SET active = ? WHERE id = ? AND active = ? AND consecutive_failures >= ?",

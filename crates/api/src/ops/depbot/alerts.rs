@@ -11,9 +11,10 @@ use platform_store::domain::repos::Repo;
 use platform_store::Conn;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ops::hooks::activity::{self as hook_activity, DepbotAlertActivity};
 use crate::ops::provision;
 use crate::reply::Reply;
 use crate::request::JsonBody;
@@ -399,7 +400,7 @@ fn epss_of(body: &Value) -> f64 {
 
 /// Creates an alert and records its opening as platform activity (the notifications consumer
 /// tells the watchers who may see it), in the caller's transaction.
-pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> ApiResult<Alert> {
+pub fn create_alert(c: &mut dyn Conn, u: &Urls, repo: &Repo, a: &AlertIn, now: i64) -> ApiResult<Alert> {
     one_of("package.ecosystem", &a.package.ecosystem, &ECOSYSTEMS)?;
     if a.package.name.is_empty() || a.manifest_path.is_empty() {
         return Err(invalid("package.name", "package.name and manifest_path must not be empty".into()));
@@ -454,11 +455,24 @@ pub fn create_alert(c: &mut dyn Conn, repo: &Repo, a: &AlertIn, now: i64) -> Api
         let ch = depbot::Change { state: None, assignees: Some(&assignees), agent_assignment: None };
         depbot::update(c, &alert, None, &ch, now)?;
     }
-    let payload = json!({"action": "created", "alert": {"number": number}});
+    let alert = depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)?;
+    record(c, u, repo, &alert, "created", None, now)?;
+    Ok(alert)
+}
+
+/// Records a change of an alert (`created`, `dismissed`, `reopened`) as platform activity, with
+/// the alert as it is now (webhook form), by `actor` (none: the platform).
+pub fn record(c: &mut dyn Conn, u: &Urls, repo: &Repo, alert: &Alert, action: &str, actor: Option<i64>, now: i64) -> ApiResult<()> {
+    let shown = crate::ops::hooks::payloads::WebhookDepbotAlert::from(depbot_alert(u, ApiVersion::DEFAULT, repo, alert));
+    let payload = hook_activity::stored(&DepbotAlertActivity {
+        action: action.into(),
+        state: alert.state.clone(),
+        alert: hook_activity::stored(&shown),
+    });
     // Alerts are never public activity.
-    let act = NewActivity { public: false, ..NewActivity::in_repo("DepbotAlertEvent", None, repo, &payload) };
+    let act = NewActivity { public: false, ..NewActivity::in_repo("DepbotAlertEvent", actor, repo, &payload) };
     activity::record(c, &act, now)?;
-    depbot::get(c, repo.id, number)?.ok_or_else(ApiError::internal)
+    Ok(())
 }
 
 /// Admin handler: 201 the alert (current API version shape, without `repository`).
@@ -468,12 +482,12 @@ pub async fn admin_create(
     JsonBody(b): JsonBody,
 ) -> ApiResult<Reply> {
     let a: AlertIn = serde_json::from_value(b).map_err(ApiError::invalid_request)?;
-    let now = app.clock.now();
+    let (now, u) = (app.clock.now(), app.urls.clone());
     let (repo, alert) = app
         .store
         .write(move |c| -> ApiResult<(Repo, Alert)> {
             let repo = provision::repo(c, &format!("{owner}/{name}"))?;
-            let alert = create_alert(c, &repo, &a, now)?;
+            let alert = create_alert(c, &u, &repo, &a, now)?;
             Ok((repo, alert))
         })
         .await?;

@@ -638,6 +638,7 @@ async fn update(ctx: Ctx, BodyValue(body): BodyValue) -> ApiResult<Reply> {
         (b.dismissed_reason.valid(), b.dismissed_comment.valid(), b.assignees.valid(), b.agent_assignment.valid());
     let by = ctx.principal.user().map(|u| u.id);
     let (repo_id, number, now) = (ctx.repo().id, alert.number, ctx.app.clock.now());
+    let (repo, u) = (ctx.repo().clone(), ctx.app.urls.clone());
     let updated = ctx
         .write(move |c| -> ApiResult<Alert> {
             let alert = depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?;
@@ -665,7 +666,17 @@ async fn update(ctx: Ctx, BodyValue(body): BodyValue) -> ApiResult<Reply> {
                 agent_assignment: agent.as_ref(),
             };
             depbot::update(c, &alert, by, &ch, now)?;
-            depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)
+            let updated = depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?;
+            // A dismissal or a reopening is activity (the `depbot_alert` webhook).
+            let action = match (alert.state.as_str(), updated.state.as_str()) {
+                ("open", "dismissed") => Some("dismissed"),
+                ("dismissed", "open") => Some("reopened"),
+                _ => None,
+            };
+            if let Some(action) = action {
+                alerts::record(c, &u, &repo, &updated, action, by, now)?;
+            }
+            Ok(updated)
         })
         .await?;
     Ok(Reply::ok(depbot_alert(&ctx.app.urls, ctx.version, ctx.repo(), &updated)))

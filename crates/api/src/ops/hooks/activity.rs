@@ -35,6 +35,25 @@ pub struct WorkflowRunActivity {
     pub workflow: Value,
 }
 
+/// `WorkflowJobEvent`: a job of a run changed (`queued`, `waiting`, `in_progress`,
+/// `completed`), with the job as it was at that transition (the REST job, which is the webhook's
+/// `workflow_job`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkflowJobActivity {
+    pub action: String,
+    pub workflow_job: Value,
+}
+
+/// `DepbotAlertEvent`: a dependency alert was created, dismissed or reopened (`action`), with the
+/// alert as it was then (webhook form, `payloads::WebhookDepbotAlert`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DepbotAlertActivity {
+    pub action: String,
+    /// The alert's state then (`created` is sent only for an open alert).
+    pub state: String,
+    pub alert: Value,
+}
+
 /// `RepositoryEvent`: a repository was created, edited, renamed, deleted, publicized or
 /// privatized; the repository as it was then (webhook form), and what changed.
 #[derive(Clone, Debug, Serialize, Deserialize)]

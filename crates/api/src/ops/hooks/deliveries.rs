@@ -17,10 +17,13 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
-use super::activity::{self, CreateActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowRunActivity};
+use super::activity::{
+    self, CreateActivity, DepbotAlertActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity,
+    WorkflowRunActivity,
+};
 use super::payloads::{
-    self, Body, Create, Delete, LastResponse, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport, Star,
-    Status,
+    self, Body, Create, Delete, LastResponse, Meta, MetaHook, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField,
+    RepositoryImport, Star, Status,
 };
 use crate::error::ApiError;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
@@ -151,6 +154,27 @@ pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payl
     }
 }
 
+/// The `meta` `deleted` a hook's deletion sends to the hook itself: the hook as it was.
+pub fn meta_deleted_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payload<Body> {
+    let hook = MetaHook {
+        kind: "Organization",
+        id: h.id,
+        name: h.name.clone(),
+        active: h.active,
+        events: h.events.clone(),
+        config: webhook_config(h),
+        updated_at: Timestamp(h.updated_at),
+        created_at: Timestamp(h.created_at),
+    };
+    Payload {
+        body: Body::Meta(Meta { action: "deleted", hook_id: h.id, hook }),
+        repository: None,
+        organization: payloads::organization(u, org),
+        sender: shapes::simple_user(u, sender),
+        installation: None,
+    }
+}
+
 /// Queues a delivery of `payload` to `hook`, due now.
 pub fn enqueue(
     c: &mut dyn Conn,
@@ -197,6 +221,8 @@ fn event_names(kind: &str) -> &'static [&'static str] {
         "StatusEvent" => &["status"],
         "DeleteEvent" => &["delete", "push"],
         "WorkflowRunEvent" => &["workflow_run"],
+        "WorkflowJobEvent" => &["workflow_job"],
+        "DepbotAlertEvent" => &["depbot_alert"],
         "RepositoryImportEvent" => &["repository_import"],
         "RepositoryEvent" => &["repository"],
         _ => &[],
@@ -281,6 +307,20 @@ impl WebhookConsumer {
                 action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
                 Body::WorkflowRun(w)
             }
+            // Alerts the control plane creates already fixed or auto-dismissed (history) send none.
+            "depbot_alert" => {
+                let Some(d) = activity::read::<DepbotAlertActivity>(p) else { return Ok(None) };
+                if d.action == "created" && d.state != "open" {
+                    return Ok(None);
+                }
+                action = DEPBOT_ALERT_ACTIONS.iter().copied().find(|x| *x == d.action);
+                Body::DepbotAlert(payloads::DepbotAlertBody { action: d.action, alert: d.alert })
+            }
+            "workflow_job" => {
+                let Some(j) = activity::read::<WorkflowJobActivity>(p) else { return Ok(None) };
+                action = WORKFLOW_JOB_ACTIONS.iter().copied().find(|x| *x == j.action);
+                Body::WorkflowJob(j)
+            }
             // The repository as it was when the event happened (a deleted one is gone now).
             "repository" => {
                 let Some(r) = activity::read::<RepositoryActivity>(p) else { return Ok(None) };
@@ -307,6 +347,12 @@ impl WebhookConsumer {
 
 /// The actions of `workflow_run` webhooks the platform sends.
 const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"];
+
+/// The actions of `depbot_alert` webhooks the platform sends.
+const DEPBOT_ALERT_ACTIONS: [&str; 3] = ["created", "dismissed", "reopened"];
+
+/// The actions of `workflow_job` webhooks the platform sends.
+const WORKFLOW_JOB_ACTIONS: [&str; 4] = ["queued", "waiting", "in_progress", "completed"];
 
 impl Consumer for WebhookConsumer {
     fn name(&self) -> &'static str {

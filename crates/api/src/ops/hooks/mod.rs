@@ -447,8 +447,20 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateHook>) -> ApiResult<Reply> {
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let hook = load_mut(&ctx).await?;
-    let id = hook.id;
-    ctx.write(move |c| hooks::delete(c, id)).await?;
+    let caller = ctx.org();
+    let (org, sender, urls, now) = (caller.org.clone(), sender_of(caller), ctx.app.urls.clone(), ctx.app.clock.now());
+    ctx.write(move |c| {
+        // `meta` `deleted` goes to the deleted hook itself, as hosted: the hook row stays (no longer
+        // visible) until that delivery is done, so the sender has its URL, secret and content type.
+        let last = hook.active && hook.wants("meta");
+        hooks::delete(c, hook.id, last, now)?;
+        if last {
+            let payload = deliveries::meta_deleted_payload(&urls, &org, &hook, &sender);
+            deliveries::enqueue(c, &hook, "meta", Some("deleted"), &payload, None, now)?;
+        }
+        Ok::<_, platform_store::DbError>(())
+    })
+    .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 

@@ -7,8 +7,9 @@ use platform_store::domain::repos::Repo;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::activity::{RepositoryChanges, WorkflowRunActivity};
+use super::activity::{RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
 use super::deliveries::OrgHook;
+use crate::ops::depbot::alerts::{Cvss, Cwe, DepbotAlert, Identifier, Package, Reference, SecurityVulnerability};
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
 use crate::ops::git_hosting::effects::PushWebhook;
 use crate::ops::workflow_runs::shapes::{HeadCommit, PullRequestMinimal, ReferencedWorkflow, WorkflowRun};
@@ -126,10 +127,132 @@ pub enum Body {
     Public(Public),
     /// `workflow_run`
     WorkflowRun(WorkflowRunActivity),
+    /// `workflow_job`
+    WorkflowJob(WorkflowJobActivity),
     /// `repository`
     Repository(RepositoryBody),
     /// `repository_import`
     RepositoryImport(RepositoryImport),
+    /// `meta` `deleted` (to the deleted hook itself)
+    Meta(Meta),
+    /// `depbot_alert`
+    DepbotAlert(DepbotAlertBody),
+}
+
+/// `depbot_alert`: the action and the alert as it was then (`WebhookDepbotAlert`).
+#[derive(Serialize)]
+pub struct DepbotAlertBody {
+    pub action: String,
+    pub alert: Value,
+}
+
+/// A dependency alert as webhooks show it: the REST alert without what only the API shows
+/// (`relationship`, `assignees`, the advisory's classification, EPSS and CVSS severities), the
+/// advisory's `cvss` always present (zero, no vector, when it has none).
+#[derive(Serialize)]
+pub struct WebhookDepbotAlert {
+    pub number: i64,
+    pub state: String,
+    pub dependency: WebhookDependency,
+    pub security_advisory: WebhookAdvisory,
+    pub security_vulnerability: SecurityVulnerability,
+    pub url: Uri,
+    pub html_url: Uri,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub dismissed_at: Option<Timestamp>,
+    pub auto_dismissed_at: Option<Timestamp>,
+    pub dismissed_by: Option<SimpleUser>,
+    pub dismissed_reason: Option<String>,
+    pub dismissed_comment: Option<String>,
+    pub fixed_at: Option<Timestamp>,
+}
+
+#[derive(Serialize)]
+pub struct WebhookDependency {
+    pub package: Package,
+    pub manifest_path: String,
+    pub scope: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct WebhookAdvisory {
+    pub advisory_id: String,
+    pub cve_id: Option<String>,
+    pub summary: String,
+    pub description: String,
+    pub vulnerabilities: Vec<SecurityVulnerability>,
+    pub severity: String,
+    pub cvss: Cvss,
+    pub cwes: Vec<Cwe>,
+    pub identifiers: Vec<Identifier>,
+    pub references: Vec<Reference>,
+    pub published_at: String,
+    pub updated_at: String,
+    pub withdrawn_at: Option<String>,
+}
+
+impl From<DepbotAlert> for WebhookDepbotAlert {
+    fn from(a: DepbotAlert) -> WebhookDepbotAlert {
+        let v = a.security_advisory;
+        WebhookDepbotAlert {
+            number: a.number,
+            state: a.state,
+            dependency: WebhookDependency {
+                package: a.dependency.package,
+                manifest_path: a.dependency.manifest_path,
+                scope: a.dependency.scope,
+            },
+            security_advisory: WebhookAdvisory {
+                advisory_id: v.advisory_id,
+                cve_id: v.cve_id,
+                summary: v.summary,
+                description: v.description,
+                vulnerabilities: v.vulnerabilities,
+                severity: v.severity,
+                cvss: v.cvss.unwrap_or(Cvss { vector_string: None, score: 0.0 }),
+                cwes: v.cwes,
+                identifiers: v.identifiers,
+                references: v.references,
+                published_at: v.published_at,
+                updated_at: v.updated_at,
+                withdrawn_at: v.withdrawn_at,
+            },
+            security_vulnerability: a.security_vulnerability,
+            url: a.url,
+            html_url: a.html_url,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            dismissed_at: a.dismissed_at,
+            auto_dismissed_at: a.auto_dismissed_at,
+            dismissed_by: a.dismissed_by,
+            dismissed_reason: a.dismissed_reason,
+            dismissed_comment: a.dismissed_comment,
+            fixed_at: a.fixed_at,
+        }
+    }
+}
+
+/// `meta` `deleted`: the deleted hook, as it was.
+#[derive(Serialize)]
+pub struct Meta {
+    pub action: &'static str,
+    pub hook_id: i64,
+    pub hook: MetaHook,
+}
+
+/// A hook as `meta` shows it: the hook without its API URLs.
+#[derive(Serialize)]
+pub struct MetaHook {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: i64,
+    pub name: String,
+    pub active: bool,
+    pub events: Vec<String>,
+    pub config: super::deliveries::WebhookConfig,
+    pub updated_at: Timestamp,
+    pub created_at: Timestamp,
 }
 
 /// The hook as a ping shows it: the hook with its last response.

@@ -11,25 +11,11 @@ use platform_store::domain::workflow_runs::{self as runs};
 use platform_store::{Conn, DbError};
 
 use crate::error::ApiResult;
-use crate::ops::hooks::activity::{self as hook_activity, WorkflowRunActivity};
+use crate::ops::hooks::activity::{self as hook_activity, WorkflowJobActivity, WorkflowRunActivity};
 use crate::ops::hooks::payloads::WebhookWorkflowRun;
 use crate::shapes::Urls;
 use crate::state::Shared;
 use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
-
-/// Records the completion of runs as platform activity (`WorkflowRunEvent`, action `completed`),
-/// in the transaction that completed them.
-pub fn record_completions(c: &mut dyn Conn, u: &Urls, ids: &[i64], now: i64) -> Result<(), DbError> {
-    for &id in ids {
-        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?.map(|r| r.i64(0))
-        else {
-            continue;
-        };
-        let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, id)?) else { continue };
-        record_run(c, u, &repo, &run, "completed", now)?;
-    }
-    Ok(())
-}
 
 /// Records a `WorkflowRunEvent` of `run` (`requested`, `in_progress`, `completed`) with the run
 /// and its workflow as they are now.
@@ -47,43 +33,126 @@ pub fn record_run(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, acti
     Ok(())
 }
 
-/// Runs' statuses before a settle (the runs it may move), to record what it changed.
-pub(super) fn statuses(c: &mut dyn Conn, due: Option<(Option<i64>, i64)>, id: Option<i64>) -> Result<Vec<(i64, String)>, DbError> {
-    let rows = match (id, due) {
-        (Some(id), _) => c.query("SELECT id, status FROM workflow_runs WHERE id = ?", platform_store::params![id])?,
-        (None, Some((Some(repo_id), now))) => {
-            c.query("SELECT id, status FROM workflow_runs WHERE repo_id = ? AND due_at <= ?", platform_store::params![repo_id, now])?
-        }
-        (None, Some((None, now))) => c.query("SELECT id, status FROM workflow_runs WHERE due_at <= ?", platform_store::params![now])?,
-        (None, None) => Vec::new(),
-    };
-    Ok(rows.iter().map(|r| (r.i64(0), r.string(1))).collect())
+/// A run before a settle (one it may move): its status and its jobs' statuses, to record what
+/// the settle changed.
+pub struct Before {
+    id: i64,
+    status: String,
+    jobs: Vec<(i64, String)>,
 }
 
-/// Records what a settle did to runs (their statuses before): `in_progress` for a run that
-/// started, then `completed` for one that completed, in the order the hosted platform sends them.
-pub fn record_changes(c: &mut dyn Conn, u: &Urls, before: &[(i64, String)], now: i64) -> Result<(), DbError> {
-    for (id, was) in before {
-        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![*id])?.map(|r| r.i64(0))
+/// Runs' statuses before a settle (the runs it may move), to record what it changed.
+pub(super) fn statuses(c: &mut dyn Conn, due: Option<(Option<i64>, i64)>, id: Option<i64>) -> Result<Vec<Before>, DbError> {
+    let rows = match (id, due) {
+        (Some(id), _) => c.query("SELECT id, status, run_attempt FROM workflow_runs WHERE id = ?", platform_store::params![id])?,
+        (None, Some((Some(repo_id), now))) => c.query(
+            "SELECT id, status, run_attempt FROM workflow_runs WHERE repo_id = ? AND due_at <= ?",
+            platform_store::params![repo_id, now],
+        )?,
+        (None, Some((None, now))) => {
+            c.query("SELECT id, status, run_attempt FROM workflow_runs WHERE due_at <= ?", platform_store::params![now])?
+        }
+        (None, None) => Vec::new(),
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let jobs = runs::jobs(c, r.i64(0), r.i64(2))?.into_iter().map(|j| (j.id, j.status)).collect();
+        out.push(Before { id: r.i64(0), status: r.string(1), jobs });
+    }
+    Ok(out)
+}
+
+/// Records what a settle did to runs (as they were before), in the order the hosted platform
+/// sends it: the run's `in_progress`, then its jobs' transitions in the order they happened
+/// (`waiting`, `in_progress`, `completed`), then the run's `completed`.
+pub fn record_changes(c: &mut dyn Conn, u: &Urls, before: &[Before], now: i64) -> Result<(), DbError> {
+    for b in before {
+        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![b.id])?.map(|r| r.i64(0))
         else {
             continue;
         };
-        let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, *id)?) else { continue };
-        let started = |s: &str| s == "in_progress" || s == "completed";
-        if !started(was) && started(&run.status) && run.conclusion.as_deref() != Some("cancelled") {
+        let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, b.id)?) else { continue };
+        // A run waiting for a review has started (its `in_progress` was sent before).
+        let started = |s: &str| matches!(s, "in_progress" | "waiting" | "completed");
+        if !started(&b.status) && started(&run.status) && run.conclusion.as_deref() != Some("cancelled") {
             record_run(c, u, &repo, &run, "in_progress", now)?;
         }
-        if was != "completed" && run.status == "completed" {
+        record_jobs(c, u, &repo, &run, &b.jobs, now)?;
+        if b.status != "completed" && run.status == "completed" {
             record_run(c, u, &repo, &run, "completed", now)?;
         }
     }
     Ok(())
 }
 
-/// Records a new run (or a new attempt) as `requested`; settling it records the rest.
+/// A job's transition: when, its rank among transitions at the same time, the job, the action.
+type Transition = (i64, u8, usize, &'static str);
+
+/// Records the transitions of the run's jobs since `was` (job id → status), ordered by when they
+/// happened; at one instant a job that ends comes before the jobs its end releases.
+fn record_jobs(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, was: &[(i64, String)], now: i64) -> Result<(), DbError> {
+    let jobs = runs::jobs(c, run.id, run.run_attempt)?;
+    let mut moves: Vec<Transition> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let Some((_, before)) = was.iter().find(|(id, _)| *id == j.id) else { continue };
+        if *before == j.status || before == "completed" {
+            continue;
+        }
+        // Waiting for a review (a settle ends there: the review is a request of its own).
+        if j.status == "waiting" {
+            moves.push((now, 1, i, "waiting"));
+        }
+        // Only a job that started has an `in_progress` (a skipped one, or one cancelled in the
+        // queue, only completes).
+        if let Some(s) = j.started_at.filter(|_| before != "in_progress") {
+            moves.push((s, 2, i, "in_progress"));
+        }
+        if j.status == "completed" {
+            let at = j.completed_at.unwrap_or(now);
+            let rank = if j.started_at.is_some_and(|s| s < at) || before == "in_progress" { 0 } else { 3 };
+            moves.push((at, rank, i, "completed"));
+        }
+    }
+    moves.sort();
+    for (_, _, i, action) in moves {
+        record_job(c, u, repo, run, &jobs[i], action, now)?;
+    }
+    Ok(())
+}
+
+/// Records a `WorkflowJobEvent` of `job` with the job as it was at that transition.
+fn record_job(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, job: &runs::Job, action: &str, now: i64) -> Result<(), DbError> {
+    let mut then = job.clone();
+    match action {
+        "queued" | "waiting" => {
+            then.status = action.into();
+            (then.conclusion, then.started_at, then.completed_at) = (None, None, None);
+        }
+        "in_progress" => {
+            then.status = action.into();
+            (then.conclusion, then.completed_at) = (None, None);
+        }
+        _ => {}
+    }
+    let payload = hook_activity::stored(&WorkflowJobActivity {
+        action: action.into(),
+        workflow_job: hook_activity::stored(&super::shapes::job(u, repo, run, &then)),
+    });
+    activity::record(c, &NewActivity::in_repo("WorkflowJobEvent", Some(run.triggering_actor.id), repo, &payload), now)?;
+    Ok(())
+}
+
+/// Records a new run (or a new attempt) as `requested` and its jobs as `queued`; settling it
+/// records the rest.
 pub fn record_requested(c: &mut dyn Conn, u: &Urls, repo: &Repo, id: i64, now: i64) -> Result<(), DbError> {
     if let Some(run) = runs::get(c, repo.id, id)? {
         record_run(c, u, repo, &run, "requested", now)?;
+        // Its jobs are queued with it (a run awaiting approval has not queued any).
+        if run.status == "queued" {
+            for j in runs::jobs(c, run.id, run.run_attempt)?.iter().filter(|j| j.status == "queued") {
+                record_job(c, u, repo, &run, j, "queued", now)?;
+            }
+        }
     }
     Ok(())
 }

@@ -460,11 +460,12 @@ async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     let run = load(&ctx).await?;
     let u = ctx.app.urls.clone();
     change(&ctx, run.id, move |c, now| {
+        let before = engine::statuses(c, None, Some(run.id))?;
         let out = machine::cancel(c, run.id, now)?;
-        // The cancellation completes the run: its `completed` is recorded here (settling after
-        // it finds nothing left to complete).
+        // The cancellation completes the run and its jobs: recorded here (settling after it
+        // finds nothing left to complete).
         if out.is_ok() {
-            engine::record_completions(c, &u, &[run.id], now)?;
+            engine::record_changes(c, &u, &before, now)?;
         }
         Ok(out)
     })
