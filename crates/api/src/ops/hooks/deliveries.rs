@@ -22,8 +22,8 @@ use super::activity::{
     WorkflowRunActivity,
 };
 use super::payloads::{
-    self, Body, Create, Delete, LastResponse, Meta, MetaHook, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField,
-    RepositoryImport, Star, Status,
+    self, Body, Create, Delete, LastResponse, Meta, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport,
+    Star, Status,
 };
 use crate::error::ApiError;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
@@ -104,6 +104,16 @@ pub fn webhook_config(h: &Hook) -> WebhookConfig {
 /// OrgHook: an organization webhook.
 #[derive(Serialize, JsonSchema)]
 pub struct OrgHook {
+    #[serde(flatten)]
+    pub hook: HookBase,
+    pub url: Uri,
+    pub ping_url: Uri,
+    pub deliveries_url: Uri,
+}
+
+/// A hook's own fields, without its API URLs: what `meta` `deleted` shows of the hook.
+#[derive(Serialize, JsonSchema)]
+pub struct HookBase {
     /// Always `Organization`.
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -115,14 +125,11 @@ pub struct OrgHook {
     pub config: WebhookConfig,
     pub updated_at: Timestamp,
     pub created_at: Timestamp,
-    pub url: Uri,
-    pub ping_url: Uri,
-    pub deliveries_url: Uri,
 }
 
-pub fn org_hook(u: &Urls, org: &Account, h: &Hook) -> OrgHook {
-    let base = format!("{}/orgs/{}/hooks/{}", u.api, org.login, h.id);
-    OrgHook {
+/// The hook's own fields as they are now.
+pub fn hook_base(h: &Hook) -> HookBase {
+    HookBase {
         kind: "Organization",
         id: h.id,
         name: h.name.clone(),
@@ -131,6 +138,13 @@ pub fn org_hook(u: &Urls, org: &Account, h: &Hook) -> OrgHook {
         config: webhook_config(h),
         updated_at: Timestamp(h.updated_at),
         created_at: Timestamp(h.created_at),
+    }
+}
+
+pub fn org_hook(u: &Urls, org: &Account, h: &Hook) -> OrgHook {
+    let base = format!("{}/orgs/{}/hooks/{}", u.api, org.login, h.id);
+    OrgHook {
+        hook: hook_base(h),
         ping_url: Uri(format!("{base}/pings")),
         deliveries_url: Uri(format!("{base}/deliveries")),
         url: Uri(base),
@@ -156,16 +170,7 @@ pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payl
 
 /// The `meta` `deleted` a hook's deletion sends to the hook itself: the hook as it was.
 pub fn meta_deleted_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payload<Body> {
-    let hook = MetaHook {
-        kind: "Organization",
-        id: h.id,
-        name: h.name.clone(),
-        active: h.active,
-        events: h.events.clone(),
-        config: webhook_config(h),
-        updated_at: Timestamp(h.updated_at),
-        created_at: Timestamp(h.created_at),
-    };
+    let hook = hook_base(h);
     Payload {
         body: Body::Meta(Meta { action: "deleted", hook_id: h.id, hook }),
         repository: None,

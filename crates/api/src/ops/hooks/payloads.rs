@@ -238,21 +238,7 @@ impl From<DepbotAlert> for WebhookDepbotAlert {
 pub struct Meta {
     pub action: &'static str,
     pub hook_id: i64,
-    pub hook: MetaHook,
-}
-
-/// A hook as `meta` shows it: the hook without its API URLs.
-#[derive(Serialize)]
-pub struct MetaHook {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub id: i64,
-    pub name: String,
-    pub active: bool,
-    pub events: Vec<String>,
-    pub config: super::deliveries::WebhookConfig,
-    pub updated_at: Timestamp,
-    pub created_at: Timestamp,
+    pub hook: super::deliveries::HookBase,
 }
 
 /// The hook as a ping shows it: the hook with its last response.
