@@ -574,3 +574,32 @@ async fn an_idle_node_frees_its_places_by_itself() {
     }
     assert_eq!(left, "0", "no request in flight, none counted");
 }
+
+#[tokio::test]
+async fn through_the_balancer_git_clones_fetches_and_pushes() {
+    // Every request of a git conversation may reach another node (HAProxy round-robins each):
+    // the nodes share the data directory and the store, so the conversation does not notice.
+    let Some((a, b)) = pair(Options::default()).await else { return };
+    let Some(lb) = Balancer::start([&a, &b]).await else { return };
+    a.user("alice").await;
+    let t = a.classic("alice", &["repo"]).await;
+    let (st, _, body) = call(&a, reqwest::Method::POST, "/user/repos", Some(&t), Some(json!({"name": "site", "auto_init": true}))).await;
+    assert_eq!(st, 201, "{body}");
+    let url = crate::git_hosting::url(&lb.base, "alice/site", Some(&t));
+    for protocol in [0, 2] {
+        let git = crate::git_hosting::Client::new(protocol);
+        let work = git.clone_repo(&url, "work").await;
+        let sha = git.commit(&work, &[("a.txt", &format!("v{protocol}\n"))], "Through the balancer").await;
+        git.ok(&work, &["push", "--quiet", "origin", "main"]).await;
+        for node in [&a, &b] {
+            let (st, _, branch) = parts(node.get("/repos/alice/site/branches/main", Some(&t)).await).await;
+            assert_eq!((st, branch["commit"]["sha"].as_str()), (200, Some(sha.as_str())), "protocol {protocol}");
+        }
+        let other = git.clone_repo(&url, "other").await;
+        assert_eq!(git.ok(&other, &["rev-parse", "HEAD"]).await.trim(), sha);
+        let next = git.commit(&other, &[("b.txt", &format!("b{protocol}\n"))], "From the other clone").await;
+        git.ok(&other, &["push", "--quiet", "origin", "main"]).await;
+        git.ok(&work, &["fetch", "--quiet", "origin"]).await;
+        assert_eq!(git.ok(&work, &["rev-parse", "origin/main"]).await.trim(), next, "protocol {protocol}");
+    }
+}
