@@ -12,7 +12,7 @@ use super::deliveries::OrgHook;
 use crate::ops::depbot::alerts::{Cvss, Cwe, DepbotAlert, Identifier, Package, Reference, SecurityVulnerability};
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
 use crate::ops::git_hosting::effects::PushWebhook;
-use crate::ops::workflow_runs::shapes::{HeadCommit, PullRequestMinimal, ReferencedWorkflow, WorkflowRun};
+use crate::ops::workflow_runs::shapes::{RunFields, WorkflowRun};
 use crate::shapes::{self, LicenseSimple, MinimalRepository, SimpleUser, Urls};
 use crate::typed::{Timestamp, Uri};
 
@@ -514,81 +514,14 @@ impl From<MinimalRepository> for RepositoryLite {
 /// A workflow run as webhooks show it: the REST run, its repositories in the lite form.
 #[derive(Serialize)]
 pub struct WebhookWorkflowRun {
-    pub id: i64,
-    pub name: String,
-    pub node_id: String,
-    pub check_suite_id: i64,
-    pub check_suite_node_id: String,
-    pub head_branch: Option<String>,
-    pub head_sha: String,
-    pub path: String,
-    pub run_number: i64,
-    pub event: String,
-    pub display_title: String,
-    pub status: String,
-    pub conclusion: Option<String>,
-    pub workflow_id: i64,
-    pub url: Uri,
-    pub html_url: Uri,
-    pub pull_requests: Vec<PullRequestMinimal>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-    pub actor: SimpleUser,
-    pub run_attempt: i64,
-    pub referenced_workflows: Vec<ReferencedWorkflow>,
-    pub run_started_at: Timestamp,
-    pub triggering_actor: SimpleUser,
-    pub jobs_url: Uri,
-    pub logs_url: Uri,
-    pub check_suite_url: Uri,
-    pub artifacts_url: Uri,
-    pub cancel_url: Uri,
-    pub rerun_url: Uri,
-    pub previous_attempt_url: Option<Uri>,
-    pub workflow_url: Uri,
-    pub head_commit: HeadCommit,
+    #[serde(flatten)]
+    pub run: RunFields,
     pub repository: RepositoryLite,
     pub head_repository: RepositoryLite,
 }
 
 impl From<WorkflowRun> for WebhookWorkflowRun {
     fn from(r: WorkflowRun) -> WebhookWorkflowRun {
-        WebhookWorkflowRun {
-            id: r.id,
-            name: r.name,
-            node_id: r.node_id,
-            check_suite_id: r.check_suite_id,
-            check_suite_node_id: r.check_suite_node_id,
-            head_branch: r.head_branch,
-            head_sha: r.head_sha,
-            path: r.path,
-            run_number: r.run_number,
-            event: r.event,
-            display_title: r.display_title,
-            status: r.status,
-            conclusion: r.conclusion,
-            workflow_id: r.workflow_id,
-            url: r.url,
-            html_url: r.html_url,
-            pull_requests: r.pull_requests,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            actor: r.actor,
-            run_attempt: r.run_attempt,
-            referenced_workflows: r.referenced_workflows,
-            run_started_at: r.run_started_at,
-            triggering_actor: r.triggering_actor,
-            jobs_url: r.jobs_url,
-            logs_url: r.logs_url,
-            check_suite_url: r.check_suite_url,
-            artifacts_url: r.artifacts_url,
-            cancel_url: r.cancel_url,
-            rerun_url: r.rerun_url,
-            previous_attempt_url: r.previous_attempt_url,
-            workflow_url: r.workflow_url,
-            head_commit: r.head_commit,
-            repository: r.repository.into(),
-            head_repository: r.head_repository.into(),
-        }
+        WebhookWorkflowRun { run: r.run, repository: r.repository.into(), head_repository: r.head_repository.into() }
     }
 }

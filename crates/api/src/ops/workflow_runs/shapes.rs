@@ -100,6 +100,17 @@ pub struct HeadCommit {
 /// A workflow run as of one attempt.
 #[derive(Serialize, JsonSchema)]
 pub struct WorkflowRun {
+    #[serde(flatten)]
+    pub run: RunFields,
+    pub repository: MinimalRepository,
+    pub head_repository: MinimalRepository,
+    pub head_repository_id: i64,
+}
+
+/// A run's own fields: the REST run without its repositories (webhooks show those in their
+/// lite form).
+#[derive(Serialize, JsonSchema)]
+pub struct RunFields {
     pub id: i64,
     pub name: String,
     pub node_id: String,
@@ -137,9 +148,6 @@ pub struct WorkflowRun {
     pub previous_attempt_url: Option<Uri>,
     pub workflow_url: Uri,
     pub head_commit: HeadCommit,
-    pub repository: MinimalRepository,
-    pub head_repository: MinimalRepository,
-    pub head_repository_id: i64,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -158,7 +166,7 @@ pub fn run(u: &Urls, v: ApiVersion, repo: &Repo, r: &Run, exclude_prs: bool) -> 
     let suite = r.check_suite_id();
     let c = &r.head_commit;
     let repository = minimal_repository(u, v, repo);
-    WorkflowRun {
+    let run = RunFields {
         id: r.id,
         name: r.workflow_name.clone(),
         node_id: node_id("WorkflowRun", r.id),
@@ -198,11 +206,9 @@ pub fn run(u: &Urls, v: ApiVersion, repo: &Repo, r: &Run, exclude_prs: bool) -> 
             author: person(&c["author"], &r.actor),
             committer: person(&c["committer"], &r.actor),
         },
-        head_repository: repository.clone(),
-        repository,
-        head_repository_id: repo.id,
         url: Uri(url),
-    }
+    };
+    WorkflowRun { run, head_repository: repository.clone(), repository, head_repository_id: repo.id }
 }
 
 /// A page of runs.
