@@ -26,6 +26,7 @@ use super::payloads::{
     Star, Status,
 };
 use crate::error::ApiError;
+use crate::ops::accounts::shapes::organization_simple;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
 use crate::ops::outbox::Consumer;
 use crate::outbound::{find_refused, refusal, AllowList, GuardResolver};
@@ -162,7 +163,7 @@ pub fn ping_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account) -> Payl
     Payload {
         body: Body::Ping(ping),
         repository: None,
-        organization: payloads::organization(u, org),
+        organization: organization_simple(u, org),
         sender: shapes::simple_user(u, sender),
         installation: None,
     }
@@ -174,7 +175,7 @@ pub fn meta_deleted_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account)
     Payload {
         body: Body::Meta(Meta { action: "deleted", hook_id: h.id, hook }),
         repository: None,
-        organization: payloads::organization(u, org),
+        organization: organization_simple(u, org),
         sender: shapes::simple_user(u, sender),
         installation: None,
     }
@@ -342,7 +343,7 @@ impl WebhookConsumer {
         let payload = Payload {
             body,
             repository,
-            organization: payloads::organization(u, org),
+            organization: organization_simple(u, org),
             sender: shapes::simple_user(u, who),
             installation: None,
         };

@@ -2,13 +2,13 @@
 //! action): the objects every delivery carries (repository, organization, sender, installation)
 //! and each event's own fields, as types. The consumer builds one of these for each delivery;
 //! nothing is assembled by key.
-use platform_store::domain::accounts::Account;
 use platform_store::domain::repos::Repo;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::activity::{RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
 use super::deliveries::OrgHook;
+use crate::ops::accounts::shapes::OrganizationSimple;
 use crate::ops::depbot::alerts::{Cvss, Cwe, DepbotAlert, Identifier, Package, Reference, SecurityVulnerability};
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
 use crate::ops::git_hosting::effects::PushWebhook;
@@ -40,41 +40,6 @@ pub fn repository(u: &Urls, r: &Repo) -> WebhookRepository {
     }
 }
 
-/// The organization of a webhook.
-#[derive(Clone, Debug, Serialize)]
-pub struct WebhookOrganization {
-    pub login: String,
-    pub id: i64,
-    pub node_id: String,
-    pub url: String,
-    pub repos_url: String,
-    pub events_url: String,
-    pub hooks_url: String,
-    pub issues_url: String,
-    pub members_url: String,
-    pub public_members_url: String,
-    pub avatar_url: String,
-    pub description: Option<String>,
-}
-
-pub fn organization(u: &Urls, org: &Account) -> WebhookOrganization {
-    let api = format!("{}/orgs/{}", u.api, org.login);
-    WebhookOrganization {
-        login: org.login.clone(),
-        id: org.id,
-        node_id: platform_core::ids::node_id("Organization", org.id),
-        repos_url: format!("{api}/repos"),
-        events_url: format!("{api}/events"),
-        hooks_url: format!("{api}/hooks"),
-        issues_url: format!("{api}/issues"),
-        members_url: format!("{api}/members{{/member}}"),
-        public_members_url: format!("{api}/public_members{{/member}}"),
-        avatar_url: format!("{}/avatars/u/{}?v=4", u.web, org.id),
-        description: None,
-        url: api,
-    }
-}
-
 /// The app installation a delivery is for (`installation-lite`). Organization hooks belong to
 /// no installation, so their deliveries carry none.
 #[derive(Clone, Debug, Serialize)]
@@ -99,7 +64,7 @@ pub struct Payload<B: Serialize> {
     pub body: B,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repository: Option<RepositoryField>,
-    pub organization: WebhookOrganization,
+    pub organization: OrganizationSimple,
     pub sender: SimpleUser,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub installation: Option<InstallationLite>,
