@@ -9,7 +9,10 @@ use platform_store::domain::depbot;
 use platform_store::domain::notifications::{self as notif, Subject};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::{Conn, DbError};
-use serde_json::Value;
+use serde::Deserialize;
+
+use crate::ops::git_hosting::effects::PushActivity;
+use crate::ops::hooks::activity::{self, DepbotAlertActivity, StatusActivity, WorkflowRunActivity};
 
 use crate::error::ApiError;
 use crate::ops::outbox::Consumer;
@@ -32,8 +35,23 @@ fn short_sha(s: &str) -> &str {
     s.get(..7).unwrap_or(s)
 }
 
-fn str_of<'a>(p: &'a Value, k: &str) -> &'a str {
-    p.get(k).and_then(Value::as_str).unwrap_or("")
+/// What a notification names of the run in a `WorkflowRunEvent` (the REST run).
+#[derive(Deserialize)]
+struct RunNamed {
+    id: i64,
+    name: Option<String>,
+    triggering_actor: Option<ActorId>,
+}
+
+#[derive(Deserialize)]
+struct ActorId {
+    id: i64,
+}
+
+/// What a notification names of the alert in a `DepbotAlertEvent`.
+#[derive(Deserialize)]
+struct AlertNumbered {
+    number: i64,
 }
 
 /// What a batch reads once per repository: its row, its watchers (no record this consumer
@@ -102,50 +120,51 @@ impl Notifications {
         let (title, url, latest, recipients): (String, String, String, Vec<Delivery>) = match a.kind.as_str() {
             // A push: watchers are told about the new head commit.
             "PushEvent" => {
-                let head = str_of(p, "head");
+                let Some(push) = activity::read::<PushActivity>(p) else { return Ok(()) };
+                let head = push.head.as_str();
                 if head.is_empty() {
                     return Ok(());
                 }
                 if let Some(actor) = a.actor_id {
                     memo.set_pusher(c, repo.id, head, actor)?;
                 }
-                let branch = str_of(p, "ref").trim_start_matches("refs/heads/");
+                let branch = push.name.trim_start_matches("refs/heads/");
                 let url = format!("{base}/commits/{head}");
                 let r = with_watchers(c, memo, a, &repo, Vec::new())?;
                 (format!("Pushed {} to {branch}", short_sha(head)), url.clone(), url, r)
             }
             // A commit status: the commit's pusher (`author`) and the watchers, on the commit's thread.
             "StatusEvent" => {
-                let sha = str_of(p, "sha");
-                if sha.is_empty() {
-                    return Ok(());
-                }
+                let Some(st) = activity::read::<StatusActivity>(p) else { return Ok(()) };
+                let sha = st.sha.as_str();
                 let author = memo.pusher(c, repo.id, sha)?;
                 let first = author.map(|u| Delivery { user_id: u, reason: "author" }).into_iter().collect();
                 let r = with_watchers(c, memo, a, &repo, first)?;
-                let title = format!("{}: {} on {}", str_of(p, "context"), str_of(p, "state"), short_sha(sha));
+                let title = format!("{}: {} on {}", st.context, st.state, short_sha(sha));
                 (title, format!("{base}/commits/{sha}"), format!("{base}/statuses/{sha}"), r)
             }
-            // Workflow runs (a later issue): the user who triggered a completed run, `ci_activity`.
-            "WorkflowRunEvent" if str_of(p, "action") == "completed" => {
-                let run = p.get("workflow_run").unwrap_or(p);
-                let triggering = run.get("triggering_actor").and_then(|t| t.get("id")).and_then(Value::as_i64).or(a.actor_id);
-                let Some(user) = triggering else { return Ok(()) };
-                let id = run.get("id").and_then(Value::as_i64).unwrap_or(0);
-                let name = run.get("name").and_then(Value::as_str).unwrap_or("workflow");
-                let url = format!("{base}/actions/runs/{id}");
+            // A completed workflow run: the user who triggered it, `ci_activity`.
+            "WorkflowRunEvent" => {
+                let Some(w) = activity::read::<WorkflowRunActivity>(p) else { return Ok(()) };
+                let Some(run) = (w.action == "completed").then(|| activity::read::<RunNamed>(&w.workflow_run)).flatten() else {
+                    return Ok(());
+                };
+                let Some(user) = run.triggering_actor.map(|t| t.id).or(a.actor_id) else { return Ok(()) };
+                let url = format!("{base}/actions/runs/{}", run.id);
                 let mut r = Vec::new();
                 if notif::can_see(c, repo.id, user)? {
                     r.push(Delivery { user_id: user, reason: "ci_activity" });
                 }
-                (format!("{name} run completed"), url.clone(), url, r)
+                (format!("{} run completed", run.name.as_deref().unwrap_or("workflow")), url.clone(), url, r)
             }
             // Dependency alerts: the repository's owner and the watchers who may see its alerts
             // (push access or the security manager role), `security_alert`.
-            "DepbotAlertEvent" | "SecurityAlertEvent" if str_of(p, "action") == "created" => {
-                let alert = p.get("alert").unwrap_or(p);
-                let number = alert.get("number").and_then(Value::as_i64).unwrap_or(0);
-                let url = format!("{base}/depbot/alerts/{number}");
+            "DepbotAlertEvent" => {
+                let Some(d) = activity::read::<DepbotAlertActivity>(p) else { return Ok(()) };
+                let Some(alert) = (d.action == "created").then(|| activity::read::<AlertNumbered>(&d.alert)).flatten() else {
+                    return Ok(());
+                };
+                let url = format!("{base}/depbot/alerts/{}", alert.number);
                 let mut r: Vec<Delivery> = Vec::new();
                 if !repo.owner.is_org() {
                     r.push(Delivery { user_id: repo.owner.id, reason: "security_alert" });
@@ -155,13 +174,13 @@ impl Notifications {
                         r.push(Delivery { user_id: w, reason: "security_alert" });
                     }
                 }
-                (format!("Security alert #{number}"), url.clone(), url, r)
+                (format!("Security alert #{}", alert.number), url.clone(), url, r)
             }
             _ => return Ok(()),
         };
         let kind = match a.kind.as_str() {
             "WorkflowRunEvent" => "CheckSuite",
-            "DepbotAlertEvent" | "SecurityAlertEvent" => "RepositoryVulnerabilityAlert",
+            "DepbotAlertEvent" => "RepositoryVulnerabilityAlert",
             _ => "Commit",
         };
         let s = Subject { kind, title: &title, url: Some(&url), latest_comment_url: Some(&latest) };
