@@ -1,7 +1,9 @@
 //! Shared server state. Nothing global: the store, clock, limiter and metrics are passed in,
 //! so tests run many servers in one process.
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use platform_core::Clock;
 use platform_store::{Generations, Store};
@@ -163,9 +165,6 @@ pub struct Caches {
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
     /// Validators of cached GETs, for 304s answered before routing (`not_modified`).
     pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,
-    /// Repository id → its active branch rulesets, compiled (a feature's own type, which this
-    /// layer does not name: the rulesets feature downcasts).
-    pub rulesets: GenCache<i64, Arc<dyn std::any::Any + Send + Sync>>,
     /// Hashes of response-cache keys asked once: an answer is kept on its second request.
     pub asked: GenCache<u64, ()>,
     /// Dependency alerts rendered as JSON, per (alert, version, with its repository).
@@ -173,19 +172,22 @@ pub struct Caches {
 }
 
 /// Shares of the cache bound (`cache_bytes`), in percent: answers first, then what they are
-/// built from.
-const SHARES: [usize; 7] = [40, 10, 20, 5, 10, 10, 5];
+/// built from; [`FEATURE_CACHE_SHARE`] is the rest.
+const SHARES: [usize; 6] = [40, 10, 20, 5, 10, 5];
+
+/// The share of the cache bound (`cache_bytes`), in percent, of the caches features keep in
+/// their own state ([`Features`]: the rulesets' compiled branch rules).
+pub const FEATURE_CACHE_SHARE: usize = 10;
 
 impl Caches {
     /// Caches holding about `bytes` together at most.
     pub fn new(bytes: usize) -> Caches {
-        let [responses, validated, alerts, tokens, repos, rulesets, asked] = SHARES.map(|p| bytes / 100 * p);
+        let [responses, validated, alerts, tokens, repos, asked] = SHARES.map(|p| bytes / 100 * p);
         Caches {
             tokens: GenCache::new(tokens, |_, _| std::mem::size_of::<TokenAuth>() + 256),
             repos: GenCache::new(repos, |k, _| k.0.len() + k.1.len() + std::mem::size_of::<(Lookup, Role)>() + 512),
             responses: GenCache::new(responses, |k, v| k.0.len() + v.2.approx_bytes()),
             validated: GenCache::new(validated, crate::not_modified::weigh),
-            rulesets: GenCache::new(rulesets, |_, _| 4096),
             alerts: GenCache::new(alerts, |_, v| v.len()),
             asked: GenCache::new(asked, |_, _| 8),
         }
@@ -198,7 +200,40 @@ impl Caches {
         self.repos.clear();
         self.responses.clear();
         self.validated.clear();
-        self.rulesets.clear();
+    }
+}
+
+/// State a feature keeps per server, of a type of its own that this layer does not name (the
+/// feature reaches it typed: [`AppState::feature`]).
+pub trait FeatureState: Any + Send + Sync {
+    /// The state of a server configured so, made on the feature's first use.
+    fn new(config: &ApiConfig) -> Self
+    where
+        Self: Sized;
+    /// Empties what it caches (the control plane's reset).
+    fn clear(&self);
+}
+
+/// Each feature's state, one value per type.
+#[derive(Default)]
+pub struct Features(RwLock<HashMap<TypeId, Arc<dyn FeatureState>>>);
+
+impl Features {
+    fn get<T: FeatureState>(&self, config: &ApiConfig) -> Arc<T> {
+        let found = self.0.read().unwrap_or_else(|e| e.into_inner()).get(&TypeId::of::<T>()).cloned();
+        let state = match found {
+            Some(s) => s,
+            None => {
+                let mut all = self.0.write().unwrap_or_else(|e| e.into_inner());
+                all.entry(TypeId::of::<T>()).or_insert_with(|| -> Arc<dyn FeatureState> { Arc::new(T::new(config)) }).clone()
+            }
+        };
+        // Kept under its own type's id.
+        (state as Arc<dyn Any + Send + Sync>).downcast().unwrap_or_else(|_| unreachable!("a feature's state is kept under its type"))
+    }
+
+    pub fn clear(&self) {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).values().for_each(|s| s.clear());
     }
 }
 
@@ -226,6 +261,8 @@ pub struct AppState {
     /// Where repositories' git data lives, opened on first use (its namespace is the
     /// database's: see `ops::git_hosting::storage`).
     pub git: tokio::sync::OnceCell<platform_git::Storage>,
+    /// What features keep per server, each its own type ([`AppState::feature`]).
+    pub features: Features,
 }
 
 pub type Shared = Arc<AppState>;
@@ -287,6 +324,11 @@ impl AppState {
         }
     }
 
+    /// The feature state of type `T` of this server, made on first use.
+    pub fn feature<T: FeatureState>(&self) -> Arc<T> {
+        self.features.get(&self.config)
+    }
+
     pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
         // The URL was checked with the configuration (`shared_limits::check_url`).
         let redis = config.redis_url.as_deref().and_then(|url| {
@@ -317,6 +359,7 @@ impl AppState {
             insights: crate::usage_log::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
             jobs: crate::worker::Jobs::default(),
             git: tokio::sync::OnceCell::new(),
+            features: Features::default(),
             caches: Caches::new(config.cache_bytes),
             store,
             clock,
