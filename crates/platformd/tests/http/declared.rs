@@ -29,7 +29,7 @@ fn path_of(op: &Operation, repo: &str, org_id: i64) -> String {
 
 /// Every limit off: these tests call each operation several times.
 fn unlimited() -> Options {
-    Options::with(|c| c.rate_limits = false)
+    Options::with(|c| c.limits.rate_limits = false)
 }
 
 /// `op` called by `token` (anonymous: `None`), with an empty JSON object as its body.

@@ -236,7 +236,7 @@ async fn mark_read(ctx: Ctx, Body(b): Body<MarkRead>) -> ApiResult<Reply> {
     if b.read == Some(false) {
         return Ok(Reply::empty(StatusCode::RESET_CONTENT));
     }
-    let limit = ctx.app.config.notifications_sync_limit.max(1);
+    let limit = ctx.app.config.notifications.sync_limit.max(1);
     let uid = user.id;
     let done = ctx
         .write(move |c| -> Result<bool, DbError> {

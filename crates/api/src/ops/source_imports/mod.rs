@@ -168,7 +168,7 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
 /// allow-listed (as webhook targets are).
 async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
     let kind = source::classify(url, &ctx.app.config.imports).map_err(|m| invalid("vcs_url", m))?;
-    let allow = AllowList::parse(&ctx.app.config.webhooks.allowed_hosts).unwrap_or_default();
+    let allow = AllowList::parse(ctx.app.config.webhooks.allowed_hosts()).unwrap_or_default();
     match git::guard(&kind, &allow).await {
         Err(m) if m.starts_with("refused") => Err(invalid("vcs_url", m)),
         // Unresolvable hosts are for detection (or the import) to report.
