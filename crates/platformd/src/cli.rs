@@ -190,7 +190,7 @@ mod tests {
         ];
         let c = serve(&[], &vars).unwrap();
         assert_eq!(c.listen, "127.0.0.1:0");
-        assert!(!c.rate_limits);
+        assert!(!c.limits.rate_limits);
         let dbg = format!("{c:?}");
         assert!(!dbg.contains("s3cret") && !dbg.contains("pw@") && dbg.contains("u:<redacted>@h/db"), "{dbg}");
         let e = serve(&[], &[("PLATFORM_CLOCK", "fast")]).unwrap_err();
@@ -227,7 +227,7 @@ mod tests {
         );
         let c = serve(&["--config", &path], &[]).unwrap();
         assert_eq!(
-            (c.listen.as_str(), c.rate_limit_factor, c.trusted_proxies.clone(), c.max_body_bytes),
+            (c.listen.as_str(), c.limits.rate_limit_factor, c.trusted_proxies.clone(), c.limits.max_body_bytes),
             ("127.0.0.1:1", 0.5, Some(TrustedProxies::parse("10.0.0.0/8").unwrap()), 10)
         );
         assert_eq!((c.clock, c.log.as_str()), (ClockKind::Manual, "info"), "unset in the file: the default");
@@ -236,7 +236,7 @@ mod tests {
             &[("PLATFORM_CONFIG", &path), ("PLATFORM_LISTEN", "127.0.0.1:2"), ("PLATFORM_MAX_BODY_BYTES", "20")],
         )
         .unwrap();
-        assert_eq!((c.listen.as_str(), c.max_body_bytes, c.rate_limit_factor), ("127.0.0.1:2", 30, 0.5));
+        assert_eq!((c.listen.as_str(), c.limits.max_body_bytes, c.limits.rate_limit_factor), ("127.0.0.1:2", 30, 0.5));
         std::fs::remove_file(&path).unwrap();
 
         let path = file("unknown.toml", "listen = \"127.0.0.1:1\"\nlisten_address = \"x\"\n");
@@ -253,9 +253,9 @@ mod tests {
     #[test]
     fn empty_variables_are_unset_but_an_empty_allow_list_is_kept() {
         let c = serve(&[], &[("PLATFORM_LISTEN", ""), ("PLATFORM_MAX_BODY_BYTES", ""), ("PLATFORM_WEBHOOK_ALLOWED_HOSTS", "")]).unwrap();
-        assert_eq!((c.listen.as_str(), c.max_body_bytes), ("127.0.0.1:8080", 1 << 20));
-        assert_eq!(c.webhook_allowed_hosts.as_deref(), Some(""), "empty overrides `serve --demo`'s loopback");
-        assert_eq!(serve(&[], &[]).unwrap().webhook_allowed_hosts, None);
+        assert_eq!((c.listen.as_str(), c.limits.max_body_bytes), ("127.0.0.1:8080", 1 << 20));
+        assert_eq!(c.webhooks.allowed_hosts.as_deref(), Some(""), "empty overrides `serve --demo`'s loopback");
+        assert_eq!(serve(&[], &[]).unwrap().webhooks.allowed_hosts, None);
     }
 
     #[test]
@@ -280,8 +280,8 @@ mod tests {
     #[test]
     fn default_is_the_declared_defaults_whatever_the_environment() {
         let c = with_env(&[("PLATFORM_LISTEN", "127.0.0.1:9"), ("PLATFORM_RATE_LIMITS", "off")], Config::default);
-        assert_eq!((c.listen.as_str(), c.rate_limits), ("127.0.0.1:8080", true));
+        assert_eq!((c.listen.as_str(), c.limits.rate_limits), ("127.0.0.1:8080", true));
         let api = c.api_config(String::new(), String::new());
-        assert_eq!(format!("{:?}", api.secondary), format!("{:?}", platform_api::secondary::SecondarySettings::default()));
+        assert_eq!(format!("{:?}", api.limits.secondary), format!("{:?}", platform_api::secondary::SecondarySettings::default()));
     }
 }

@@ -1,16 +1,20 @@
 //! The settings, each declared once: its flag, `PLATFORM_*` environment variable, default and
-//! help text are the attributes of one field of [`Config`]. From that declaration come
-//! `platformd serve --help`, the keys of the TOML file (`cli::parse`), the server's and the test
-//! harness's [`ApiConfig`] ([`Config::api_config`]) and the README's settings table (checked by
-//! the `readme_settings` test). Secrets are redacted in `Debug`.
+//! help text are the attributes of one field of [`Config`], or of a group it flattens: the groups
+//! the API needs are declared by the api crate (`platform_api::state`) and are, as parsed, the
+//! parts of the server's and the test harness's [`ApiConfig`] ([`Config::api_config`]). From that
+//! declaration come `platformd serve --help`, the keys of the TOML file (`cli::parse`) and the
+//! README's settings table (checked by the `readme_settings` test). Secrets are redacted in
+//! `Debug`.
 use std::fmt;
 
-use clap::{ArgAction, Args, Command, FromArgMatches, ValueEnum};
+use clap::{Args, Command, FromArgMatches, ValueEnum};
 use platform_api::forwarded::TrustedProxies;
-use platform_api::secondary::SecondarySettings;
 use platform_api::secrets::AtRestKey;
-use platform_api::settings::{choice, number, on_off, setting};
-use platform_api::state::GitSettings;
+pub use platform_api::settings::Url;
+use platform_api::settings::{choice, number, setting};
+use platform_api::state::{
+    GitSettings, ImportSettings, InsightsSettings, LimitSettings, NotificationSettings, RedisSettings, WebhookSettings,
+};
 use platform_api::ApiConfig;
 
 /// A setting without a fixed default says what happens unset at the end of its help, in the form
@@ -50,17 +54,8 @@ pub struct Config {
     /// `manual`: time moves only through `POST /_admin/clock` (tests)
     #[arg(long, env = "PLATFORM_CLOCK", default_value = "system", value_name = "system|manual", value_parser = setting(choice::<ClockKind>))]
     pub clock: ClockKind,
-    /// `off` disables primary limits (`GET /rate_limit` then answers 404)
-    #[arg(long, env = "PLATFORM_RATE_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
-    pub rate_limits: bool,
-    /// multiplies every limit, primary and secondary (benchmarks raise it so the limiter runs but never exhausts)
-    #[arg(long, env = "PLATFORM_RATE_LIMIT_FACTOR", default_value = "1", value_name = "FACTOR", value_parser = setting(number::<f64>))]
-    pub rate_limit_factor: f64,
     #[command(flatten)]
-    pub secondary: SecondarySettings,
-    /// larger request bodies get `413 Payload Too Large`
-    #[arg(long, env = "PLATFORM_MAX_BODY_BYTES", default_value = "1048576", value_name = "BYTES", value_parser = setting(number::<usize>))]
-    pub max_body_bytes: usize,
+    pub limits: LimitSettings,
     /// a connection that has not sent a whole request head this long after opening (or after the head's first byte) is closed
     #[arg(long, env = "PLATFORM_HEADER_READ_TIMEOUT_SECONDS", default_value = "20", value_name = "SECONDS", value_parser = setting(number::<u64>))]
     pub header_read_timeout_seconds: u64,
@@ -79,15 +74,8 @@ pub struct Config {
     /// `full`: every acknowledged write survives a power cut (group commit keeps it fast); `normal` trades that for speed
     #[arg(long, env = "PLATFORM_SQLITE_SYNCHRONOUS", default_value = "full", value_name = "full|normal", value_parser = setting(choice::<SqliteSynchronous>))]
     pub sqlite_synchronous: SqliteSynchronous,
-    /// Redis shared by every node for the rate limits, secondary limits and lockouts (see "Many nodes"); unset: each node limits in its own memory [default: unset]
-    #[arg(long, env = "PLATFORM_REDIS_URL", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
-    pub redis_url: Option<Url>,
-    /// namespace of this deployment's keys in that Redis
-    #[arg(long, env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
-    pub redis_prefix: String,
-    /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
-    #[arg(long, env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(number::<u64>))]
-    pub redis_flush_ms: u64,
+    #[command(flatten)]
+    pub redis: RedisSettings,
     /// bytes the in-process caches (answers, validators, rendered alerts, tokens, repository access, rulesets) hold together at most, approximately; older entries make room
     #[arg(long, env = "PLATFORM_CACHE_BYTES", default_value = "67108864", value_name = "BYTES", value_parser = setting(number::<usize>))]
     pub cache_bytes: usize,
@@ -106,41 +94,19 @@ pub struct Config {
     /// `json` for one JSON object per line
     #[arg(long, env = "PLATFORM_LOG_FORMAT", default_value = "text", value_name = "text|json", value_parser = setting(choice::<LogFormat>))]
     pub log_format: LogFormat,
-    /// mark-all-notifications-read changing more threads than this answers 202 and finishes in the background
-    #[arg(long, env = "PLATFORM_NOTIFICATIONS_SYNC_LIMIT", default_value = "1000", value_name = "N", value_parser = setting(number::<i64>))]
-    pub notifications_sync_limit: i64,
-    /// `X-Poll-Interval` (seconds) of the notification operations
-    #[arg(long, env = "PLATFORM_NOTIFICATIONS_POLL_INTERVAL", default_value = "60", value_name = "SECONDS", value_parser = setting(number::<u64>))]
-    pub notifications_poll_interval: u64,
-    /// comma-separated hosts and CIDRs webhook deliveries may reach although internal (e.g. `loopback, 10.1.0.0/16, hooks.internal`); `loopback` allows 127.0.0.0/8 and ::1 [default: empty (`loopback` with `serve --demo`)]
-    #[arg(long, env = "PLATFORM_WEBHOOK_ALLOWED_HOSTS", value_name = "HOSTS")]
-    pub webhook_allowed_hosts: Option<String>,
-    /// automatic retries of a failed delivery (0: none, as the hosted platform: redelivery is on request); backoff below
-    #[arg(long, env = "PLATFORM_WEBHOOK_RETRIES", default_value = "0", value_name = "N", value_parser = setting(number::<u32>))]
-    pub webhook_retries: u32,
-    /// consecutive failed deliveries after which a hook is deactivated (`active: false`); 0: never
-    #[arg(long, env = "PLATFORM_WEBHOOK_DISABLE_AFTER", default_value = "0", value_name = "N", value_parser = setting(number::<u32>))]
-    pub webhook_disable_after: u32,
-    /// webhook deliveries in flight at once (per node)
-    #[arg(long, env = "PLATFORM_WEBHOOK_CONCURRENCY", default_value = "256", value_name = "N", value_parser = setting(number::<usize>))]
-    pub webhook_concurrency: usize,
+    #[command(flatten)]
+    pub notifications: NotificationSettings,
+    #[command(flatten)]
+    pub webhooks: WebhookSettings,
     /// where every repository's git data lives (`git/<database namespace>/<repo id>.git`) and imports are mirrored (`imports/<repo id>-<random>.git`); with several PostgreSQL nodes, a directory they share [default: `<SQLite file>.data` (PostgreSQL: `<temp dir>/platformd-data`)]
     #[arg(long, env = "PLATFORM_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<String>,
     #[command(flatten)]
     pub git: GitSettings,
-    /// `on` lets source imports read absolute paths (and `file://` URLs) on this machine, never the server's own data (repositories, mirrors); off, API callers import only from `http(s)://` URLs, whose hosts pass the webhook guard (`PLATFORM_WEBHOOK_ALLOWED_HOSTS`)
-    #[arg(long, env = "PLATFORM_IMPORT_LOCAL_SOURCES", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
-    pub import_local_sources: bool,
-    /// platform-clock seconds each import status lasts at least (with `PLATFORM_CLOCK=manual`, tests step imports through their statuses)
-    #[arg(long, env = "PLATFORM_IMPORT_STEP_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
-    pub import_step_seconds: i64,
-    /// records every request for API usage insights; `off` records nothing (benchmarks' baseline)
-    #[arg(long, env = "PLATFORM_INSIGHTS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
-    pub insights: bool,
-    /// requests younger than this are not shown by the insights operations (the hosted platform: 4 to 6 hours); 0: shown once flushed
-    #[arg(long, env = "PLATFORM_INSIGHTS_DELAY_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
-    pub insights_delay_seconds: i64,
+    #[command(flatten)]
+    pub imports: ImportSettings,
+    #[command(flatten)]
+    pub insights: InsightsSettings,
 }
 
 /// `PLATFORM_CLOCK`: the platform clock's source.
@@ -176,23 +142,6 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// A URL whose password is hidden in `Debug`.
-#[derive(Clone, PartialEq)]
-pub struct Url(pub String);
-
-impl fmt::Debug for Url {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let url = &self.0;
-        match (url.find("://"), url.rfind('@')) {
-            (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
-                Some((user, _)) => write!(f, "{:?}", format!("{}{}:<redacted>{}", &url[..s + 3], user, &url[at..])),
-                None => write!(f, "{url:?}"),
-            },
-            _ => write!(f, "{url:?}"),
-        }
-    }
-}
-
 fn key_file(path: &str) -> Result<AtRestKey, String> {
     AtRestKey::parse(&std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?)
 }
@@ -216,38 +165,23 @@ impl Config {
         self.secret_key.or(self.secret_key_file).unwrap_or_default()
     }
 
-    /// What the API is given: these settings, with the public URL and admin token decided at start.
+    /// What the API is given: its groups of these settings, with the public URL and admin token
+    /// decided at start.
     pub fn api_config(&self, public_url: String, admin_token: String) -> ApiConfig {
         ApiConfig {
             public_url,
-            rate_limits: self.rate_limits,
-            rate_limit_factor: self.rate_limit_factor,
-            secondary: self.secondary.clone(),
-            max_body_bytes: self.max_body_bytes,
+            limits: self.limits.clone(),
             secret_key: self.at_rest_key(),
             body_read_timeout: std::time::Duration::from_secs(self.body_read_timeout_seconds),
             trusted_proxies: self.trusted_proxies.clone().unwrap_or_default(),
             admin_token,
-            notifications_sync_limit: self.notifications_sync_limit,
-            notifications_poll_interval: self.notifications_poll_interval,
+            notifications: self.notifications.clone(),
             poll_interval: self.poll_interval,
-            webhooks: platform_api::state::WebhookSettings {
-                allowed_hosts: self.webhook_allowed_hosts.clone().unwrap_or_default(),
-                retries: self.webhook_retries,
-                disable_after: self.webhook_disable_after,
-                concurrency: self.webhook_concurrency,
-            },
-            imports: platform_api::state::ImportSettings {
-                data_dir: Some(self.data_dir()),
-                step_seconds: self.import_step_seconds,
-                local_sources: self.import_local_sources,
-            },
+            webhooks: self.webhooks.clone(),
+            imports: ImportSettings { data_dir: Some(self.data_dir()), ..self.imports.clone() },
             git: self.git.clone(),
-            insights: self.insights,
-            insights_delay_seconds: self.insights_delay_seconds,
-            redis_url: self.redis_url.as_ref().map(|u| u.0.clone()),
-            redis_prefix: self.redis_prefix.clone(),
-            redis_flush: std::time::Duration::from_millis(self.redis_flush_ms),
+            insights: self.insights.clone(),
+            redis: self.redis.clone(),
             cache_bytes: self.cache_bytes,
         }
     }
@@ -297,21 +231,21 @@ impl Config {
                 "PLATFORM_TRUST_FORWARDED was replaced by PLATFORM_TRUSTED_PROXIES: set it to your load balancers' addresses".into()
             );
         }
-        if self.notifications_sync_limit < 1 {
+        if self.notifications.sync_limit < 1 {
             return Err("notifications_sync_limit must be at least 1".into());
         }
         if self.poll_interval == 0 {
             return Err("poll_interval must be at least 1".into());
         }
-        let l = &self.secondary;
+        let l = &self.limits.secondary;
         let bounds = [l.concurrent, l.points_per_minute, l.content_per_minute, l.content_per_hour, l.oauth_tokens_per_hour];
         if bounds.iter().any(|b| *b < 1) || l.login_attempts < 0 || l.login_lockout_seconds < 1 {
             return Err("secondary limits and the login lockout must be positive (login_attempts 0 disables the lockout)".into());
         }
-        if self.rate_limit_factor.is_nan() || self.rate_limit_factor <= 0.0 {
+        if self.limits.rate_limit_factor.is_nan() || self.limits.rate_limit_factor <= 0.0 {
             return Err("rate_limit_factor must be positive".into());
         }
-        if let Some(h) = &self.webhook_allowed_hosts {
+        if let Some(h) = &self.webhooks.allowed_hosts {
             platform_api::outbound::AllowList::parse(h)?;
         }
         if self.header_read_timeout_seconds == 0
@@ -324,19 +258,19 @@ impl Config {
         if self.git.max_push_bytes == 0 || self.git.timeout.is_zero() {
             return Err("git_max_push_bytes and git_timeout_seconds must be positive".into());
         }
-        if self.import_step_seconds < 0 {
+        if self.imports.step_seconds < 0 {
             return Err("import_step_seconds must not be negative".into());
         }
-        if let Some(url) = &self.redis_url {
-            platform_api::shared_limits::Redis::new(&url.0, &self.redis_prefix, std::time::Duration::from_millis(self.redis_flush_ms))?;
+        if let Some(url) = &self.redis.url {
+            platform_api::shared_limits::Redis::new(&url.0, &self.redis.prefix, self.redis.flush)?;
         }
-        if self.redis_prefix.is_empty() || self.redis_prefix.contains(['*', '?', '[', ' ']) {
+        if self.redis.prefix.is_empty() || self.redis.prefix.contains(['*', '?', '[', ' ']) {
             return Err("redis_prefix must be non-empty, without spaces or glob characters".into());
         }
-        if self.insights_delay_seconds < 0 {
+        if self.insights.delay_seconds < 0 {
             return Err("insights_delay_seconds must not be negative".into());
         }
-        if self.webhook_concurrency == 0 {
+        if self.webhooks.concurrency == 0 {
             return Err("webhook_concurrency must be positive".into());
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {

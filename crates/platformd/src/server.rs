@@ -166,8 +166,8 @@ pub async fn serve(c: Config, args: &Seeding) -> Result<(), String> {
     // The demo world delivers webhooks to local receivers: loopback is allowed unless the
     // allow-list is configured explicitly.
     let mut c = c;
-    if args.demo && c.webhook_allowed_hosts.is_none() {
-        c.webhook_allowed_hosts = Some("loopback".into());
+    if args.demo && c.webhooks.allowed_hosts.is_none() {
+        c.webhooks.allowed_hosts = Some("loopback".into());
     }
     let app = state(&c, store.clone(), public_url.clone(), admin_token);
     prepare_secret_key(&app).await?;

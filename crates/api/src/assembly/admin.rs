@@ -239,6 +239,7 @@ async fn reset(State(app): State<Shared>) -> ApiResult<Reply> {
     app.limiter.clear().await;
     app.secondary.clear().await;
     app.caches.clear();
+    app.features.clear();
     app.faults.clear();
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }

@@ -11,7 +11,8 @@ use schemars::SchemaGenerator;
 use crate::error::{BasicError, ValidationError};
 use crate::typed::schema_of;
 
-use crate::operation::{AuthKind, Level, Limits, Operation, Verb};
+use crate::operation::{AuthKind, Level, Limits, Verb};
+use crate::registry::Registered;
 
 const COMMON_HEADERS: [&str; 7] = [
     "x-ratelimit-limit",
@@ -49,12 +50,13 @@ fn path_params(path: &str) -> Vec<&str> {
     path.split('{').skip(1).filter_map(|p| p.split_once('}').map(|(n, _)| n)).collect()
 }
 
-fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
+fn operation(registered: &Registered, g: &mut SchemaGenerator) -> Value {
+    let (op, input) = (registered.op, &registered.input);
     let mut params: Vec<Value> = path_params(op.path)
         .into_iter()
         .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
         .collect();
-    for q in op.meta().query.iter().flat_map(|rules| &rules.params) {
+    for q in input.query.iter().flat_map(|rules| &rules.params) {
         let q = &q.param;
         params.push(json!({"name": q.name, "in": "query", "required": q.required, "description": q.description, "schema": q.schema}));
     }
@@ -103,10 +105,10 @@ fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
     if op.access.auth != AuthKind::Any || op.traits.limits == Limits::Report {
         responses.insert("404".into(), error(g, "Not found, or a private resource the caller may not see.", false));
     }
-    if op.body.is_some() {
+    if input.body.is_some() {
         responses.insert("413".into(), error(g, "The request body is too large.", false));
     }
-    if op.body.is_some() || op.query.is_some() {
+    if input.body.is_some() || input.query.is_some() {
         responses.insert("422".into(), error(g, "Validation failed: missing, mistyped or invalid fields or parameters.", true));
     }
 
@@ -136,7 +138,7 @@ fn operation(op: &'static Operation, g: &mut SchemaGenerator) -> Value {
     if op.traits.closing_down.is_some() {
         o["deprecated"] = json!(true);
     }
-    if let Some(body) = &op.meta().body {
+    if let Some(body) = &input.body {
         o["requestBody"] = json!({"required": body.required, "content": {"application/json": {"schema": body.schema}}});
     }
     o
@@ -164,16 +166,16 @@ fn header_components() -> Value {
 }
 
 /// The whole document for the registered operations, with `public_url` as the server.
-pub fn document(ops: &[&'static Operation], public_url: &str) -> Value {
+pub fn document(ops: &[Registered], public_url: &str) -> Value {
     let mut g = crate::typed::generator();
     let mut paths = Map::new();
-    for op in ops {
-        let item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
-        item[op.method.as_str().to_lowercase()] = operation(op, &mut g);
+    for r in ops {
+        let item = paths.entry(r.op.path.to_string()).or_insert_with(|| json!({}));
+        item[r.op.method.as_str().to_lowercase()] = operation(r, &mut g);
     }
     // Every shape the operations reach, as a component named by its type, in name order.
     let schemas: std::collections::BTreeMap<String, Value> = g.take_definitions(true).into_iter().collect();
-    let tags: BTreeSet<&str> = ops.iter().map(|o| o.id.split('/').next().unwrap_or("meta")).collect();
+    let tags: BTreeSet<&str> = ops.iter().map(|r| r.op.id.split('/').next().unwrap_or("meta")).collect();
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -226,7 +228,7 @@ mod tests {
         let api = crate::router::api();
         let doc = document(&api.ops, "http://127.0.0.1:8080");
         let mut ids = BTreeSet::new();
-        for op in &api.ops {
+        for op in api.ops.iter().map(|r| r.op) {
             let o = &doc["paths"][op.path][op.method.as_str().to_lowercase()];
             assert_eq!(o["operationId"], op.id, "{} {} missing", op.method.as_str(), op.path);
             assert!(ids.insert(op.id), "duplicate operation id {}", op.id);

@@ -11,7 +11,7 @@ use tower::Layer;
 use crate::contract::{contract, Routing};
 use crate::error::ApiError;
 use crate::operation::Operation;
-use crate::registry::Api;
+use crate::registry::{Api, Registered};
 use crate::state::Shared;
 
 async fn not_found() -> Response {
@@ -23,10 +23,17 @@ pub fn api() -> Api {
     crate::ops::register(Api::new())
 }
 
-/// Every registered operation, listed once per process (for lookups outside routing).
+/// Every registered operation with what its handler takes, registered once per process (for
+/// lookups outside routing).
+pub fn registered() -> &'static [Registered] {
+    static REGISTERED: std::sync::OnceLock<Vec<Registered>> = std::sync::OnceLock::new();
+    REGISTERED.get_or_init(|| api().ops)
+}
+
+/// Every registered operation's declaration.
 pub fn operations() -> &'static [&'static Operation] {
     static OPS: std::sync::OnceLock<Vec<&'static Operation>> = std::sync::OnceLock::new();
-    OPS.get_or_init(|| api().ops)
+    OPS.get_or_init(|| registered().iter().map(|r| r.op).collect())
 }
 
 /// What the contract decides before routing, from the operations' declarations.

@@ -1,9 +1,9 @@
 //! Request bodies and query parameters: each operation's body, and its query, is one Rust type
-//! (`#[derive(Deserialize, JsonSchema)]`, named by the declaration's `.body::<T>()` and
-//! `.query::<T>()`). Its schema, worked out once per operation, is both what the OpenAPI
-//! document publishes and what [`BodyRules`] and [`QueryRules`] enforce before the handler
-//! receives the value (`request::Body<T>`, `request::Query<T>`), so the two cannot drift. Missing or mistyped fields
-//! answer `422 Invalid request.`, overlong strings and values outside an enum
+//! (`#[derive(Deserialize, JsonSchema)]`), named once: by the handler, which takes
+//! `request::Body<T>` and `request::Query<T>`. Its schema, worked out when the operation is
+//! registered, is both what the OpenAPI document publishes and what [`BodyRules`] and
+//! [`QueryRules`] enforce before the handler receives the value, so the two cannot drift. Missing
+//! or mistyped fields answer `422 Invalid request.`, overlong strings and values outside an enum
 //! `422 Validation Failed`, with the hosted platform's messages (serde's own would differ).
 //!
 //! In a body type: `Option<T>` may be absent but not null; `#[schemars(transform = nullable)]`
@@ -257,6 +257,13 @@ impl BodyRules {
             }
         }
         BodyRules { resource, fields, required: !required.is_empty(), schema }
+    }
+
+    /// The body as `T`, the type these rules are of: checked first, for the platform's
+    /// messages, then deserialized.
+    pub fn read<T: serde::de::DeserializeOwned>(&self, body: Value) -> Result<T, ApiError> {
+        self.check(&body)?;
+        serde_json::from_value(body).map_err(ApiError::invalid_request)
     }
 
     /// Checks a JSON object body (the extractor already refused non-objects).

@@ -1,5 +1,5 @@
 //! How a setting's text becomes its value: the parsers of the setting groups declared here
-//! (`secondary::SecondarySettings`, `state::GitSettings`) and of the binary's other settings
+//! (`secondary::SecondarySettings`, the groups of `state::ApiConfig`) and of the binary's other settings
 //! (`platformd::config::Config`), which flattens these groups into its command line.
 use std::ffi::OsStr;
 
@@ -41,6 +41,28 @@ pub fn number<T: std::str::FromStr>(v: &str) -> Result<T, String> {
 /// Whole seconds.
 pub fn seconds(v: &str) -> Result<std::time::Duration, String> {
     number(v).map(std::time::Duration::from_secs)
+}
+
+/// Whole milliseconds.
+pub fn millis(v: &str) -> Result<std::time::Duration, String> {
+    number(v).map(std::time::Duration::from_millis)
+}
+
+/// A URL whose password is hidden in `Debug` (and so in the logs).
+#[derive(Clone, PartialEq)]
+pub struct Url(pub String);
+
+impl std::fmt::Debug for Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = &self.0;
+        match (url.find("://"), url.rfind('@')) {
+            (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+                Some((user, _)) => write!(f, "{:?}", format!("{}{}:<redacted>{}", &url[..s + 3], user, &url[at..])),
+                None => write!(f, "{url:?}"),
+            },
+            _ => write!(f, "{url:?}"),
+        }
+    }
 }
 
 /// One of a [`ValueEnum`]'s names, exactly (`expected system or manual, got "fast"`).

@@ -4,28 +4,26 @@
 //! pub static CREATE: Operation = Operation::post("statuses/create", "/repos/{owner}/{repo}/statuses/{sha}", "Create a commit status")
 //!     .docs("https://docs.service.example/rest/commits/statuses#create-a-commit-status")
 //!     .access(Access::write(SCOPES, "statuses"))
-//!     .body::<CreateStatus>("Status")
+//!     .resource("Status")
 //!     .responds(&[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])]);
 //! ```
 //!
 //! The same declaration wires the route, and the contract enforces what it says before the
 //! handler runs (`contract/declared.rs`): the repository, organization or enterprise the path
-//! names ([`On`]) is loaded and authorized per the [`Access`] rule, the query is parsed into its
-//! declared type, the response cache answers a [`Cache`]d read, the secondary limits the
+//! names ([`On`]) is loaded and authorized per the [`Access`] rule, the query and body are
+//! checked against the types the handler takes (named there alone: `registry.rs` derives them),
+//! the response cache answers a [`Cache`]d read, the secondary limits the
 //! operation counts toward are charged; a handler writes as [`Writes`] says; slashes in a
 //! [`Operation::slash_param`] are routed. It also fills the `X-Accepted-*` headers and the
 //! OpenAPI document, so none of them can drift.
 //!
 //! A `const` builder rather than an attribute macro: declarations stay plain Rust that any
 //! reader (and rust-analyzer) follows, and the build needs no proc-macro crate.
-use std::any::TypeId;
 use std::mem::ManuallyDrop;
 use std::sync::OnceLock;
 
 use axum::http::{HeaderName, HeaderValue, Method};
 use platform_core::TokenKind;
-
-use crate::input::{BodyRules, QueryRules};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -211,25 +209,6 @@ impl Resp {
     }
 }
 
-/// A declared request body: the Rust type it deserializes into (its schema is both the
-/// published requestBody and what the contract checks) and the `resource` its validation
-/// errors name.
-#[derive(Clone, Copy, Debug)]
-pub struct DeclaredBody {
-    /// `resource` of validation errors, e.g. `Status`.
-    pub resource: &'static str,
-    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-    pub type_id: fn() -> TypeId,
-}
-
-/// A declared query: the Rust type the parameters deserialize into; its fields (doc comments
-/// as descriptions) are the published parameters and what the contract checks.
-#[derive(Clone, Copy, Debug)]
-pub struct DeclaredQuery {
-    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-    pub type_id: fn() -> TypeId,
-}
-
 /// A path parameter that may hold `/` (branch names, refs): the contract encodes its slashes
 /// before routing so the router sees one segment (`contract/path.rs`).
 #[derive(Clone, Copy, Debug)]
@@ -289,10 +268,9 @@ pub struct Operation {
     /// The 403 a scope token lacking the operation's scopes hears instead of the usual one
     /// (repository deletion answers as to a non-admin, as on the hosted platform).
     pub scope_refusal: Option<&'static str>,
-    /// The query's type; handlers take it as `request::Query<T>`.
-    pub query: Option<DeclaredQuery>,
-    /// The request body's type; handlers take it as `request::Body<T>`.
-    pub body: Option<DeclaredBody>,
+    /// The `resource` a body's validation errors name (e.g. `Status`), declared exactly when
+    /// the handler takes a body; its type is the one the handler takes (`request::Body<T>`).
+    pub resource: Option<&'static str>,
     /// Success responses; error responses follow from the access rule and the body.
     pub responses: &'static [Resp],
     /// What sets the operation apart from the rest beyond access and responses.
@@ -307,7 +285,7 @@ pub struct Operation {
 
 impl Operation {
     /// An operation with nothing declared beyond its method, path and summary: token access
-    /// with no scope, nothing public, no query or body, not cached, writes that may change
+    /// with no scope, nothing public, no body resource, not cached, writes that may change
     /// anything. The path decides what it names ([`On`]).
     pub const fn new(method: Verb, id: &'static str, path: &'static str, summary: &'static str) -> Operation {
         Operation {
@@ -319,8 +297,7 @@ impl Operation {
             access: Access::token(&[], None, Level::Read),
             on: On::of_path(path),
             scope_refusal: None,
-            query: None,
-            body: None,
+            resource: None,
             responses: &[],
             traits: Traits::NONE,
             cache: Cache::No,
@@ -363,13 +340,10 @@ impl Operation {
     pub const fn scope_refusal(self, message: &'static str) -> Operation {
         Operation { scope_refusal: Some(message), ..self }
     }
-    /// The query parameters: the fields of `Q`.
-    pub const fn query<Q: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(self) -> Operation {
-        Operation { query: Some(DeclaredQuery { schema: crate::typed::schema_of::<Q>, type_id: TypeId::of::<Q> }), ..self }
-    }
-    /// The request body: `B`, whose validation errors name `resource`.
-    pub const fn body<B: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(self, resource: &'static str) -> Operation {
-        Operation { body: Some(DeclaredBody { resource, schema: crate::typed::schema_of::<B>, type_id: TypeId::of::<B> }), ..self }
+    /// The request body's validation errors name `resource` (the body's type is the one the
+    /// handler takes).
+    pub const fn resource(self, resource: &'static str) -> Operation {
+        Operation { resource: Some(resource), ..self }
     }
     pub const fn responds(self, responses: &'static [Resp]) -> Operation {
         Operation { responses, ..self }
@@ -491,10 +465,6 @@ pub struct OpMeta {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Index of the path segment naming the organization (`{org}`, or a repository's `{owner}`).
     pub org_segment: Option<usize>,
-    /// The body's published schema and checks.
-    pub body: Option<BodyRules>,
-    /// The query's published parameters and checks.
-    pub query: Option<QueryRules>,
 }
 
 impl OpMeta {
@@ -512,9 +482,7 @@ impl OpMeta {
             headers.push((names::SUNSET, HeaderValue::from_static(cd.sunset)));
         }
         let org_segment = op.path.split('/').position(|s| s == "{org}" || s == "{owner}");
-        let body = op.body.map(|b| BodyRules::of(b.resource, b.schema));
-        let query = op.query.map(|q| QueryRules::of(q.schema));
-        OpMeta { headers, org_segment, body, query }
+        OpMeta { headers, org_segment }
     }
 }
 
@@ -522,20 +490,6 @@ impl Operation {
     /// This operation's [`OpMeta`].
     pub fn meta(&'static self) -> &'static OpMeta {
         self.derived.get_or_init(|| OpMeta::of(self))
-    }
-
-    /// The body as this operation's declared type `T`: checked first against its schema (the
-    /// one OpenAPI publishes) for the platform's messages, then deserialized. Handlers take
-    /// `request::Body<T>`; the control plane, which takes an operation's body too, this.
-    pub fn read_body<T: serde::de::DeserializeOwned + 'static>(
-        &'static self,
-        body: serde_json::Value,
-    ) -> Result<T, crate::error::ApiError> {
-        assert!(self.body.is_some_and(|b| (b.type_id)() == TypeId::of::<T>()), "{}: not the declared body type", self.id);
-        if let Some(rules) = &self.meta().body {
-            rules.check(&body)?;
-        }
-        serde_json::from_value(body).map_err(crate::error::ApiError::invalid_request)
     }
 }
 
@@ -564,7 +518,7 @@ mod tests {
     #[test]
     fn what_is_not_declared_is_the_default() {
         assert_eq!((OP.method, OP.on, OP.cache, OP.writes), (Verb::Post, On::Repo, Cache::No, Writes::Content));
-        assert!(OP.query.is_none() && OP.body.is_none() && OP.slash.is_none() && OP.creates());
+        assert!(OP.resource.is_none() && OP.slash.is_none() && OP.creates());
         assert_eq!(OP.traits.limits, Limits::IssuesTokens);
         assert!(OP.traits.closing_down.is_some() && OP.traits.poll.is_none());
         assert_eq!(OP.meta().headers.len(), 4);

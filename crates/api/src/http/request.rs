@@ -1,9 +1,12 @@
 //! What a handler receives: its context ([`Ctx`], with what the declaration names already
 //! loaded and authorized), the typed query ([`Query`]) and body ([`Body`]), through the
 //! [`Handler`] trait every operation's handler implements; and JSON bodies whose rejections are
-//! our own error bodies.
-use std::any::TypeId;
+//! our own error bodies. The query and body types are named in the handler's signature alone:
+//! registration derives from them ([`Handler::takes`]) what the contract checks and the OpenAPI
+//! document publishes ([`InputRules`]).
 use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -12,10 +15,12 @@ use platform_core::ApiVersion;
 use platform_store::domain::accounts::{Account, Enterprise};
 use platform_store::domain::repos::Repo;
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::input::{BodyRules, QueryRules};
 use crate::operation::{Operation, Writes};
 use crate::principal::{Principal, Role};
 use crate::reply::Reply;
@@ -236,43 +241,60 @@ impl Pagination {
     }
 }
 
-/// The query as the operation's declared type `Q` (`Operation::query`): checked by the contract
-/// against the type's schema, then deserialized.
+/// The query as `Q`: checked by the contract against the type's schema (its fields, with doc
+/// comments as descriptions, are the published parameters), then deserialized.
 pub struct Query<Q>(pub Q);
 
-impl<Q: serde::de::DeserializeOwned> Query<Q> {
+impl<Q: DeserializeOwned> Query<Q> {
     fn read(query: serde_json::Map<String, Value>) -> ApiResult<Query<Q>> {
         serde_json::from_value(Value::Object(query)).map(Query).map_err(ApiError::invalid_request)
     }
 }
 
-/// The body as the operation's declared type `B` (`Operation::body`): a JSON object checked
-/// against the type's schema (the one OpenAPI publishes) for the platform's messages, then
-/// deserialized.
+/// The body as `B`: a JSON object checked against the type's schema (the one OpenAPI publishes)
+/// for the platform's messages, then deserialized.
 pub struct Body<B>(pub B);
 
-impl<B: serde::de::DeserializeOwned + 'static> Body<B> {
-    fn read(ctx: &Ctx, body: Payload) -> ApiResult<Body<B>> {
-        match body {
-            Payload::Json(v) => ctx.op.read_body(v).map(Body),
+impl<B: DeserializeOwned> Body<B> {
+    fn read(body: Payload, rules: &InputRules) -> ApiResult<Body<B>> {
+        match (body, &rules.body) {
+            (Payload::Json(v), Some(rules)) => rules.read(v).map(Body),
             _ => Err(ApiError::internal()),
         }
     }
 }
 
-/// The body as a JSON object, for a handler that checks the declared body in an order of its
-/// own (`Operation::read_body` then reads it as the declared type).
-pub struct BodyValue(pub Value);
+/// The body as a JSON object, published as `B`, for a handler that checks it in an order of its
+/// own: [`BodyValue::read`] then checks it as [`Body`] does.
+pub struct BodyValue<B> {
+    pub value: Value,
+    rules: Arc<InputRules>,
+    of: PhantomData<fn() -> B>,
+}
 
-/// The body as sent (within the size limit), for an operation whose declared body needs a
-/// reader of its own.
-pub struct RawBody(pub Bytes);
+impl<B: DeserializeOwned> BodyValue<B> {
+    /// The body checked against `B`'s schema, then deserialized.
+    pub fn read(self) -> ApiResult<B> {
+        self.rules.body.as_ref().ok_or_else(ApiError::internal)?.read(self.value)
+    }
+
+    /// The body deserialized without the schema's checks, for a handler whose own checks answer
+    /// what they would.
+    pub fn deserialize(self) -> ApiResult<B> {
+        serde_json::from_value(self.value).map_err(ApiError::invalid_request)
+    }
+}
+
+/// The body as sent (within the size limit), published as `B`, for an operation whose body needs
+/// a reader of its own.
+pub struct RawBody<B>(pub Bytes, pub PhantomData<fn() -> B>);
 
 /// What a handler takes besides its context: the checked query (read into its `Query<Q>`) and
-/// the request body, read by the contract.
+/// the request body, read by the contract, with the rules of the types the handler takes.
 pub struct Input {
     pub query: serde_json::Map<String, Value>,
     pub body: Payload,
+    pub rules: Arc<InputRules>,
 }
 
 /// A request body as the contract read it: as the handler takes it.
@@ -288,50 +310,65 @@ pub enum Payload {
 impl Payload {
     /// Reads the body as a handler taking `takes` needs it: the size limit, the read timeout and
     /// (for JSON) the syntax are a request's first answers, before what it names is looked at.
-    pub async fn read(app: &crate::state::AppState, takes: TakesBody, length: Option<usize>, body: axum::body::Body) -> ApiResult<Payload> {
+    pub async fn read(
+        app: &crate::state::AppState,
+        takes: Option<BodyRead>,
+        length: Option<usize>,
+        body: axum::body::Body,
+    ) -> ApiResult<Payload> {
         Ok(match takes {
-            TakesBody::Nothing => Payload::Nothing,
-            TakesBody::Typed(_) | TakesBody::Value => Payload::Json(JsonBody::parse(&read_limited(app, length, body).await?)?),
-            TakesBody::Raw => Payload::Bytes(read_limited(app, length, body).await?),
+            None => Payload::Nothing,
+            Some(BodyRead::Json) => Payload::Json(JsonBody::parse(&read_limited(app, length, body).await?)?),
+            Some(BodyRead::Raw) => Payload::Bytes(read_limited(app, length, body).await?),
         })
     }
 }
 
-/// The query and body types a handler takes, matched against its operation's declaration when
-/// the route is registered (so the types are named once, and a mismatch stops the server).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A schema of a Rust type (`typed::schema_of::<T>`).
+pub type SchemaOf = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
+/// The query and body types a handler takes: registration derives from them what the contract
+/// checks and the OpenAPI document publishes, so each type is named once, in the handler.
+#[derive(Clone, Copy)]
 pub struct Takes {
-    pub query: Option<TypeId>,
-    pub body: TakesBody,
+    pub query: Option<SchemaOf>,
+    pub body: Option<(BodyRead, SchemaOf)>,
 }
 
+/// How the contract reads a body the handler takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TakesBody {
-    Nothing,
-    Typed(TypeId),
-    /// The JSON object ([`BodyValue`]) or the body as sent ([`RawBody`]), for any declared body.
-    Value,
+pub enum BodyRead {
+    /// A JSON object ([`Body`], [`BodyValue`]).
+    Json,
+    /// The bytes as sent ([`RawBody`]).
     Raw,
 }
 
 impl Takes {
-    const NOTHING: Takes = Takes { query: None, body: TakesBody::Nothing };
+    const NOTHING: Takes = Takes { query: None, body: None };
+}
 
-    /// Whether a handler taking this serves `op` as declared.
-    pub fn fits(&self, op: &Operation) -> bool {
-        let query = op.query.map(|q| (q.type_id)());
-        let body = match (op.body, self.body) {
-            (None, TakesBody::Nothing) => true,
-            (Some(b), TakesBody::Typed(t)) => (b.type_id)() == t,
-            (Some(_), TakesBody::Value | TakesBody::Raw) => true,
-            _ => false,
-        };
-        query == self.query && body
+/// What the types a handler takes make of its operation's input, worked out when it is
+/// registered: the query's published parameters and checks, the body's published schema and
+/// checks (its validation errors naming the declared `resource`).
+#[derive(Debug)]
+pub struct InputRules {
+    pub query: Option<QueryRules>,
+    pub body: Option<BodyRules>,
+}
+
+impl InputRules {
+    pub fn of(takes: Takes, resource: Option<&'static str>) -> InputRules {
+        InputRules {
+            query: takes.query.map(QueryRules::of),
+            body: takes.body.zip(resource).map(|((_, schema), resource)| BodyRules::of(resource, schema)),
+        }
     }
 }
 
 /// An operation's handler: an `async fn(Ctx[, Query<Q>][, Body<B>]) -> ApiResult<Reply>` (or
-/// `(Ctx, RawBody)`). The contract builds the context and checks the query before calling it.
+/// `(Ctx, BodyValue<B>)`, `(Ctx, RawBody<B>)`). The contract builds the context and checks the
+/// query before calling it.
 pub trait Handler<Args>: Clone + Send + Sync + 'static {
     fn takes() -> Takes;
     fn call(self, ctx: Ctx, input: Input) -> impl Future<Output = ApiResult<Reply>> + Send;
@@ -354,10 +391,10 @@ impl<F, Fut, Q> Handler<(Query<Q>,)> for F
 where
     F: FnOnce(Ctx, Query<Q>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = ApiResult<Reply>> + Send,
-    Q: serde::de::DeserializeOwned + Send + 'static,
+    Q: DeserializeOwned + JsonSchema + Send + 'static,
 {
     fn takes() -> Takes {
-        Takes { query: Some(TypeId::of::<Q>()), ..Takes::NOTHING }
+        Takes { query: Some(crate::typed::schema_of::<Q>), ..Takes::NOTHING }
     }
     async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
         let q = Query::read(input.query)?;
@@ -369,13 +406,13 @@ impl<F, Fut, B> Handler<(Body<B>,)> for F
 where
     F: FnOnce(Ctx, Body<B>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = ApiResult<Reply>> + Send,
-    B: serde::de::DeserializeOwned + Send + 'static,
+    B: DeserializeOwned + JsonSchema + Send + 'static,
 {
     fn takes() -> Takes {
-        Takes { body: TakesBody::Typed(TypeId::of::<B>()), ..Takes::NOTHING }
+        Takes { body: Some((BodyRead::Json, crate::typed::schema_of::<B>)), ..Takes::NOTHING }
     }
     async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
-        let b = Body::read(&ctx, input.body)?;
+        let b = Body::read(input.body, &input.rules)?;
         self(ctx, b).await
     }
 }
@@ -384,44 +421,46 @@ impl<F, Fut, Q, B> Handler<(Query<Q>, Body<B>)> for F
 where
     F: FnOnce(Ctx, Query<Q>, Body<B>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = ApiResult<Reply>> + Send,
-    Q: serde::de::DeserializeOwned + Send + 'static,
-    B: serde::de::DeserializeOwned + Send + 'static,
+    Q: DeserializeOwned + JsonSchema + Send + 'static,
+    B: DeserializeOwned + JsonSchema + Send + 'static,
 {
     fn takes() -> Takes {
-        Takes { query: Some(TypeId::of::<Q>()), body: TakesBody::Typed(TypeId::of::<B>()) }
+        Takes { query: Some(crate::typed::schema_of::<Q>), body: Some((BodyRead::Json, crate::typed::schema_of::<B>)) }
     }
     async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
         let q = Query::read(input.query)?;
-        let b = Body::read(&ctx, input.body)?;
+        let b = Body::read(input.body, &input.rules)?;
         self(ctx, q, b).await
     }
 }
 
-impl<F, Fut> Handler<(BodyValue,)> for F
+impl<F, Fut, B> Handler<(BodyValue<B>,)> for F
 where
-    F: FnOnce(Ctx, BodyValue) -> Fut + Clone + Send + Sync + 'static,
+    F: FnOnce(Ctx, BodyValue<B>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = ApiResult<Reply>> + Send,
+    B: JsonSchema + 'static,
 {
     fn takes() -> Takes {
-        Takes { body: TakesBody::Value, ..Takes::NOTHING }
+        Takes { body: Some((BodyRead::Json, crate::typed::schema_of::<B>)), ..Takes::NOTHING }
     }
     async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
-        let Payload::Json(v) = input.body else { return Err(ApiError::internal()) };
-        self(ctx, BodyValue(v)).await
+        let Payload::Json(value) = input.body else { return Err(ApiError::internal()) };
+        self(ctx, BodyValue { value, rules: input.rules, of: PhantomData }).await
     }
 }
 
-impl<F, Fut> Handler<(RawBody,)> for F
+impl<F, Fut, B> Handler<(RawBody<B>,)> for F
 where
-    F: FnOnce(Ctx, RawBody) -> Fut + Clone + Send + Sync + 'static,
+    F: FnOnce(Ctx, RawBody<B>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = ApiResult<Reply>> + Send,
+    B: JsonSchema + 'static,
 {
     fn takes() -> Takes {
-        Takes { body: TakesBody::Raw, ..Takes::NOTHING }
+        Takes { body: Some((BodyRead::Raw, crate::typed::schema_of::<B>)), ..Takes::NOTHING }
     }
     async fn call(self, ctx: Ctx, input: Input) -> ApiResult<Reply> {
         let Payload::Bytes(b) = input.body else { return Err(ApiError::internal()) };
-        self(ctx, RawBody(b)).await
+        self(ctx, RawBody(b, PhantomData)).await
     }
 }
 
@@ -504,7 +543,7 @@ pub struct JsonBody(pub Value);
 /// A body of at most the configured size (`length`: its Content-Length, refused before
 /// anything is read when larger).
 pub async fn read_limited(app: &crate::state::AppState, length: Option<usize>, body: axum::body::Body) -> ApiResult<Bytes> {
-    let limit = app.config.max_body_bytes;
+    let limit = app.config.limits.max_body_bytes;
     if length.is_some_and(|n| n > limit) {
         return Err(ApiError::payload_too_large());
     }

@@ -1,7 +1,9 @@
 //! Shared server state. Nothing global: the store, clock, limiter and metrics are passed in,
 //! so tests run many servers in one process.
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use platform_core::Clock;
 use platform_store::{Generations, Store};
@@ -16,23 +18,19 @@ use crate::principal::Role;
 use crate::principal::TokenAuth;
 use crate::ratelimit::Limiter;
 use crate::reply::Reply;
-use crate::settings::{number, seconds, setting};
+use crate::settings::{millis, number, on_off, seconds, setting, Url};
 use crate::shapes::Urls;
+use clap::ArgAction;
 
-/// What the API is configured with; built from the settings' one declaration
-/// (`platformd::config::Config::api_config`), so it has no defaults of its own.
+/// What the API is configured with: the groups of settings it needs as the binary parses them
+/// (each a `clap::Args` group the binary flattens into its command line, `platformd::config`),
+/// and the values decided at start; so it has no defaults of its own.
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
     /// Base of every self-link and `Link` header, e.g. `http://127.0.0.1:8080` or `https://host/api/v3`.
     pub public_url: String,
-    /// Primary rate limits on (the default).
-    pub rate_limits: bool,
-    /// Multiplies every limit (benchmarks raise it so the limiter runs but never exhausts).
-    pub rate_limit_factor: f64,
-    /// Secondary limits and the failed-login lockout (off with `rate_limits` too).
-    pub secondary: crate::secondary::SecondarySettings,
-    /// Request bodies above this are refused with 413.
-    pub max_body_bytes: usize,
+    /// The primary and secondary limits and the body bound.
+    pub limits: LimitSettings,
     /// The key secrets are encrypted under at rest.
     pub secret_key: crate::secrets::AtRestKey,
     /// A request body not received within this long is refused with 408.
@@ -41,11 +39,8 @@ pub struct ApiConfig {
     pub trusted_proxies: crate::forwarded::TrustedProxies,
     /// Guards the control plane under `/_admin/`.
     pub admin_token: String,
-    /// Mark-all-notifications-read changes at most this many threads in the request; more is
-    /// answered 202 and finished in the background.
-    pub notifications_sync_limit: i64,
-    /// `X-Poll-Interval` of the notification operations, in seconds.
-    pub notifications_poll_interval: u64,
+    /// Mark-all-read's bound and the notifications' poll interval.
+    pub notifications: NotificationSettings,
     /// `X-Poll-Interval` of the event feeds, in seconds; doubled while the server is busy
     /// (see `contract::poll_interval`).
     pub poll_interval: u64,
@@ -55,17 +50,10 @@ pub struct ApiConfig {
     pub imports: ImportSettings,
     /// Git hosting: the bounds of pushes and git runs.
     pub git: GitSettings,
-    /// Record requests for API usage insights (on by default; off for benchmarks' baseline).
-    pub insights: bool,
-    /// Seconds before a recorded request shows in the insights operations (0: once flushed).
-    pub insights_delay_seconds: i64,
-    /// Redis shared by every node for the rate limits and the lockout (`redis://…`); `None`:
-    /// each node limits in its own memory (one node needs nothing else).
-    pub redis_url: Option<String>,
-    /// Namespace of this deployment's keys in Redis.
-    pub redis_prefix: String,
-    /// How long an idle node keeps deferred limit work (`shared_limits::Redis::defer`).
-    pub redis_flush: std::time::Duration,
+    /// Recording requests for API usage insights.
+    pub insights: InsightsSettings,
+    /// The Redis the limits share between nodes, if any.
+    pub redis: RedisSettings,
     /// The in-process caches together hold about this many bytes at most (`cache`).
     pub cache_bytes: usize,
 }
@@ -77,56 +65,109 @@ impl ApiConfig {
     pub fn for_tests() -> ApiConfig {
         ApiConfig {
             public_url: "http://127.0.0.1:8080".into(),
-            rate_limits: true,
-            rate_limit_factor: 1.0,
-            secondary: crate::secondary::SecondarySettings::default(),
-            max_body_bytes: 1 << 20,
+            limits: LimitSettings {
+                rate_limits: true,
+                rate_limit_factor: 1.0,
+                secondary: crate::secondary::SecondarySettings::default(),
+                max_body_bytes: 1 << 20,
+            },
             secret_key: crate::secrets::AtRestKey::default(),
             body_read_timeout: std::time::Duration::from_secs(10),
             trusted_proxies: Default::default(),
             admin_token: "unit-test-admin-token".into(),
-            notifications_sync_limit: 1_000,
-            notifications_poll_interval: 60,
+            notifications: NotificationSettings { sync_limit: 1_000, poll_interval: 60 },
             poll_interval: 60,
-            webhooks: WebhookSettings { allowed_hosts: String::new(), retries: 0, disable_after: 0, concurrency: 8 },
+            webhooks: WebhookSettings { allowed_hosts: None, retries: 0, disable_after: 0, concurrency: 8 },
             imports: ImportSettings::default(),
             git: GitSettings { max_push_bytes: 1 << 30, timeout: std::time::Duration::from_secs(60) },
-            insights: true,
-            insights_delay_seconds: 0,
-            redis_url: None,
-            redis_prefix: "platform-unit".into(),
-            redis_flush: crate::shared_limits::FLUSH_AFTER,
+            insights: InsightsSettings { enabled: true, delay_seconds: 0 },
+            redis: RedisSettings { url: None, prefix: "platform-unit".into(), flush: crate::shared_limits::FLUSH_AFTER },
             cache_bytes: 64 << 20,
         }
     }
 }
 
+/// The primary limits, the secondary ones and the body bound (`PLATFORM_RATE_LIMITS`, …).
+#[derive(Clone, Debug, clap::Args)]
+pub struct LimitSettings {
+    /// `off` disables primary limits (`GET /rate_limit` then answers 404)
+    #[arg(long, env = "PLATFORM_RATE_LIMITS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
+    pub rate_limits: bool,
+    /// multiplies every limit, primary and secondary (benchmarks raise it so the limiter runs but never exhausts)
+    #[arg(long, env = "PLATFORM_RATE_LIMIT_FACTOR", default_value = "1", value_name = "FACTOR", value_parser = setting(number::<f64>))]
+    pub rate_limit_factor: f64,
+    // Secondary limits and the failed-login lockout (off with `rate_limits` too).
+    #[command(flatten)]
+    pub secondary: crate::secondary::SecondarySettings,
+    /// larger request bodies get `413 Payload Too Large`
+    #[arg(long, env = "PLATFORM_MAX_BODY_BYTES", default_value = "1048576", value_name = "BYTES", value_parser = setting(number::<usize>))]
+    pub max_body_bytes: usize,
+}
+
+/// The Redis shared by every node for the rate limits, secondary limits and lockouts
+/// (`PLATFORM_REDIS_*`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct RedisSettings {
+    /// Redis shared by every node for the rate limits, secondary limits and lockouts (see "Many nodes"); unset: each node limits in its own memory [default: unset]
+    #[arg(id = "redis_url", long = "redis-url", env = "PLATFORM_REDIS_URL", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
+    pub url: Option<Url>,
+    /// namespace of this deployment's keys in that Redis
+    #[arg(id = "redis_prefix", long = "redis-prefix", env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
+    pub prefix: String,
+    /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
+    #[arg(id = "redis_flush_ms", long = "redis-flush-ms", env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(millis))]
+    pub flush: std::time::Duration,
+}
+
+/// Notification settings (`PLATFORM_NOTIFICATIONS_*`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct NotificationSettings {
+    /// mark-all-notifications-read changing more threads than this answers 202 and finishes in the background
+    #[arg(id = "notifications_sync_limit", long = "notifications-sync-limit", env = "PLATFORM_NOTIFICATIONS_SYNC_LIMIT", default_value = "1000", value_name = "N", value_parser = setting(number::<i64>))]
+    pub sync_limit: i64,
+    /// `X-Poll-Interval` (seconds) of the notification operations
+    #[arg(id = "notifications_poll_interval", long = "notifications-poll-interval", env = "PLATFORM_NOTIFICATIONS_POLL_INTERVAL", default_value = "60", value_name = "SECONDS", value_parser = setting(number::<u64>))]
+    pub poll_interval: u64,
+}
+
 /// Webhook settings (`PLATFORM_WEBHOOK_*`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct WebhookSettings {
-    /// Comma-separated hosts and CIDRs delivery may reach although internal; `loopback` allows
-    /// 127.0.0.0/8 and ::1.
-    pub allowed_hosts: String,
-    /// Automatic retries of a failed delivery (0: none, as the hosted platform).
+    /// comma-separated hosts and CIDRs webhook deliveries may reach although internal (e.g. `loopback, 10.1.0.0/16, hooks.internal`); `loopback` allows 127.0.0.0/8 and ::1 [default: empty (`loopback` with `serve --demo`)]
+    #[arg(id = "webhook_allowed_hosts", long = "webhook-allowed-hosts", env = "PLATFORM_WEBHOOK_ALLOWED_HOSTS", value_name = "HOSTS")]
+    pub allowed_hosts: Option<String>,
+    /// automatic retries of a failed delivery (0: none, as the hosted platform: redelivery is on request); backoff below
+    #[arg(id = "webhook_retries", long = "webhook-retries", env = "PLATFORM_WEBHOOK_RETRIES", default_value = "0", value_name = "N", value_parser = setting(number::<u32>))]
     pub retries: u32,
-    /// Consecutive failed deliveries after which a hook is deactivated (0: never).
+    /// consecutive failed deliveries after which a hook is deactivated (`active: false`); 0: never
+    #[arg(id = "webhook_disable_after", long = "webhook-disable-after", env = "PLATFORM_WEBHOOK_DISABLE_AFTER", default_value = "0", value_name = "N", value_parser = setting(number::<u32>))]
     pub disable_after: u32,
-    /// Deliveries in flight at once.
+    /// webhook deliveries in flight at once (per node)
+    #[arg(id = "webhook_concurrency", long = "webhook-concurrency", env = "PLATFORM_WEBHOOK_CONCURRENCY", default_value = "256", value_name = "N", value_parser = setting(number::<usize>))]
     pub concurrency: usize,
 }
 
-/// Import settings (`PLATFORM_DATA_DIR`, `PLATFORM_IMPORT_STEP_SECONDS`).
-#[derive(Clone, Debug, Default)]
+impl WebhookSettings {
+    /// The hosts and CIDRs deliveries (and imports) may reach although internal; unset: none.
+    pub fn allowed_hosts(&self) -> &str {
+        self.allowed_hosts.as_deref().unwrap_or_default()
+    }
+}
+
+/// Import settings (`PLATFORM_IMPORT_*`; the data directory is the binary's `PLATFORM_DATA_DIR`,
+/// decided at start).
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct ImportSettings {
     /// Where the mirrors of imported repositories are kept (`<dir>/imports/`); `None`: the
     /// system's temporary directory.
+    #[arg(skip)]
     pub data_dir: Option<PathBuf>,
-    /// Platform-clock seconds each status lasts at least (0: as fast as the work goes). Makes
-    /// progress observable with a manual clock.
-    pub step_seconds: i64,
-    /// Imports from paths on this machine (`PLATFORM_IMPORT_LOCAL_SOURCES`): off, API callers
-    /// may only import from remote URLs.
+    /// `on` lets source imports read absolute paths (and `file://` URLs) on this machine, never the server's own data (repositories, mirrors); off, API callers import only from `http(s)://` URLs, whose hosts pass the webhook guard (`PLATFORM_WEBHOOK_ALLOWED_HOSTS`)
+    #[arg(id = "import_local_sources", long = "import-local-sources", env = "PLATFORM_IMPORT_LOCAL_SOURCES", default_value = "off", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
     pub local_sources: bool,
+    /// platform-clock seconds each import status lasts at least (with `PLATFORM_CLOCK=manual`, tests step imports through their statuses)
+    #[arg(id = "import_step_seconds", long = "import-step-seconds", env = "PLATFORM_IMPORT_STEP_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
+    pub step_seconds: i64,
 }
 
 impl ImportSettings {
@@ -151,6 +192,17 @@ pub struct GitSettings {
     pub timeout: std::time::Duration,
 }
 
+/// Insights settings (`PLATFORM_INSIGHTS*`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct InsightsSettings {
+    /// records every request for API usage insights; `off` records nothing (benchmarks' baseline)
+    #[arg(id = "insights", long = "insights", env = "PLATFORM_INSIGHTS", default_value = "on", value_name = "on|off", action = ArgAction::Set, value_parser = setting(on_off))]
+    pub enabled: bool,
+    /// requests younger than this are not shown by the insights operations (the hosted platform: 4 to 6 hours); 0: shown once flushed
+    #[arg(id = "insights_delay_seconds", long = "insights-delay-seconds", env = "PLATFORM_INSIGHTS_DELAY_SECONDS", default_value = "0", value_name = "SECONDS", value_parser = setting(number::<i64>))]
+    pub delay_seconds: i64,
+}
+
 /// Caches of hot reads, exact under [`AppState::generation`].
 pub struct Caches {
     /// Token hash → the authenticated token.
@@ -163,9 +215,6 @@ pub struct Caches {
     pub responses: GenCache<(String, ApiVersion, i64), (i64, i64, Reply)>,
     /// Validators of cached GETs, for 304s answered before routing (`not_modified`).
     pub validated: GenCache<crate::not_modified::Key, Arc<crate::not_modified::Validated>>,
-    /// Repository id → its active branch rulesets, compiled (a feature's own type, which this
-    /// layer does not name: the rulesets feature downcasts).
-    pub rulesets: GenCache<i64, Arc<dyn std::any::Any + Send + Sync>>,
     /// Hashes of response-cache keys asked once: an answer is kept on its second request.
     pub asked: GenCache<u64, ()>,
     /// Dependency alerts rendered as JSON, per (alert, version, with its repository).
@@ -173,19 +222,22 @@ pub struct Caches {
 }
 
 /// Shares of the cache bound (`cache_bytes`), in percent: answers first, then what they are
-/// built from.
-const SHARES: [usize; 7] = [40, 10, 20, 5, 10, 10, 5];
+/// built from; [`FEATURE_CACHE_SHARE`] is the rest.
+const SHARES: [usize; 6] = [40, 10, 20, 5, 10, 5];
+
+/// The share of the cache bound (`cache_bytes`), in percent, of the caches features keep in
+/// their own state ([`Features`]: the rulesets' compiled branch rules).
+pub const FEATURE_CACHE_SHARE: usize = 10;
 
 impl Caches {
     /// Caches holding about `bytes` together at most.
     pub fn new(bytes: usize) -> Caches {
-        let [responses, validated, alerts, tokens, repos, rulesets, asked] = SHARES.map(|p| bytes / 100 * p);
+        let [responses, validated, alerts, tokens, repos, asked] = SHARES.map(|p| bytes / 100 * p);
         Caches {
             tokens: GenCache::new(tokens, |_, _| std::mem::size_of::<TokenAuth>() + 256),
             repos: GenCache::new(repos, |k, _| k.0.len() + k.1.len() + std::mem::size_of::<(Lookup, Role)>() + 512),
             responses: GenCache::new(responses, |k, v| k.0.len() + v.2.approx_bytes()),
             validated: GenCache::new(validated, crate::not_modified::weigh),
-            rulesets: GenCache::new(rulesets, |_, _| 4096),
             alerts: GenCache::new(alerts, |_, v| v.len()),
             asked: GenCache::new(asked, |_, _| 8),
         }
@@ -198,7 +250,40 @@ impl Caches {
         self.repos.clear();
         self.responses.clear();
         self.validated.clear();
-        self.rulesets.clear();
+    }
+}
+
+/// State a feature keeps per server, of a type of its own that this layer does not name (the
+/// feature reaches it typed: [`AppState::feature`]).
+pub trait FeatureState: Any + Send + Sync {
+    /// The state of a server configured so, made on the feature's first use.
+    fn new(config: &ApiConfig) -> Self
+    where
+        Self: Sized;
+    /// Empties what it caches (the control plane's reset).
+    fn clear(&self);
+}
+
+/// Each feature's state, one value per type.
+#[derive(Default)]
+pub struct Features(RwLock<HashMap<TypeId, Arc<dyn FeatureState>>>);
+
+impl Features {
+    fn get<T: FeatureState>(&self, config: &ApiConfig) -> Arc<T> {
+        let found = self.0.read().unwrap_or_else(|e| e.into_inner()).get(&TypeId::of::<T>()).cloned();
+        let state = match found {
+            Some(s) => s,
+            None => {
+                let mut all = self.0.write().unwrap_or_else(|e| e.into_inner());
+                all.entry(TypeId::of::<T>()).or_insert_with(|| -> Arc<dyn FeatureState> { Arc::new(T::new(config)) }).clone()
+            }
+        };
+        // Kept under its own type's id.
+        (state as Arc<dyn Any + Send + Sync>).downcast().unwrap_or_else(|_| unreachable!("a feature's state is kept under its type"))
+    }
+
+    pub fn clear(&self) {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).values().for_each(|s| s.clear());
     }
 }
 
@@ -226,6 +311,8 @@ pub struct AppState {
     /// Where repositories' git data lives, opened on first use (its namespace is the
     /// database's: see `ops::git_hosting::storage`).
     pub git: tokio::sync::OnceCell<platform_git::Storage>,
+    /// What features keep per server, each its own type ([`AppState::feature`]).
+    pub features: Features,
 }
 
 pub type Shared = Arc<AppState>;
@@ -287,10 +374,15 @@ impl AppState {
         }
     }
 
+    /// The feature state of type `T` of this server, made on first use.
+    pub fn feature<T: FeatureState>(&self) -> Arc<T> {
+        self.features.get(&self.config)
+    }
+
     pub fn new(store: Store, clock: Arc<Clock>, config: ApiConfig) -> Shared {
         // The URL was checked with the configuration (`shared_limits::check_url`).
-        let redis = config.redis_url.as_deref().and_then(|url| {
-            match crate::shared_limits::Redis::new(url, &config.redis_prefix, config.redis_flush) {
+        let redis = config.redis.url.as_ref().and_then(|url| {
+            match crate::shared_limits::Redis::new(&url.0, &config.redis.prefix, config.redis.flush) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     tracing::error!(error = %e, "RATE LIMITS NOT SHARED: bad Redis URL");
@@ -300,23 +392,27 @@ impl AppState {
         });
         Arc::new(AppState {
             urls: Urls::new(&config.public_url),
-            limiter: Limiter::new(config.rate_limit_factor, redis.clone()),
+            limiter: Limiter::new(config.limits.rate_limit_factor, redis.clone()),
             secondary: crate::secondary::Secondary::new(
-                crate::secondary::SecondarySettings { enabled: config.rate_limits && config.secondary.enabled, ..config.secondary.clone() },
-                config.rate_limit_factor,
+                crate::secondary::SecondarySettings {
+                    enabled: config.limits.rate_limits && config.limits.secondary.enabled,
+                    ..config.limits.secondary.clone()
+                },
+                config.limits.rate_limit_factor,
                 redis.clone().map(|r| (r, "login")),
             ),
             admin_logins: crate::secondary::Secondary::new(
-                crate::secondary::SecondarySettings { enabled: true, ..config.secondary.clone() },
+                crate::secondary::SecondarySettings { enabled: true, ..config.limits.secondary.clone() },
                 1.0,
                 redis.clone().map(|r| (r, "admin")),
             ),
             shared_limits: redis,
             faults: Faults::default(),
             metrics: Metrics::default(),
-            insights: crate::usage_log::Recorder::new(config.insights, config.insights_delay_seconds, clock.clone()),
+            insights: crate::usage_log::Recorder::new(config.insights.enabled, config.insights.delay_seconds, clock.clone()),
             jobs: crate::worker::Jobs::default(),
             git: tokio::sync::OnceCell::new(),
+            features: Features::default(),
             caches: Caches::new(config.cache_bytes),
             store,
             clock,

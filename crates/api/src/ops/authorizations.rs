@@ -23,19 +23,19 @@ pub static DELETE_GRANT: Operation =
     Operation::delete("authorizations/delete-grant", "/applications/{client_id}/grant", "Delete an app authorization")
         .docs("https://docs.service.example/rest/apps/oauth-applications#delete-an-app-authorization")
         .access(Access::app_basic())
-        .body::<AccessToken>("Authorization")
+        .resource("Authorization")
         .responds(&[Resp::empty(204, "The grant and every token of the application for the user are gone.")]);
 
 pub static CHECK_TOKEN: Operation = Operation::post("authorizations/check-token", "/applications/{client_id}/token", "Check a token")
     .docs("https://docs.service.example/rest/apps/oauth-applications#check-a-token")
     .access(Access::app_basic())
-    .body::<AccessToken>("Authorization")
+    .resource("Authorization")
     .responds(&[Resp::typed::<Authorization>(200, "The token is valid.")]);
 
 pub static RESET_TOKEN: Operation = Operation::patch("authorizations/reset-token", "/applications/{client_id}/token", "Reset a token")
     .docs("https://docs.service.example/rest/apps/oauth-applications#reset-a-token")
     .access(Access::app_basic())
-    .body::<AccessToken>("Authorization")
+    .resource("Authorization")
     .limits(Limits::IssuesTokens)
     .responds(&[Resp::typed::<Authorization>(200, "The token was replaced; `token` holds the new one.")]);
 
@@ -43,7 +43,7 @@ pub static DELETE_TOKEN: Operation =
     Operation::delete("authorizations/delete-token", "/applications/{client_id}/token", "Delete an app token")
         .docs("https://docs.service.example/rest/apps/oauth-applications#delete-an-app-token")
         .access(Access::app_basic())
-        .body::<AccessToken>("Authorization")
+        .resource("Authorization")
         .responds(&[Resp::empty(204, "The token is revoked.")]);
 
 pub fn routes(api: Api) -> Api {

@@ -42,7 +42,7 @@ pub static SET: Operation = Operation::put(
 .access(Access::token(&["assistant"], Some((PERMISSION, Level::Write)), Level::Write))
 .on(On::OrgOwner)
 // The rules object, read by `parse_rules` (comments and duplicate keys need its parser).
-.body::<ContentExclusionRules>("ContentExclusion")
+.resource("ContentExclusion")
 .responds(&[Resp::typed::<ContentExclusionSet>(
     200,
     "The rules were replaced (comments dropped, the last of duplicate keys kept). Bodies over 64 KiB are 413.",
@@ -70,7 +70,7 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
     Ok(Reply::ok(rules))
 }
 
-async fn set(ctx: Ctx, RawBody(body): RawBody) -> ApiResult<Reply> {
+async fn set(ctx: Ctx, RawBody(body, _): RawBody<ContentExclusionRules>) -> ApiResult<Reply> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::payload_too_large());
     }

@@ -26,7 +26,6 @@ const BASE: &str = "/repos/{owner}/{repo}/devenvs/secrets";
 pub static LIST: Operation = Operation::get("devenv-secrets/list", BASE, "List repository secrets")
     .docs("https://docs.service.example/rest/devenvs/repository-secrets#list-repository-secrets")
     .access(ACCESS)
-    .query::<Pagination>()
     .responds(&[Resp::typed::<DevenvSecretList>(200, "The repository's secrets (names and dates, never values).").with_headers(&["Link"])]);
 
 pub static GET_PUBLIC_KEY: Operation =
@@ -57,7 +56,7 @@ pub static PUT: Operation = Operation::put(
 .docs("https://docs.service.example/rest/devenvs/repository-secrets#create-or-update-a-repository-secret")
 .access(ACCESS)
 .admin()
-.body::<PutSecret>("Secret")
+.resource("Secret")
 .responds(&[Resp::typed::<crate::shapes::Empty>(201, "The secret was created."), Resp::empty(204, "The secret's value was replaced.")]);
 
 pub static DELETE: Operation =

@@ -33,7 +33,6 @@ pub static LIST_FOR_USER: Operation = Operation::get(
 .docs("https://docs.service.example/rest/enterprise-teams/enterprise-teams#list-enterprise-teams-for-a-user")
 .access(READ)
 .on(On::EnterpriseMember)
-.query::<Pagination>()
 .responds(&[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise teams the user belongs to.").with_headers(&["Link"])]);
 
 pub static LIST_TEAMS: Operation = Operation::get("enterprise-teams/list", "/enterprises/{enterprise}/teams", "List enterprise teams")
@@ -41,7 +40,6 @@ pub static LIST_TEAMS: Operation = Operation::get("enterprise-teams/list", "/ent
     .access(READ)
     .on(On::EnterpriseMember)
     .cached()
-    .query::<Pagination>()
     .responds(&[Resp::typed::<Vec<EnterpriseTeam>>(200, "The enterprise's teams, by slug.").with_headers(&["Link"])]);
 
 /// The team of the path is found by slug (with or without `ent:`) or by id, as for memberships.
@@ -57,7 +55,6 @@ pub static LIST: Operation = Operation::get("enterprise-team-members/list", TEAM
     .docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#list-members-in-an-enterprise-team")
     .access(READ)
     .on(On::EnterpriseMember)
-    .query::<Pagination>()
     .responds(&[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The team's members, by login.").with_headers(&["Link"])]);
 
 #[derive(Deserialize, JsonSchema)]
@@ -73,7 +70,7 @@ pub static BULK_ADD: Operation = Operation::post(
 .docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-add-team-members")
 .access(WRITE)
 .on(On::EnterpriseMember)
-.body::<Usernames>("EnterpriseTeamMembership")
+.resource("EnterpriseTeamMembership")
 .responds(&[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named, now members (all or none are added).")]);
 
 pub static BULK_REMOVE: Operation = Operation::post(
@@ -84,7 +81,7 @@ pub static BULK_REMOVE: Operation = Operation::post(
 .docs("https://docs.service.example/rest/enterprise-teams/enterprise-team-members#bulk-remove-team-members")
 .access(WRITE)
 .on(On::EnterpriseMember)
-.body::<Usernames>("EnterpriseTeamMembership")
+.resource("EnterpriseTeamMembership")
 .responds(&[Resp::typed::<Vec<crate::shapes::SimpleUser>>(200, "The users named that were members and are removed.")]);
 
 pub static GET: Operation = Operation::get(

@@ -43,7 +43,6 @@ pub static LIST_PUBLIC: Operation = Operation::get("events/list-public", "/event
     .docs("https://docs.service.example/rest/activity/events#list-public-events")
     .access(PUBLIC)
     .cached()
-    .query::<Pagination>()
     .polled(Poll::Feed)
     .responds(&[
         Resp::typed::<Vec<Event>>(200, "Public events of public repositories, newest first (`per_page` default 15).").with_headers(HEADERS)
@@ -54,7 +53,6 @@ pub static LIST_FOR_NETWORK: Operation =
         .docs("https://docs.service.example/rest/activity/events#list-public-events-for-a-network-of-repositories")
         .access(REPO)
         .cached()
-        .query::<Pagination>()
         .polled(Poll::Feed)
         .responds(&[Resp::typed::<Vec<Event>>(200, "Events of the repository's network, newest first.").with_headers(HEADERS)]);
 
@@ -62,7 +60,6 @@ pub static LIST_FOR_ORG: Operation = Operation::get("events/list-for-org", "/org
     .docs("https://docs.service.example/rest/activity/events#list-public-organization-events")
     .access(PUBLIC)
     .cached()
-    .query::<Pagination>()
     .polled(Poll::Feed)
     .responds(&[Resp::typed::<Vec<Event>>(200, "Public events of the organization's repositories, newest first; elements carry `org`.")
         .with_headers(HEADERS)]);
@@ -71,7 +68,6 @@ pub static LIST_FOR_REPO: Operation = Operation::get("events/list-for-repo", "/r
     .docs("https://docs.service.example/rest/activity/events#list-repository-events")
     .access(REPO)
     .cached()
-    .query::<Pagination>()
     .polled(Poll::Feed)
     .responds(&[Resp::typed::<Vec<Event>>(200, "Events of the repository, newest first.").with_headers(HEADERS)]);
 
@@ -80,7 +76,6 @@ pub static LIST_FOR_USER: Operation =
         .docs("https://docs.service.example/rest/activity/events#list-events-for-the-authenticated-user")
         .access(USER)
         .cached()
-        .query::<Pagination>()
         .polled(Poll::Feed)
         .responds(&[Resp::typed::<Vec<Event>>(200, "Events the user performed, newest first; private ones only for the user themself.")
             .with_headers(HEADERS)]);
@@ -90,7 +85,6 @@ pub static LIST_PUBLIC_FOR_USER: Operation =
         .docs("https://docs.service.example/rest/activity/events#list-public-events-for-a-user")
         .access(PUBLIC)
         .cached()
-        .query::<Pagination>()
         .polled(Poll::Feed)
         .responds(&[Resp::typed::<Vec<Event>>(200, "Public events the user performed, newest first.").with_headers(HEADERS)]);
 
@@ -98,7 +92,6 @@ pub static LIST_ORG_FOR_USER: Operation = Operation::get("events/list-org-for-us
     .docs("https://docs.service.example/rest/activity/events#list-organization-events-for-the-authenticated-user")
     .access(ORG_FOR_USER)
     .cached()
-    .query::<Pagination>()
     .polled(Poll::Feed)
     .responds(&[Resp::typed::<Vec<Event>>(200, "The user's organization dashboard: events of the organization's repositories (private ones for members), newest first; elements carry `org`.")
     .with_headers(HEADERS)]);

@@ -33,7 +33,6 @@ struct BranchesQuery {
 pub static LIST_BRANCHES: Operation = Operation::get("branches/list", "/repos/{owner}/{repo}/branches", "List branches")
     .docs("https://docs.service.example/rest/branches/branches#list-branches")
     .access(READ)
-    .query::<BranchesQuery>()
     .cached()
     .responds(&[Resp::typed::<Vec<ShortBranch>>(200, "Branches by name.").with_headers(&["Link"])]);
 
@@ -73,7 +72,6 @@ pub static GET_REF: Operation = Operation::get("git/get-ref", "/repos/{owner}/{r
 pub static LIST_REFS: Operation = Operation::get("git/list-refs", "/repos/{owner}/{repo}/git/refs", "List references")
     .docs("https://docs.service.example/rest/git/refs#list-matching-references")
     .access(READ)
-    .query::<Pagination>()
     .cached()
     .responds(&[Resp::typed::<Vec<GitRef>>(200, "Every reference, by name.").with_headers(&["Link"])]);
 
@@ -90,7 +88,6 @@ pub static LIST_MATCHING_REFS: Operation =
         .docs("https://docs.service.example/rest/git/refs#list-matching-references")
         .access(READ)
         .slash_param("ref")
-        .query::<Pagination>()
         .cached()
         .responds(&[Resp::typed::<Vec<GitRef>>(200, "References whose name starts with `refs/<ref>`, by name.").with_headers(&["Link"])]);
 

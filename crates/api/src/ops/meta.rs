@@ -215,7 +215,7 @@ pub struct RateLimitResources {
 
 /// Never charged; `resources.core` (and `rate` before 2026-03-10) agree with the headers.
 async fn rate_limit(ctx: Ctx) -> ApiResult<Reply> {
-    if !ctx.app.config.rate_limits {
+    if !ctx.app.config.limits.rate_limits {
         return Err(ApiError::new(StatusCode::NOT_FOUND, "Rate limiting is not enabled."));
     }
     let now = ctx.app.clock.now();

@@ -181,7 +181,6 @@ pub static LIST: Operation =
         )
         .access(access(Level::Read))
         .on(On::OrgOwner)
-        .query::<ListQuery>()
         .responds(&[Resp::typed::<RegistryConfigList>(200, "The organization's configurations (never their secret values).")
             .with_headers(&["Link"])]);
 
@@ -193,7 +192,7 @@ pub static CREATE: Operation = Operation::post(
 .docs("https://docs.service.example/rest/private-registries/organization-configurations#create-a-private-registry-for-an-organization")
 .access(access(Level::Write))
 .on(On::OrgOwner)
-.body::<CreateRegistry>(RESOURCE)
+.resource(RESOURCE)
 .responds(&[Resp::typed::<RegistryConfig>(201, "The configuration, with `selected_repository_ids`.")]);
 
 pub static GET_PUBLIC_KEY: Operation = Operation::get(
@@ -221,7 +220,7 @@ pub static UPDATE: Operation = Operation::patch(
 .docs("https://docs.service.example/rest/private-registries/organization-configurations#update-a-private-registry-for-an-organization")
 .access(access(Level::Write))
 .on(On::OrgOwner)
-.body::<UpdateRegistry>(RESOURCE)
+.resource(RESOURCE)
 .responds(&[Resp::empty(204, "The configuration was updated.")]);
 
 pub static DELETE: Operation = Operation::delete(

@@ -29,7 +29,6 @@ pub static GET_COMBINED: Operation = Operation::get(
 .docs("https://docs.service.example/rest/commits/statuses#get-the-combined-status-for-a-specific-reference")
 .access(Access::read(SCOPES, "statuses"))
 .slash_param("ref")
-.query::<Pagination>()
 .cached()
 .responds(&[Resp::typed::<CombinedStatus>(200, "The combined status: the latest status of each context.").with_headers(&["Link"])]);
 
@@ -38,7 +37,6 @@ pub static LIST: Operation =
         .docs("https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference")
         .access(Access::read(SCOPES, "statuses"))
         .slash_param("ref")
-        .query::<Pagination>()
         .cached()
         .responds(&[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])]);
 
@@ -47,14 +45,13 @@ pub static LIST_LEGACY: Operation =
     Operation::get("statuses/list-legacy", "/repos/{owner}/{repo}/statuses/{sha}", "List commit statuses for a reference (legacy route)")
         .docs("https://docs.service.example/rest/commits/statuses#list-commit-statuses-for-a-reference")
         .access(Access::read(SCOPES, "statuses"))
-        .query::<Pagination>()
         .cached()
         .responds(&[Resp::typed::<Vec<CommitStatus>>(200, "Statuses of the reference, newest first.").with_headers(&["Link"])]);
 
 pub static CREATE: Operation = Operation::post("statuses/create", "/repos/{owner}/{repo}/statuses/{sha}", "Create a commit status")
     .docs("https://docs.service.example/rest/commits/statuses#create-a-commit-status")
     .access(Access::write(SCOPES, "statuses"))
-    .body::<CreateStatus>("Status")
+    .resource("Status")
     .writes_content()
     .responds(&[Resp::typed::<CommitStatus>(201, "The status was created.").with_headers(&["Location"])]);
 

@@ -24,7 +24,7 @@ fn assert_validation(st: u16, b: &Value, field: &str, code: &str) {
 
 /// Failed control-plane logins lock out after `attempts` for `lockout_seconds` of wall-clock time.
 fn admin_lockout(attempts: i64, lockout_seconds: i64) -> Options {
-    Options::with(|c| (c.secondary.login_attempts, c.secondary.login_lockout_seconds) = (attempts, lockout_seconds))
+    Options::with(|c| (c.limits.secondary.login_attempts, c.limits.secondary.login_lockout_seconds) = (attempts, lockout_seconds))
 }
 
 both!(admin_token_required, admin_lockout(1000, 300), |s| {

@@ -5,6 +5,7 @@
 //! every run completion exactly once.
 use crate::harness::*;
 use platform_api::secondary::SecondarySettings;
+use platform_api::settings::Url;
 use platform_store::Backend;
 use serde_json::json;
 
@@ -17,7 +18,7 @@ const STATUSES: &str = "/repos/alice/hello/statuses/main";
 pub async fn pair(opts: Options) -> Option<(Server, Server)> {
     let redis = test_redis()?;
     let mut opts = opts;
-    (opts.api.redis_url, opts.api.redis_prefix) = (Some(redis.0), redis.1);
+    (opts.api.redis.url, opts.api.redis.prefix) = (Some(Url(redis.0)), redis.1);
     let a = start(Backend::Postgres, opts.clone()).await?;
     let b = a.peer(opts).await;
     Some((a, b))
@@ -43,7 +44,7 @@ fn used(h: &reqwest::header::HeaderMap) -> i64 {
 #[tokio::test]
 async fn primary_limit_is_accepted_once_by_both_nodes() {
     // 5,000 an hour × 0.002 = 10 for the user.
-    let Some((a, b)) = pair(Options::with(|c| c.rate_limit_factor = 0.002)).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.limits.rate_limit_factor = 0.002)).await else { return };
     let t = setup(&a).await;
     let mut accepted = 0;
     for i in 0..16 {
@@ -70,7 +71,7 @@ async fn primary_limit_is_accepted_once_by_both_nodes() {
 #[tokio::test]
 async fn secondary_limits_and_lockout_are_shared() {
     let settings = SecondarySettings { points_per_minute: 30, content_per_minute: 3, login_attempts: 4, ..SecondarySettings::default() };
-    let Some((a, b)) = pair(Options::with(|c| c.secondary = settings)).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.limits.secondary = settings)).await else { return };
     let t = setup(&a).await;
     let nodes = [&a, &b];
     // Points: 30 GETs a minute between both nodes.
@@ -114,8 +115,8 @@ async fn nodes_keep_answering_without_redis() {
     let Some(db_node) = start(Backend::Postgres, Options::default()).await else { return };
     // Nothing listens on port 1: every limit call falls back to the node's own memory.
     let gone = Options::with(|c| {
-        c.rate_limit_factor = 0.001;
-        (c.redis_url, c.redis_prefix) = (Some("redis://127.0.0.1:1".into()), "gone".into());
+        c.limits.rate_limit_factor = 0.001;
+        (c.redis.url, c.redis.prefix) = (Some(Url("redis://127.0.0.1:1".into())), "gone".into());
     });
     let s = db_node.peer(gone).await;
     let t = setup(&s).await;
@@ -287,7 +288,7 @@ async fn served(s: &Server) -> u64 {
 #[tokio::test]
 async fn through_the_balancer_every_answer_is_current_and_the_limit_is_one() {
     // 5,000 an hour × 0.01 = 50 for the user.
-    let Some((a, b)) = pair(Options::with(|c| c.rate_limit_factor = 0.01)).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.limits.rate_limit_factor = 0.01)).await else { return };
     let Some(lb) = Balancer::start([&a, &b]).await else { return };
     let t = setup(&a).await;
     let (before_a, before_b) = (served(&a).await, served(&b).await);
@@ -395,8 +396,8 @@ async fn through_the_balancer_a_client_cannot_choose_its_address() {
     // address it saw over the client's header. 60 an hour × 0.1 = 6 anonymous requests.
     let settings = SecondarySettings { login_attempts: 3, ..SecondarySettings::default() };
     let opts = Options::with(|c| {
-        c.rate_limit_factor = 0.1;
-        c.secondary = settings;
+        c.limits.rate_limit_factor = 0.1;
+        c.limits.secondary = settings;
         c.trusted_proxies = platform_api::forwarded::TrustedProxies::parse("127.0.0.1").unwrap();
     });
     let Some((a, b)) = pair(opts).await else { return };
@@ -487,7 +488,7 @@ async fn concurrent_requests_decided_together_are_each_decided_exactly() {
     // Requests arriving while a node's call is in flight go together in its next call: each
     // is still decided as if alone, in order, so the limit is accepted once and every accepted
     // request reports its own count.
-    let Some((a, b)) = pair(Options::with(|c| c.rate_limit_factor = 0.002)).await else { return };
+    let Some((a, b)) = pair(Options::with(|c| c.limits.rate_limit_factor = 0.002)).await else { return };
     let t = setup(&a).await;
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..40 {
@@ -508,15 +509,15 @@ async fn each_request_is_one_redis_command() {
     // An idle node's own flush is an hour away: what a request defers travels only with the
     // node's next request, so the count is exact.
     let Some((a, b)) = pair(Options::with(|c| {
-        c.redis_flush = std::time::Duration::from_secs(3600);
-        c.secondary = SecondarySettings::default();
+        c.redis.flush = std::time::Duration::from_secs(3600);
+        c.limits.secondary = SecondarySettings::default();
     }))
     .await
     else {
         return;
     };
     let t = setup(&a).await;
-    let (url, prefix) = (a.opts.api.redis_url.clone().unwrap(), a.opts.api.redis_prefix.clone());
+    let (url, prefix) = (a.opts.api.redis.url.clone().unwrap().0, a.opts.api.redis.prefix.clone());
     let user = parts(a.get("/user", Some(&t)).await).await.2["id"].as_i64().unwrap();
     // The script is known to Redis from here on.
     assert_eq!(b.get(COMBINED, Some(&t)).await.status(), 200);
@@ -555,9 +556,9 @@ async fn each_request_is_one_redis_command() {
 
 #[tokio::test]
 async fn an_idle_node_frees_its_places_by_itself() {
-    let Some((a, _b)) = pair(Options::with(|c| c.secondary = SecondarySettings::default())).await else { return };
+    let Some((a, _b)) = pair(Options::with(|c| c.limits.secondary = SecondarySettings::default())).await else { return };
     let t = setup(&a).await;
-    let (url, prefix) = (a.opts.api.redis_url.clone().unwrap(), a.opts.api.redis_prefix.clone());
+    let (url, prefix) = (a.opts.api.redis.url.clone().unwrap().0, a.opts.api.redis.prefix.clone());
     let user = parts(a.get("/user", Some(&t)).await).await.2["id"].as_i64().unwrap();
     for _ in 0..3 {
         assert_eq!(a.get(COMBINED, Some(&t)).await.status(), 200);

@@ -460,7 +460,7 @@ both!(bad_bodies_are_refused_and_write_nothing, |s| {
     assert_eq!(b["total_count"], 0);
 });
 
-both!(body_over_limit_is_413, Options::with(|c| c.max_body_bytes = 1024), |s| {
+both!(body_over_limit_is_413, Options::with(|c| c.limits.max_body_bytes = 1024), |s| {
     let t = setup(&s).await;
     let big = "x".repeat(2000);
     let (st, h, b) = parts(s.post(CREATE, Some(&t), json!({"state": "success", "target_url": big})).await).await;

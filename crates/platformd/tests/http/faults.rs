@@ -83,7 +83,7 @@ fn names(h: &HeaderMap) -> Vec<String> {
     v
 }
 
-both!(primary_fault_answers_as_the_real_limit, Options::with(|c| c.rate_limit_factor = 0.001), |s| {
+both!(primary_fault_answers_as_the_real_limit, Options::with(|c| c.limits.rate_limit_factor = 0.001), |s| {
     let alice = setup(&s).await;
     let t = s.classic("alice", &["repo"]).await;
     let f = fault(&s, json!({"kind": "primary", "user": "alice", "count": 1})).await;

@@ -182,8 +182,8 @@ both!(clone_fetch_and_push_through_both_protocols, |s| {
 both!(
     credentials_and_invisibility,
     Options::with(|c| {
-        c.secondary.enabled = true;
-        c.secondary.login_attempts = 3;
+        c.limits.secondary.enabled = true;
+        c.limits.secondary.login_attempts = 3;
     }),
     |s| {
         let t = world(&s).await;

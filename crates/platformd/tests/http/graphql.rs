@@ -99,7 +99,7 @@ both!(credentials_as_rest, |s| {
     assert_eq!(b, json!({"data": {"__typename": "Query"}}));
 });
 
-both!(failed_logins_on_graphql_lock_out, Options::with(|c| c.secondary = SecondarySettings::default()), |s| {
+both!(failed_logins_on_graphql_lock_out, Options::with(|c| c.limits.secondary = SecondarySettings::default()), |s| {
     s.user("alice").await;
     let t = s.classic("alice", &[]).await;
     let q = json!({"query": "{ viewer { login } }"});

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use platform_api::listener::ConnSettings;
+use platform_api::settings::Url;
 use platform_api::{ApiConfig, AppState};
 use platform_core::Clock;
 use platform_store::testing::{test_database, TestDatabase};
@@ -41,8 +42,8 @@ impl Default for Options {
     fn default() -> Self {
         let config = Config::default();
         let mut api = config.api_config(String::new(), ADMIN.into());
-        api.secondary.enabled = false;
-        api.webhooks.allowed_hosts = "loopback".into();
+        api.limits.secondary.enabled = false;
+        api.webhooks.allowed_hosts = Some("loopback".into());
         api.imports.data_dir = None;
         Options { api, conns: config.conn_settings(), manual_clock: true, base_path: "", openapi_fixture: None }
     }
@@ -88,9 +89,9 @@ pub async fn start(backend: Backend, mut opts: Options) -> Option<Server> {
     if let Some(d) = &data {
         opts.api.imports.data_dir = Some(d.path().to_path_buf());
     }
-    if backend == Backend::Postgres && opts.api.redis_url.is_none() {
+    if backend == Backend::Postgres && opts.api.redis.url.is_none() {
         if let Some((url, prefix)) = test_redis() {
-            (opts.api.redis_url, opts.api.redis_prefix) = (Some(url), prefix);
+            (opts.api.redis.url, opts.api.redis.prefix) = (Some(Url(url)), prefix);
         }
     }
     Some(start_on(db, backend, opts, data).await)

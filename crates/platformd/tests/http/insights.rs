@@ -340,7 +340,7 @@ both!(invalid_parameters_are_422, |s| {
     }
 });
 
-both!(delay_hides_recent_requests, Options::with(|c| c.insights_delay_seconds = 3600), |s| {
+both!(delay_hides_recent_requests, Options::with(|c| c.insights.delay_seconds = 3600), |s| {
     let w = world(&s).await;
     s.admin_post("/clock", json!({"now": T0})).await;
     assert_eq!(call(&s, "/orgs/acme/security-managers", Some(&w.alice_pat.0)).await, 200);
@@ -367,7 +367,7 @@ both!(delay_hides_recent_requests, Options::with(|c| c.insights_delay_seconds = 
     assert_eq!(b, json!([bucket("2031-03-04T10:00:00Z", 1, 0)]));
 });
 
-both!(primary_limit_answers_are_flagged, Options::with(|c| c.rate_limit_factor = 0.001), |s| {
+both!(primary_limit_answers_are_flagged, Options::with(|c| c.limits.rate_limit_factor = 0.001), |s| {
     // Every user may make 5 requests an hour: alice's sixth is refused by the limiter itself.
     for u in ["alice", "dave"] {
         s.user(u).await;

@@ -120,7 +120,7 @@ both!(health_and_readiness, |s| {
     assert_eq!(s.get(COMBINED, None).await.status().as_u16(), 404, "the API still answers, its limit untouched");
 });
 
-both!(prometheus_metrics, Options::with(|c| c.rate_limit_factor = 0.02), |s| {
+both!(prometheus_metrics, Options::with(|c| c.limits.rate_limit_factor = 0.02), |s| {
     s.user("alice").await;
     s.repo("alice", "hello", false).await;
     s.push("alice/hello", "refs/heads/main", SHA).await;

@@ -299,7 +299,7 @@ both!(mark_all_read_with_last_read_at, |s| {
     assert_eq!(list(&s, "", &bob).await.2, json!([]));
 });
 
-both!(mark_all_read_in_the_background, Options::with(|c| c.notifications_sync_limit = 3), |s| {
+both!(mark_all_read_in_the_background, Options::with(|c| c.notifications.sync_limit = 3), |s| {
     let bob = world(&s).await;
     for i in 0..10 {
         s.admin_post(
@@ -339,7 +339,7 @@ both!(mark_all_read_in_the_background, Options::with(|c| c.notifications_sync_li
 });
 
 // The 202 was an acknowledgement: a graceful shutdown (a restart here) finishes the job first.
-both!(shutdown_finishes_a_background_mark_all_read, Options::with(|c| c.notifications_sync_limit = 2), |s| {
+both!(shutdown_finishes_a_background_mark_all_read, Options::with(|c| c.notifications.sync_limit = 2), |s| {
     let bob = world(&s).await;
     for i in 0..60 {
         s.admin_post(

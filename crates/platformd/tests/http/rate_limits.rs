@@ -13,7 +13,7 @@ const RATE_DOCS: &str = "https://docs.service.example/rest/overview/resources-in
 
 /// Limit 5 per hour for 5,000 (see `Limiter::limit`: rounded, at least 1).
 fn small() -> Options {
-    Options::with(|c| c.rate_limit_factor = 0.001)
+    Options::with(|c| c.limits.rate_limit_factor = 0.001)
 }
 
 async fn setup(s: &Server) -> i64 {
@@ -328,7 +328,7 @@ both!(rate_limit_endpoint_is_free_and_agrees, |s| {
     assert_eq!(quota(&h).0, 60);
 });
 
-both!(rate_limiting_disabled, Options::with(|c| c.rate_limits = false), |s| {
+both!(rate_limiting_disabled, Options::with(|c| c.limits.rate_limits = false), |s| {
     setup(&s).await;
     let (st, h, b) = parts(s.get("/rate_limit", None).await).await;
     assert_error(st, &h, &b, 404, "Rate limiting is not enabled.");

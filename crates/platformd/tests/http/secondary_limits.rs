@@ -21,7 +21,7 @@ fn defaults() -> Options {
 }
 
 fn with(s: SecondarySettings) -> Options {
-    Options::with(|c| c.secondary = s)
+    Options::with(|c| c.limits.secondary = s)
 }
 
 async fn setup(s: &Server) -> String {
@@ -224,8 +224,8 @@ both!(wrong_application_secrets_count_as_failed_logins, defaults(), |s| {
 both!(
     switched_off,
     Options::with(|c| {
-        c.rate_limits = false;
-        c.secondary = SecondarySettings { points_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() };
+        c.limits.rate_limits = false;
+        c.limits.secondary = SecondarySettings { points_per_minute: 1, login_attempts: 1, ..SecondarySettings::default() };
     }),
     |s| {
         let t = setup(&s).await;

@@ -597,7 +597,7 @@ const MATRIX: &[(&str, On, &str)] = &[
 
 /// Limits raised: anonymous cells alone exceed the 60 an hour of one address.
 fn options() -> Options {
-    Options::with(|a| a.rate_limit_factor = 100.0)
+    Options::with(|a| a.limits.rate_limit_factor = 100.0)
 }
 
 both!(every_write_operation_with_every_credential, options(), |s| {

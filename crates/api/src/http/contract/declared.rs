@@ -6,11 +6,12 @@
 //! 2. path and query values (NUL names nothing);
 //! 3. the body, as the handler takes it (its size, the read timeout, its JSON syntax);
 //! 4. what the path names (`operation::On`), loaded and authorized (`authorize::target`);
-//! 5. the query, checked and read into its declared type (`validate::QueryRules`);
+//! 5. the query, checked and read into the type the handler takes (`input::QueryRules`);
 //! 6. the response cache, for a declared cached GET (`operation::Cache`);
-//! 7. the handler, with its context, query and body (checked against its declared type, then
+//! 7. the handler, with its context, query and body (checked against the type it takes, then
 //!    deserialized); its answer cached when declared.
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
@@ -20,18 +21,18 @@ use crate::error::{ApiError, ApiResult};
 use crate::operation::{Cache, Operation, Verb};
 use crate::principal::Principal;
 use crate::reply::Reply;
-use crate::request::{content_length, parse_query, Ctx, Handler, Input, OpRef, Payload, ReqInfo};
+use crate::request::{content_length, parse_query, Ctx, Handler, Input, InputRules, OpRef, Payload, ReqInfo};
 use crate::state::Shared;
 
 /// Serves a routed request: the declaration enforced, then the handler; the answer carries the
 /// operation (for the later stages).
-pub async fn serve<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: Request, handler: H) -> Response {
-    let mut resp = run(app, op, req, handler).await.into_response();
+pub async fn serve<H: Handler<A>, A>(app: Shared, op: &'static Operation, rules: Arc<InputRules>, req: Request, handler: H) -> Response {
+    let mut resp = run(app, op, rules, req, handler).await.into_response();
     resp.extensions_mut().insert(OpRef(op));
     resp
 }
 
-async fn run<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: Request, handler: H) -> ApiResult<Reply> {
+async fn run<H: Handler<A>, A>(app: Shared, op: &'static Operation, rules: Arc<InputRules>, req: Request, handler: H) -> ApiResult<Reply> {
     let (mut parts, body) = req.into_parts();
     let info = parts.extensions.remove::<ReqInfo>().ok_or_else(ApiError::internal)?;
     // What the operation itself counts toward the secondary limits, unless the contract
@@ -60,14 +61,14 @@ async fn run<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: Request
     let params = raw.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     // The body, as the handler takes it: its size, the read timeout and its JSON syntax are
     // answered before anything is looked up.
-    let body = Payload::read(&app, H::takes().body, content_length(&parts.headers), body).await?;
+    let body = Payload::read(&app, H::takes().body.map(|(read, _)| read), content_length(&parts.headers), body).await?;
     let mut ctx = Ctx::new(app, info, op, parts.uri.path().to_string(), pairs, params);
     ctx.read_alias = parts.extensions.get::<super::path::ReadAlias>().is_some();
     if let Some(a) = parts.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()) {
         ctx.accept = a.to_string();
     }
     ctx.set_target(crate::authorize::target(&ctx).await?);
-    let query = match &op.meta().query {
+    let query = match &rules.query {
         Some(rules) => rules.check(ctx.query_pairs())?,
         None => Default::default(),
     };
@@ -79,7 +80,7 @@ async fn run<H: Handler<A>, A>(app: Shared, op: &'static Operation, req: Request
         None => None,
     };
     let app = ctx.app.clone();
-    let reply = handler.call(ctx, Input { query, body }).await?;
+    let reply = handler.call(ctx, Input { query, body, rules }).await?;
     Ok(match cached {
         Some(at) => store(&app, at, reply),
         None => reply,

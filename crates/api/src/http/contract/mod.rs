@@ -220,7 +220,7 @@ async fn admit<'a>(
     }
     let class = x.principal.rate_class(x.ip).in_resource(x.resource);
     let now = app.clock.now();
-    let charged = app.config.rate_limits && !routing.uncharged.contains(&x.path.as_str()) && authenticated.is_ok();
+    let charged = app.config.limits.rate_limits && !routing.uncharged.contains(&x.path.as_str()) && authenticated.is_ok();
     let app_id = match &x.principal {
         Principal::App(a) => Some(a.app.id),
         Principal::Token(t) => t.app.as_ref().map(|a| a.id),
@@ -232,7 +232,7 @@ async fn admit<'a>(
         lock: (credentials || failed).then_some(failed),
         class,
         enter: authenticated.is_ok().then_some(&x.method),
-        primary: app.config.rate_limits.then_some(if charged { Mode::Charge } else { Mode::Peek }),
+        primary: app.config.limits.rate_limits.then_some(if charged { Mode::Charge } else { Mode::Peek }),
         op: counting.map(|op| (op, app_id)),
     };
     let decision = crate::admission::decide(&app.limiter, &app.secondary, &ask, now).await;
@@ -363,7 +363,7 @@ async fn stamp(app: &Shared, x: &mut Exchange, mut resp: Response) -> Response {
     // Answers decided before charging (preflight, unsupported version, no User-Agent, bad
     // credentials) still report the caller's bucket (the address's, for an unidentified caller):
     // clients read `x-ratelimit-*` on every response.
-    if x.quota.is_none() && app.config.rate_limits {
+    if x.quota.is_none() && app.config.limits.rate_limits {
         x.quota = Some(app.limiter.peek(&x.principal.rate_class(x.ip).in_resource(x.resource), app.clock.now()).await);
     }
     let op = x.answered_by.or_else(|| resp.extensions().get::<OpRef>().map(|o| o.0));
@@ -410,7 +410,7 @@ async fn stamp(app: &Shared, x: &mut Exchange, mut resp: Response) -> Response {
         if let (Some(poll), StatusCode::OK | StatusCode::NOT_MODIFIED) = (op.traits.poll, status) {
             let base = match poll {
                 Poll::Feed => app.config.poll_interval,
-                Poll::Notifications => app.config.notifications_poll_interval,
+                Poll::Notifications => app.config.notifications.poll_interval,
             };
             h.insert(names::X_POLL_INTERVAL, HeaderValue::from(poll_interval(base, app.metrics.in_flight())));
         }

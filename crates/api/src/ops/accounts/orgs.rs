@@ -19,7 +19,6 @@ pub static LIST_FOR_AUTHENTICATED_USER: Operation =
         .docs("https://docs.service.example/rest/orgs/orgs#list-organizations-for-the-authenticated-user")
         // Fine-grained tokens need no permission; they list the organization they are limited to.
         .access(Access::token(&["read:org", "user"], None, Level::Read))
-        .query::<Pagination>()
         .cached()
         .responds(&[
             Resp::typed::<Vec<OrganizationSimple>>(200, "The organizations the user belongs to, by login.").with_headers(&["Link"])

@@ -19,7 +19,6 @@ pub static LIST: Operation = Operation::get("teams/list", "/orgs/{org}/teams", "
     .docs("https://docs.service.example/rest/teams/teams#list-teams")
     .access(ACCESS)
     .on(On::OrgMember)
-    .query::<Pagination>()
     .cached()
     .responds(&[Resp::typed::<Vec<Team>>(200, "The teams the caller may see, by slug.").with_headers(&["Link"])]);
 

@@ -124,7 +124,6 @@ pub static LIST_FOR_ENTERPRISE: Operation = Operation::get(
 .access(ENTERPRISE_ACCESS)
 .on(On::EnterpriseMember)
 .cached()
-.query::<ListQuery>()
 .responds(&[Resp::typed::<Vec<DepbotAlertWithRepository>>(
     200,
     "Alerts of the organizations the caller owns or manages (cursor pagination).",
@@ -137,7 +136,6 @@ pub static LIST_FOR_ORG: Operation =
         .access(ORG_ACCESS)
         .on(On::OrgOwnerOrSecurityManager)
         .cached()
-        .query::<OrgQuery>()
         .responds(&[
             Resp::typed::<Vec<DepbotAlertWithRepository>>(200, "The organization's alerts (cursor pagination).").with_headers(&["Link"])
         ]);
@@ -147,7 +145,6 @@ pub static LIST_FOR_REPO: Operation =
         .docs("https://docs.service.example/rest/depbot/alerts#list-depbot-alerts-for-a-repository")
         .access(repo_access(Level::Read))
         .cached()
-        .query::<RepoQuery>()
         .responds(&[Resp::typed::<Vec<DepbotAlert>>(200, "The repository's alerts (cursor pagination).").with_headers(&["Link"])]);
 
 pub static GET: Operation =
@@ -161,7 +158,7 @@ pub static UPDATE: Operation =
         .docs("https://docs.service.example/rest/depbot/alerts#update-a-depbot-alert")
         .access(repo_access(Level::Write))
         // Read by `check_update`, which answers these operations' own messages.
-        .body::<UpdateAlert>("DepbotAlert")
+        .resource("DepbotAlert")
         .responds(&[Resp::typed::<DepbotAlert>(200, "The updated alert.")]);
 
 const AGENT_ASSIGNMENT: &str = r#"{"type": "object", "additionalProperties": false, "properties": {"custom_instructions": {"type": "string"}, "custom_agent": {"type": "string"}, "model": {"type": "string"}}}"#;
@@ -615,10 +612,10 @@ fn check_update(keys: &[String], b: &UpdateAlert) -> ApiResult<()> {
     Ok(())
 }
 
-async fn update(ctx: Ctx, BodyValue(body): BodyValue) -> ApiResult<Reply> {
+async fn update(ctx: Ctx, body: BodyValue<UpdateAlert>) -> ApiResult<Reply> {
     let alert = load(&ctx).await?;
-    let keys: Vec<String> = body.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
-    let b: UpdateAlert = serde_json::from_value(body).map_err(ApiError::invalid_request)?;
+    let keys: Vec<String> = body.value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    let b = body.deserialize()?;
     check_update(&keys, &b)?;
     // A withdrawn advisory's alert is gone for good; only open and dismissed alerts change state.
     if alert.advisory_withdrawn_at.is_some() {

@@ -35,7 +35,6 @@ pub static GET_CONTENT: Operation = Operation::get("repos/get-content", "/repos/
     .docs("https://docs.service.example/rest/repos/contents#get-repository-content")
     .access(READ)
     .slash_param("path")
-    .query::<ContentsQuery>()
     .responds(&[Resp::typed::<ContentOrListing>(
         200,
         "A file (its bytes base64-encoded in `content`; up to 1 MB, larger files with `encoding` `none`), a symbolic link, \
@@ -88,7 +87,7 @@ pub static PUT_CONTENT: Operation =
         .docs("https://docs.service.example/rest/repos/contents#create-or-update-file-contents")
         .access(WRITE)
         .slash_param("path")
-        .body::<PutContents>("Content")
+        .resource("Content")
         .responds(&[
             Resp::typed::<FileCommit>(200, "The file was updated by a new commit on the branch."),
             Resp::typed::<FileCommit>(201, "The file was created by a new commit on the branch."),
@@ -99,7 +98,7 @@ pub static DELETE_CONTENT: Operation = Operation::delete("repos/delete-file", "/
     .docs("https://docs.service.example/rest/repos/contents#delete-a-file")
     .access(WRITE)
     .slash_param("path")
-    .body::<DeleteContents>("Content")
+    .resource("Content")
     .responds(&[
         Resp::typed::<FileCommit>(200, "The file was removed by a new commit on the branch (`content` is null)."),
         Resp::typed::<crate::error::BasicError>(409, "`sha` is not the blob the file has."),
@@ -110,7 +109,6 @@ pub static GET_ROOT_CONTENT: Operation =
     Operation::get("repos/get-root-content", "/repos/{owner}/{repo}/contents", "Get repository content (top directory)")
         .docs("https://docs.service.example/rest/repos/contents#get-repository-content")
         .access(READ)
-        .query::<ContentsQuery>()
         .responds(&[Resp::typed::<Vec<Content>>(200, "The entries of the repository's top directory at the ref.")]);
 
 pub fn routes(api: Api) -> Api {

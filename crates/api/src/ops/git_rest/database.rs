@@ -60,7 +60,7 @@ pub static GET_BLOB: Operation = Operation::get("git/get-blob", "/repos/{owner}/
 pub static CREATE_BLOB: Operation = Operation::post("git/create-blob", "/repos/{owner}/{repo}/git/blobs", "Create a blob")
     .docs("https://docs.service.example/rest/git/blobs#create-a-blob")
     .access(WRITE)
-    .body::<CreateBlob>("Blob")
+    .resource("Blob")
     .responds(&[Resp::typed::<ShortBlob>(201, "The blob was stored (or was there already).").with_headers(&["Location"])]);
 
 pub static GET_TAG: Operation = Operation::get("git/get-tag", "/repos/{owner}/{repo}/git/tags/{tag_sha}", "Get a tag")
@@ -72,7 +72,7 @@ pub static GET_TAG: Operation = Operation::get("git/get-tag", "/repos/{owner}/{r
 pub static CREATE_TAG: Operation = Operation::post("git/create-tag", "/repos/{owner}/{repo}/git/tags", "Create a tag object")
     .docs("https://docs.service.example/rest/git/tags#create-a-tag-object")
     .access(WRITE)
-    .body::<CreateTag>("Tag")
+    .resource("Tag")
     .responds(&[Resp::typed::<GitTag>(201, "The tag object was stored (no ref names it yet).").with_headers(&["Location"])]);
 
 pub fn routes(api: Api) -> Api {

@@ -39,7 +39,6 @@ struct CommitsQuery {
 pub static LIST_COMMITS: Operation = Operation::get("commits/list", "/repos/{owner}/{repo}/commits", "List commits")
     .docs("https://docs.service.example/rest/commits/commits#list-commits")
     .access(READ)
-    .query::<CommitsQuery>()
     .cached()
     .responds(&[
         Resp::typed::<Vec<Commit>>(200, "Commits reachable from the starting point, newest first (git's order).").with_headers(&["Link"]),
@@ -50,7 +49,6 @@ pub static COMPARE: Operation = Operation::get("repos/compare-commits", "/repos/
     .docs("https://docs.service.example/rest/commits/commits#compare-two-commits")
     .access(READ)
     .slash_param("basehead")
-    .query::<Pagination>()
     .cached()
     .responds(&[Resp::typed::<CommitComparison>(
         200,

@@ -21,7 +21,6 @@ use platform_store::domain::repos::Repo;
 pub static LIST_TAGS: Operation = Operation::get("repos/list-tags", "/repos/{owner}/{repo}/tags", "List repository tags")
     .docs("https://docs.service.example/rest/repos/repos#list-repository-tags")
     .access(READ)
-    .query::<Pagination>()
     .cached()
     .responds(&[
         Resp::typed::<Vec<Tag>>(200, "The tags, by name (byte order, last first), with the commits they name.").with_headers(&["Link"])
@@ -46,7 +45,6 @@ pub static GET_TREE: Operation = Operation::get("git/get-tree", "/repos/{owner}/
     .docs("https://docs.service.example/rest/git/trees#get-a-tree")
     .access(READ)
     .slash_param("tree_sha")
-    .query::<TreeQuery>()
     .cached()
     .responds(&[
         Resp::typed::<GitTree>(200, "The tree a tree sha, commit sha, branch or tag names."),

@@ -41,14 +41,14 @@ struct UpdateRef {
 pub static CREATE_REF: Operation = Operation::post("git/create-ref", "/repos/{owner}/{repo}/git/refs", "Create a reference")
     .docs("https://docs.service.example/rest/git/refs#create-a-reference")
     .access(WRITE)
-    .body::<CreateRef>("Reference")
+    .resource("Reference")
     .responds(&[Resp::typed::<GitRef>(201, "The reference was created.").with_headers(&["Location"])]);
 
 pub static UPDATE_REF: Operation = Operation::patch("git/update-ref", "/repos/{owner}/{repo}/git/refs/{ref}", "Update a reference")
     .docs("https://docs.service.example/rest/git/refs#update-a-reference")
     .access(WRITE)
     .slash_param("ref")
-    .body::<UpdateRef>("Reference")
+    .resource("Reference")
     .responds(&[Resp::typed::<GitRef>(200, "The reference was moved.")]);
 
 pub static DELETE_REF: Operation = Operation::delete("git/delete-ref", "/repos/{owner}/{repo}/git/refs/{ref}", "Delete a reference")

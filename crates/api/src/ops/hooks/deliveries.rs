@@ -421,7 +421,7 @@ fn client(allow: &Arc<AllowList>, insecure: bool) -> reqwest::Client {
 /// attempt. Stopped, it lets the deliveries in flight finish and be recorded; one cut off is
 /// sent again once its lease runs out.
 pub fn start_sender(workers: &mut Workers, state: &Shared) {
-    let allow = match AllowList::parse(&state.config.webhooks.allowed_hosts) {
+    let allow = match AllowList::parse(state.config.webhooks.allowed_hosts()) {
         Ok(a) => Arc::new(a),
         Err(e) => {
             tracing::error!(error = %e, "webhook allow-list invalid; internal targets are all refused");

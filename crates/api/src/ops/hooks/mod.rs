@@ -37,14 +37,13 @@ pub static LIST: Operation = Operation::get("org-hooks/list", "/orgs/{org}/hooks
     .docs("https://docs.service.example/rest/orgs/webhooks#list-organization-webhooks")
     .access(READ)
     .on(On::OrgOwner)
-    .query::<Pagination>()
     .responds(&[Resp::typed::<Vec<OrgHook>>(200, "The organization's webhooks.").with_headers(&["Link"])]);
 
 pub static CREATE: Operation = Operation::post("org-hooks/create", "/orgs/{org}/hooks", "Create an organization webhook")
     .docs("https://docs.service.example/rest/orgs/webhooks#create-an-organization-webhook")
     .access(WRITE)
     .on(On::OrgOwner)
-    .body::<CreateHook>("Hook")
+    .resource("Hook")
     .responds(&[Resp::typed::<OrgHook>(201, "The webhook was created (and a `ping` delivery queued).").with_headers(&["Location"])]);
 
 pub static GET: Operation = Operation::get("org-hooks/get", "/orgs/{org}/hooks/{hook_id}", "Get an organization webhook")
@@ -57,7 +56,7 @@ pub static UPDATE: Operation = Operation::patch("org-hooks/update", "/orgs/{org}
     .docs("https://docs.service.example/rest/orgs/webhooks#update-an-organization-webhook")
     .access(WRITE)
     .on(On::OrgOwner)
-    .body::<UpdateHook>("Hook")
+    .resource("Hook")
     .responds(&[Resp::typed::<OrgHook>(200, "The updated webhook. The secret is replaced: one not sent is removed.")]);
 
 pub static DELETE: Operation = Operation::delete("org-hooks/delete", "/orgs/{org}/hooks/{hook_id}", "Delete an organization webhook")
@@ -78,7 +77,7 @@ pub static UPDATE_CONFIG: Operation =
         .docs("https://docs.service.example/rest/orgs/webhooks#update-a-webhook-configuration-for-an-organization")
         .access(WRITE)
         .on(On::OrgOwner)
-        .body::<UpdateHookConfig>("Hook")
+        .resource("Hook")
         .responds(&[Resp::typed::<WebhookConfig>(200, "The updated configuration (the secret masked).")]);
 
 #[derive(Deserialize, JsonSchema)]
@@ -97,7 +96,6 @@ pub static LIST_DELIVERIES: Operation =
         .docs("https://docs.service.example/rest/orgs/webhooks#list-deliveries-for-an-organization-webhook")
         .access(READ)
         .on(On::OrgOwner)
-        .query::<DeliveryQuery>()
         .responds(&[Resp::typed::<Vec<HookDeliveryItem>>(200, "Deliveries, newest first (cursor pagination).").with_headers(&["Link"])]);
 
 pub static GET_DELIVERY: Operation = Operation::get(
@@ -352,14 +350,14 @@ async fn list(ctx: Ctx, Query(q): Query<Pagination>) -> ApiResult<Reply> {
     Ok(Reply::ok(body).opt_header("link", ctx.link(page, total)))
 }
 
-async fn create(ctx: Ctx, BodyValue(body): BodyValue) -> ApiResult<Reply> {
+async fn create(ctx: Ctx, body: BodyValue<CreateHook>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let caller = ctx.org();
     // Before the body's checks: a hook without a configuration is a missing field, not a mistyped one.
-    if body.get("config").is_none() {
+    if body.value.get("config").is_none() {
         return Err(invalid("config", "missing_field", None));
     }
-    let b: CreateHook = ctx.op.read_body(body)?;
+    let b = body.read()?;
     check_name(Some(&b.name))?;
     let config = parse_config(nested_config(&b.config)?, None)?;
     let events = parse_events(b.events.as_ref())?;

@@ -131,7 +131,6 @@ pub static ROUTE_STATS: Operation = Operation::get(
 .docs("https://docs.service.example/rest/orgs/api-insights#get-route-stats-by-actor")
 .access(ACCESS)
 .on(On::OrgOwner)
-.query::<RouteQuery>()
 .responds(&[Resp::typed::<Vec<ApiInsightsRouteStats>>(200, "Requests per route made by the actor.").with_headers(LIST_HEADERS)]);
 
 pub static SUBJECT_STATS: Operation =
@@ -139,14 +138,12 @@ pub static SUBJECT_STATS: Operation =
         .docs("https://docs.service.example/rest/orgs/api-insights#get-subject-stats")
         .access(ACCESS)
         .on(On::OrgOwner)
-        .query::<SubjectQuery>()
         .responds(&[Resp::typed::<Vec<ApiInsightsSubjectStats>>(200, "Requests per subject (user or app).").with_headers(LIST_HEADERS)]);
 
 pub static SUMMARY: Operation = Operation::get("insights/get-summary-stats", "/orgs/{org}/insights/api/summary-stats", "Get summary stats")
     .docs("https://docs.service.example/rest/orgs/api-insights#get-summary-stats")
     .access(ACCESS)
     .on(On::OrgOwner)
-    .query::<Window>()
     .responds(&[Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests.")]);
 
 pub static SUMMARY_BY_USER: Operation = Operation::get(
@@ -157,7 +154,6 @@ pub static SUMMARY_BY_USER: Operation = Operation::get(
 .docs("https://docs.service.example/rest/orgs/api-insights#get-summary-stats-by-user")
 .access(ACCESS)
 .on(On::OrgOwner)
-.query::<Window>()
 .responds(&[Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the user.")]);
 
 pub static SUMMARY_BY_ACTOR: Operation = Operation::get(
@@ -168,14 +164,12 @@ pub static SUMMARY_BY_ACTOR: Operation = Operation::get(
 .docs("https://docs.service.example/rest/orgs/api-insights#get-summary-stats-by-actor")
 .access(ACCESS)
 .on(On::OrgOwner)
-.query::<Window>()
 .responds(&[Resp::typed::<ApiInsightsSummaryStats>(200, "Total and rate-limited requests of the actor.")]);
 
 pub static TIME_STATS: Operation = Operation::get("insights/get-time-stats", "/orgs/{org}/insights/api/time-stats", "Get time stats")
     .docs("https://docs.service.example/rest/orgs/api-insights#get-time-stats")
     .access(ACCESS)
     .on(On::OrgOwner)
-    .query::<TimeQuery>()
     .responds(&[Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "Requests per time bucket.")]);
 
 pub static TIME_BY_USER: Operation =
@@ -183,7 +177,6 @@ pub static TIME_BY_USER: Operation =
         .docs("https://docs.service.example/rest/orgs/api-insights#get-time-stats-by-user")
         .access(ACCESS)
         .on(On::OrgOwner)
-        .query::<TimeQuery>()
         .responds(&[Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The user's requests per time bucket.")]);
 
 pub static TIME_BY_ACTOR: Operation = Operation::get(
@@ -194,7 +187,6 @@ pub static TIME_BY_ACTOR: Operation = Operation::get(
 .docs("https://docs.service.example/rest/orgs/api-insights#get-time-stats-by-actor")
 .access(ACCESS)
 .on(On::OrgOwner)
-.query::<TimeQuery>()
 .responds(&[Resp::typed::<Vec<ApiInsightsTimeStats>>(200, "The actor's requests per time bucket.")]);
 
 pub static USER_STATS: Operation =
@@ -202,7 +194,6 @@ pub static USER_STATS: Operation =
         .docs("https://docs.service.example/rest/orgs/api-insights#get-user-stats")
         .access(ACCESS)
         .on(On::OrgOwner)
-        .query::<UserQuery>()
         .responds(&[
             Resp::typed::<Vec<ApiInsightsUserStats>>(200, "The user's requests per actor (token or app).").with_headers(LIST_HEADERS)
         ]);

@@ -51,14 +51,13 @@ struct ListQuery {
 pub static LIST: Operation = Operation::get("notifications/list", "/notifications", "List notifications for the authenticated user")
     .docs("https://docs.service.example/rest/activity/notifications#list-notifications-for-the-authenticated-user")
     .access(ACCESS)
-    .query::<ListQuery>()
     .polled(Poll::Notifications)
     .responds(&[Resp::typed::<Vec<Thread>>(200, "The caller's threads, newest update first.").with_headers(&["Link", "Last-Modified"])]);
 
 pub static MARK_READ: Operation = Operation::put("notifications/mark-read", "/notifications", "Mark notifications as read")
     .docs("https://docs.service.example/rest/activity/notifications#mark-notifications-as-read")
     .access(ACCESS)
-    .body::<MarkRead>("Notification")
+    .resource("Notification")
     .responds(&[
         Resp::typed::<NotificationsMarkAccepted>(
             202,
@@ -98,7 +97,7 @@ pub static SET_SUBSCRIPTION: Operation =
     Operation::put("notifications/set-thread-subscription", "/notifications/threads/{thread_id}/subscription", "Set a thread subscription")
         .docs("https://docs.service.example/rest/activity/notifications#set-a-thread-subscription")
         .access(ACCESS)
-        .body::<SetSubscription>("ThreadSubscription")
+        .resource("ThreadSubscription")
         .responds(&[Resp::typed::<ThreadSubscription>(200, "The subscription: `ignored` true mutes the thread.")]);
 
 pub static DELETE_SUBSCRIPTION: Operation = Operation::delete(
@@ -237,7 +236,7 @@ async fn mark_read(ctx: Ctx, Body(b): Body<MarkRead>) -> ApiResult<Reply> {
     if b.read == Some(false) {
         return Ok(Reply::empty(StatusCode::RESET_CONTENT));
     }
-    let limit = ctx.app.config.notifications_sync_limit.max(1);
+    let limit = ctx.app.config.notifications.sync_limit.max(1);
     let uid = user.id;
     let done = ctx
         .write(move |c| -> Result<bool, DbError> {

@@ -86,7 +86,6 @@ pub static GET: Operation = Operation::get("repos/get", "/repos/{owner}/{repo}",
 pub static LIST_FOR_ORG: Operation = Operation::get("repos/list-for-org", "/orgs/{org}/repos", "List organization repositories")
     .docs("https://docs.service.example/rest/repos/repos#list-organization-repositories")
     .access(READ)
-    .query::<OrgReposQuery>()
     .cached()
     .responds(&[Resp::typed::<Vec<RepositoryItem>>(200, "The organization's repositories the caller may see.").with_headers(&["Link"])]);
 
@@ -94,7 +93,6 @@ pub static LIST_FOR_AUTHENTICATED_USER: Operation =
     Operation::get("repos/list-for-authenticated-user", "/user/repos", "List repositories for the authenticated user")
         .docs("https://docs.service.example/rest/repos/repos#list-repositories-for-the-authenticated-user")
         .access(READ_OWN)
-        .query::<OwnReposQuery>()
         .cached()
         .responds(&[
             Resp::typed::<Vec<RepositoryItem>>(200, "Repositories the caller owns or reaches as a member.").with_headers(&["Link"])
@@ -103,7 +101,6 @@ pub static LIST_FOR_AUTHENTICATED_USER: Operation =
 pub static LIST_FOR_USER: Operation = Operation::get("repos/list-for-user", "/users/{username}/repos", "List repositories for a user")
     .docs("https://docs.service.example/rest/repos/repos#list-repositories-for-a-user")
     .access(READ)
-    .query::<UserReposQuery>()
     .cached()
     .responds(&[Resp::typed::<Vec<RepositoryItem>>(200, "The user's public repositories.").with_headers(&["Link"])]);
 
@@ -111,21 +108,21 @@ pub static CREATE_FOR_AUTHENTICATED_USER: Operation =
     Operation::post("repos/create-for-authenticated-user", "/user/repos", "Create a repository for the authenticated user")
         .docs("https://docs.service.example/rest/repos/repos#create-a-repository-for-the-authenticated-user")
         .access(ADMIN)
-        .body::<write::CreateRepo>("Repository")
+        .resource("Repository")
         .responds(&[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])]);
 
 pub static CREATE_IN_ORG: Operation = Operation::post("repos/create-in-org", "/orgs/{org}/repos", "Create an organization repository")
     .docs("https://docs.service.example/rest/repos/repos#create-an-organization-repository")
     .access(ADMIN)
     .on(On::OrgMember)
-    .body::<write::CreateOrgRepo>("Repository")
+    .resource("Repository")
     .responds(&[Resp::typed::<FullRepository>(201, "The repository was created.").with_headers(&["Location"])]);
 
 pub static UPDATE: Operation = Operation::patch("repos/update", "/repos/{owner}/{repo}", "Update a repository")
     .docs("https://docs.service.example/rest/repos/repos#update-a-repository")
     .access(ADMIN)
     .admin()
-    .body::<write::UpdateRepo>("Repository")
+    .resource("Repository")
     .responds(&[Resp::typed::<FullRepository>(200, "The updated repository.")]);
 
 pub static DELETE: Operation = Operation::delete("repos/delete", "/repos/{owner}/{repo}", "Delete a repository")

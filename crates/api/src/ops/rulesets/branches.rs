@@ -12,10 +12,12 @@ use serde_json::{json, Value};
 
 use super::matching::Condition;
 use super::{body, definition_of, repo_origin, visible};
+use crate::cache::GenCache;
 use crate::error::ApiResult;
 use crate::reply::{json_array, Reply};
 use crate::request::{Ctx, Pagination, Query};
 use crate::shapes::Urls;
+use crate::state::{ApiConfig, FeatureState, FEATURE_CACHE_SHARE};
 
 /// BranchRule: a rule that applies to a branch, with the ruleset it comes from.
 #[derive(Serialize)]
@@ -132,15 +134,29 @@ impl BranchRulesets {
     }
 }
 
+/// Repository id → its active branch rulesets, compiled: this feature's cache, exact under the
+/// write generation.
+pub struct Compiled(GenCache<i64, Arc<BranchRulesets>>);
+
+impl FeatureState for Compiled {
+    fn new(config: &ApiConfig) -> Compiled {
+        Compiled(GenCache::new(config.cache_bytes / 100 * FEATURE_CACHE_SHARE, |_, _| 4096))
+    }
+    fn clear(&self) {
+        self.0.clear();
+    }
+}
+
 async fn branch_rulesets(ctx: &Ctx, repo: &Repo) -> ApiResult<Arc<BranchRulesets>> {
     let generation = ctx.generation();
-    if let Some(hit) = generation.and_then(|g| ctx.app.caches.rulesets.get(&repo.id, g)).and_then(|a| a.downcast().ok()) {
+    let cache = ctx.app.feature::<Compiled>();
+    if let Some(hit) = generation.and_then(|g| cache.0.get(&repo.id, g)) {
         return Ok(hit);
     }
     let all = visible(ctx, repo, true).await?;
     let compiled = Arc::new(BranchRulesets::compile(&ctx.app.urls, repo, &all));
     if let Some(g) = generation {
-        ctx.app.caches.rulesets.put(repo.id, g, compiled.clone());
+        cache.0.put(repo.id, g, compiled.clone());
     }
     Ok(compiled)
 }

@@ -17,6 +17,8 @@ use serde_json::Value;
 use super::body::{self, Source};
 use super::{definition_of, fields, full, origin, source_of, FullRuleset};
 use crate::error::{ApiError, ApiResult};
+use crate::input::BodyRules;
+use crate::operation::Operation;
 use crate::reply::Reply;
 use crate::request::JsonBody;
 use crate::state::Shared;
@@ -41,12 +43,17 @@ pub fn create(c: &mut dyn Conn, scope: Scope, body: Value, now: i64) -> ApiResul
         }
     };
     // The create operation's body, checked as the API checks it.
-    let b: super::CreateRuleset = super::CREATE.read_body(body)?;
+    let b: super::CreateRuleset = read_as(&super::CREATE, body)?;
     let def = body::definition(&b.into(), None, source)?;
     let (name, target, enforcement, definition) = fields(&def);
     let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
     let rs = rulesets::create(c, owner.id, repo.as_ref().map(|r| r.id), &f, actor_of(&owner), now)?;
     Ok((owner, repo.map(|r| r.name), rs))
+}
+
+/// `body` checked and read as the API's `op` reads the `B` its handler takes.
+fn read_as<B: serde::de::DeserializeOwned + schemars::JsonSchema>(op: &Operation, body: Value) -> ApiResult<B> {
+    BodyRules::of(op.resource.unwrap_or_default(), crate::typed::schema_of::<B>).read(body)
 }
 
 fn actor_of(owner: &Account) -> Actor<'_> {
@@ -86,7 +93,7 @@ pub async fn update_org(State(app): State<Shared>, Path((org, id)): Path<(String
         .store
         .write(move |c| -> ApiResult<Made> {
             let (org, rs) = org_ruleset(c, &org, &id)?;
-            let b: super::UpdateRuleset = super::UPDATE.read_body(b)?;
+            let b: super::UpdateRuleset = read_as(&super::UPDATE, b)?;
             let def = body::definition(&b, Some(&definition_of(&rs)), Source::Organization)?;
             let (name, target, enforcement, definition) = fields(&def);
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };

@@ -63,7 +63,6 @@ pub static BRANCH_RULES: Operation = Operation::get(
 .slash_param("branch")
 // Not through the response cache: the compiled rulesets are cached, and an answer is a
 // match and a join, cheaper than keying, storing and admitting it.
-.query::<Pagination>()
 .responds(&[Resp::typed::<Vec<branches::BranchRule>>(
     200,
     "Every active rule of the repository's and organization's branch rulesets whose conditions match the branch (it need not exist).",
@@ -73,7 +72,6 @@ pub static BRANCH_RULES: Operation = Operation::get(
 pub static LIST: Operation = Operation::get("rulesets/list", "/repos/{owner}/{repo}/rulesets", "Get all repository rulesets")
     .docs("https://docs.service.example/rest/repos/rules#get-all-repository-rulesets")
     .access(READ)
-    .query::<ListQuery>()
     .cached()
     .responds(&[
         Resp::typed::<Vec<RulesetSummary>>(200, "The rulesets (summaries), repository first, then organization.").with_headers(&["Link"])
@@ -83,13 +81,12 @@ pub static CREATE: Operation = Operation::post("rulesets/create", "/repos/{owner
     .docs("https://docs.service.example/rest/repos/rules#create-a-repository-ruleset")
     .access(WRITE)
     .admin()
-    .body::<CreateRuleset>("Ruleset")
+    .resource("Ruleset")
     .responds(&[Resp::typed::<FullRuleset>(201, "The ruleset was created.")]);
 
 pub static GET: Operation = Operation::get("rulesets/get", "/repos/{owner}/{repo}/rulesets/{ruleset_id}", "Get a repository ruleset")
     .docs("https://docs.service.example/rest/repos/rules#get-a-repository-ruleset")
     .access(READ)
-    .query::<GetQuery>()
     .cached()
     .responds(&[Resp::typed::<FullRuleset>(200, "The ruleset.")]);
 
@@ -98,7 +95,7 @@ pub static UPDATE: Operation =
         .docs("https://docs.service.example/rest/repos/rules#update-a-repository-ruleset")
         .access(WRITE)
         .admin()
-        .body::<UpdateRuleset>("Ruleset")
+        .resource("Ruleset")
         .responds(&[Resp::typed::<FullRuleset>(200, "The updated ruleset (fields not sent keep their value); a new version is recorded.")]);
 
 pub static DELETE: Operation =
@@ -112,7 +109,6 @@ pub static HISTORY: Operation =
     Operation::get("rulesets/list-history", "/repos/{owner}/{repo}/rulesets/{ruleset_id}/history", "Get repository ruleset history")
         .docs("https://docs.service.example/rest/repos/rules#get-repository-ruleset-history")
         .access(READ)
-        .query::<Pagination>()
         .cached()
         .responds(&[Resp::typed::<Vec<RulesetVersion>>(200, "Versions of the ruleset, newest first.").with_headers(&["Link"])]);
 

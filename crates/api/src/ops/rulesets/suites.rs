@@ -50,7 +50,6 @@ pub static LIST: Operation =
     Operation::get("repos/get-repo-rule-suites", "/repos/{owner}/{repo}/rulesets/rule-suites", "List repository rule suites")
         .docs("https://docs.service.example/rest/repos/rule-suites#list-repository-rule-suites")
         .access(REPO_ACCESS)
-        .query::<RepoQuery>()
         .responds(&[Resp::typed::<Vec<RuleSuiteSummary>>(200, "The repository's rule suites, newest first.").with_headers(&["Link"])]);
 
 pub static GET: Operation = Operation::get(
@@ -67,7 +66,6 @@ pub static ORG_LIST: Operation =
         .docs("https://docs.service.example/rest/orgs/rule-suites#list-organization-rule-suites")
         .access(ORG_ACCESS)
         .on(On::OrgOwner)
-        .query::<OrgQuery>()
         .responds(&[Resp::typed::<Vec<RuleSuiteSummary>>(200, "The rule suites of the organization's repositories, newest first.")
             .with_headers(&["Link"])]);
 

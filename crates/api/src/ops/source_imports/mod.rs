@@ -51,7 +51,7 @@ struct StartImport {
 pub static START: Operation = Operation::put("imports/start", BASE, "Start an import")
     .docs("https://docs.service.example/rest/migrations/source-imports#start-an-import")
     .access(WRITE)
-    .body::<StartImport>("Import")
+    .resource("Import")
     .closing_down(IMPORTS_SUNSET)
     .responds(&[
         Resp::typed::<import::Import>(201, "The import was started (detection first when `vcs` was omitted).").with_headers(&["Location"])
@@ -70,7 +70,7 @@ struct UpdateImport {
 pub static UPDATE: Operation = Operation::patch("imports/update", BASE, "Update an import")
     .docs("https://docs.service.example/rest/migrations/source-imports#update-an-import")
     .access(WRITE)
-    .body::<UpdateImport>("Import")
+    .resource("Import")
     .closing_down(IMPORTS_SUNSET)
     .responds(&[Resp::typed::<import::Import>(200, "The import; with no body, or after a failure, it starts over.")]);
 
@@ -89,7 +89,6 @@ struct AuthorsQuery {
 pub static LIST_AUTHORS: Operation = Operation::get("imports/list-authors", "/repos/{owner}/{repo}/import/authors", "Get commit authors")
     .docs("https://docs.service.example/rest/migrations/source-imports#get-commit-authors")
     .access(READ)
-    .query::<AuthorsQuery>()
     .closing_down(IMPORTS_SUNSET)
     .responds(&[Resp::typed::<Vec<import::PorterAuthor>>(200, "The authors of the imported history, by id.")]);
 
@@ -103,7 +102,7 @@ pub static MAP_AUTHOR: Operation =
     Operation::patch("imports/map-author", "/repos/{owner}/{repo}/import/authors/{author_id}", "Map a commit author")
         .docs("https://docs.service.example/rest/migrations/source-imports#map-a-commit-author")
         .access(WRITE)
-        .body::<MapAuthor>("PorterAuthor")
+        .resource("PorterAuthor")
         .closing_down(IMPORTS_SUNSET)
         .responds(&[Resp::typed::<import::PorterAuthor>(200, "The author with its new identity.")]);
 
@@ -124,7 +123,7 @@ pub static SET_LFS: Operation =
     Operation::patch("imports/set-lfs-preference", "/repos/{owner}/{repo}/import/lfs", "Update Git LFS preference")
         .docs("https://docs.service.example/rest/migrations/source-imports#update-git-lfs-preference")
         .access(WRITE)
-        .body::<SetLfs>("Import")
+        .resource("Import")
         .closing_down(IMPORTS_SUNSET)
         .responds(&[Resp::typed::<import::Import>(200, "The import with the preference.")]);
 
@@ -169,7 +168,7 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
 /// allow-listed (as webhook targets are).
 async fn check_url(ctx: &Ctx, url: &str) -> ApiResult<()> {
     let kind = source::classify(url, &ctx.app.config.imports).map_err(|m| invalid("vcs_url", m))?;
-    let allow = AllowList::parse(&ctx.app.config.webhooks.allowed_hosts).unwrap_or_default();
+    let allow = AllowList::parse(ctx.app.config.webhooks.allowed_hosts()).unwrap_or_default();
     match git::guard(&kind, &allow).await {
         Err(m) if m.starts_with("refused") => Err(invalid("vcs_url", m)),
         // Unresolvable hosts are for detection (or the import) to report.

@@ -183,7 +183,7 @@ async fn source(state: &Shared, imp: &Import) -> Result<Result<Source, String>, 
         Ok(k) => k,
         Err(m) => return Ok(Err(m)),
     };
-    let allow = AllowList::parse(&state.config.webhooks.allowed_hosts).unwrap_or_default();
+    let allow = AllowList::parse(state.config.webhooks.allowed_hosts()).unwrap_or_default();
     let pin = match git::guard(&kind, &allow).await {
         Ok(p) => p,
         Err(m) => return Ok(Err(m)),

@@ -24,7 +24,6 @@ pub static LIST_FOR_RUN: Operation =
     Operation::get("artifacts/list-for-run", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", "List workflow run artifacts")
         .docs("https://docs.service.example/rest/actions/artifacts#list-workflow-run-artifacts")
         .access(READ)
-        .query::<ArtifactsQuery>()
         .responds(&[Resp::typed::<ArtifactList>(200, "The run's artifacts (runs here upload none).").with_headers(&["Link"])]);
 
 pub fn routes(api: Api) -> Api {

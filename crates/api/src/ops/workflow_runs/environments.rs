@@ -24,7 +24,6 @@ use super::READ;
 pub static LIST: Operation = Operation::get("environments/list", "/repos/{owner}/{repo}/environments", "List environments")
     .docs("https://docs.service.example/rest/deployments/environments#list-environments")
     .access(READ)
-    .query::<Pagination>()
     .cached()
     .responds(&[Resp::typed::<EnvironmentList>(200, "The repository's environments by name.").with_headers(&["Link"])]);
 

@@ -31,7 +31,6 @@ pub static LIST: Operation =
     Operation::get("jobs/list-for-run", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", "List jobs for a workflow run")
         .docs("https://docs.service.example/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run")
         .access(READ)
-        .query::<JobsQuery>()
         .cached_per_repository()
         .responds(&[Resp::typed::<JobList>(200, "The run's jobs: of its latest attempt, or of every attempt (oldest attempt first).")
             .with_headers(&["Link"])]);

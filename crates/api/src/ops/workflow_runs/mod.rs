@@ -121,7 +121,6 @@ pub mod workflows;
 pub static LIST: Operation = Operation::get("runs/list", "/repos/{owner}/{repo}/actions/runs", "List workflow runs for a repository")
     .docs("https://docs.service.example/rest/actions/workflow-runs#list-workflow-runs-for-a-repository")
     .access(READ)
-    .query::<ListQuery>()
     .cached_per_repository()
     .responds(&[Resp::typed::<WorkflowRunList>(200, "Runs, newest first (at most 1,000 when filtered).").with_headers(&["Link"])]);
 
@@ -132,14 +131,12 @@ pub static LIST_FOR_WORKFLOW: Operation = Operation::get(
 )
 .docs("https://docs.service.example/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow")
 .access(READ)
-.query::<ListQuery>()
 .cached_per_repository()
 .responds(&[Resp::typed::<WorkflowRunList>(200, "Runs of the workflow (its id or file name), newest first.").with_headers(&["Link"])]);
 
 pub static GET: Operation = Operation::get("runs/get", "/repos/{owner}/{repo}/actions/runs/{run_id}", "Get a workflow run")
     .docs("https://docs.service.example/rest/actions/workflow-runs#get-a-workflow-run")
     .access(READ)
-    .query::<RunQuery>()
     .responds(&[Resp::typed::<WorkflowRun>(200, "The run (its latest attempt).")]);
 
 pub static DELETE: Operation = Operation::delete("runs/delete", "/repos/{owner}/{repo}/actions/runs/{run_id}", "Delete a workflow run")
@@ -194,13 +191,13 @@ pub static REVIEW_PENDING: Operation = Operation::post(
 )
 .docs("https://docs.service.example/rest/actions/workflow-runs#review-pending-deployments-for-a-workflow-run")
 .access(REVIEW)
-.body::<Review>("DeploymentReview")
+.resource("DeploymentReview")
 .responds(&[Resp::typed::<Vec<Deployment>>(200, "The deployments the approval created (none on rejection).")]);
 
 pub static RERUN: Operation = Operation::post("runs/rerun", "/repos/{owner}/{repo}/actions/runs/{run_id}/rerun", "Re-run a workflow")
     .docs("https://docs.service.example/rest/actions/workflow-runs#re-run-a-workflow")
     .access(WRITE)
-    .body::<RerunRun>("WorkflowRun")
+    .resource("WorkflowRun")
     .responds(&[Resp::typed::<crate::shapes::Empty>(201, "A new attempt is queued.")]);
 
 pub static RERUN_FAILED: Operation = Operation::post(
@@ -210,7 +207,7 @@ pub static RERUN_FAILED: Operation = Operation::post(
 )
 .docs("https://docs.service.example/rest/actions/workflow-runs#re-run-failed-jobs-from-a-workflow-run")
 .access(WRITE)
-.body::<RerunRun>("WorkflowRun")
+.resource("WorkflowRun")
 .responds(&[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the failed jobs and the jobs that need them.")]);
 
 pub static GET_USAGE: Operation =
@@ -224,7 +221,7 @@ pub static RERUN_JOB: Operation =
     Operation::post("runs/rerun-job", "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun", "Re-run a job from a workflow run")
         .docs("https://docs.service.example/rest/actions/workflow-runs#re-run-a-job-from-a-workflow-run")
         .access(WRITE)
-        .body::<RerunJob>("WorkflowJob")
+        .resource("WorkflowJob")
         .responds(&[Resp::typed::<crate::shapes::Empty>(201, "A new attempt re-runs the job and the jobs that need it.")]);
 
 pub static GET_ATTEMPT: Operation = Operation::get(
@@ -234,7 +231,6 @@ pub static GET_ATTEMPT: Operation = Operation::get(
 )
 .docs("https://docs.service.example/rest/actions/workflow-runs#get-a-workflow-run-attempt")
 .access(READ)
-.query::<RunQuery>()
 .responds(&[Resp::typed::<WorkflowRun>(200, "The run as of that attempt.")]);
 
 pub static DOWNLOAD_ATTEMPT_LOGS: Operation = Operation::get(
@@ -255,7 +251,6 @@ pub static LIST_ATTEMPT_JOBS: Operation = Operation::get(
 )
 .docs("https://docs.service.example/rest/actions/workflow-runs#list-jobs-for-a-workflow-run-attempt")
 .access(READ)
-.query::<Pagination>()
 .cached_per_repository()
 .responds(&[Resp::typed::<JobList>(200, "The attempt's jobs in plan order.").with_headers(&["Link"])]);
 

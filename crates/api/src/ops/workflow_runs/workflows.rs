@@ -12,7 +12,6 @@ use crate::request::{Ctx, Pagination, Query};
 pub static LIST: Operation = Operation::get("workflows/list", "/repos/{owner}/{repo}/actions/workflows", "List repository workflows")
     .docs("https://docs.service.example/rest/actions/workflows#list-repository-workflows")
     .access(READ)
-    .query::<Pagination>()
     .cached()
     .responds(&[Resp::typed::<WorkflowList>(200, "The repository's workflows, oldest first.").with_headers(&["Link"])]);
 
