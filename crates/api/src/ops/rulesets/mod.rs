@@ -6,6 +6,7 @@ pub mod body;
 pub mod branches;
 pub mod control;
 pub mod enforce;
+pub mod events;
 pub mod matching;
 pub mod suites;
 
@@ -563,11 +564,13 @@ async fn create(ctx: Ctx, Body(b): Body<CreateRuleset>) -> ApiResult<Reply> {
     let def = body::definition(&b.into(), None, source_of(repo))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
-    let (owner_id, repo_id, now) = (repo.owner.id, repo.id, ctx.app.clock.now());
+    let (r, now, u, user) = (repo.clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id));
     let rs = ctx
-        .write(move |c| {
+        .write(move |c| -> Result<_, DbError> {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
-            rulesets::create(c, owner_id, Some(repo_id), &f, Actor { id: actor_id, kind: actor_kind }, now)
+            let rs = rulesets::create(c, r.owner.id, Some(r.id), &f, Actor { id: actor_id, kind: actor_kind }, now)?;
+            events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Created, user, now)?;
+            Ok(rs)
         })
         .await?;
     respond(&ctx, &rs, StatusCode::CREATED).await
@@ -605,11 +608,13 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
     let def = body::definition(&b, Some(&definition_of(&current)), source_of(ctx.repo()))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
-    let (id, now) = (current.id, ctx.app.clock.now());
+    let (r, now, u, user) = (ctx.repo().clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id));
     let rs = ctx
-        .write(move |c| {
+        .write(move |c| -> Result<_, DbError> {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
-            rulesets::update(c, id, &f, Actor { id: actor_id, kind: actor_kind }, now)
+            let rs = rulesets::update(c, current.id, &f, Actor { id: actor_id, kind: actor_kind }, now)?;
+            events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Edited { before: &current }, user, now)?;
+            Ok(rs)
         })
         .await?;
     respond(&ctx, &rs, StatusCode::OK).await
@@ -617,7 +622,12 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let rs = load(&ctx, false).await?;
-    ctx.write(move |c| rulesets::delete(c, rs.id)).await?;
+    let (r, now, u, user) = (ctx.repo().clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id));
+    ctx.write(move |c| -> Result<_, DbError> {
+        rulesets::delete(c, rs.id)?;
+        events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Deleted, user, now)
+    })
+    .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
