@@ -552,6 +552,12 @@ fn fields(def: &Value) -> (String, String, String, String) {
     (s("name"), s("target"), s("enforcement"), def.to_string())
 }
 
+/// What recording an API change needs (`events::record`): the repository, now, the URLs and the
+/// calling user.
+fn recording(ctx: &Ctx) -> (Repo, i64, Urls, Option<i64>) {
+    (ctx.repo().clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id))
+}
+
 /// The full object answered to a repository-level caller.
 async fn respond(ctx: &Ctx, rs: &Ruleset, status: StatusCode) -> ApiResult<Reply> {
     let (repo, def) = (ctx.repo(), definition_of(rs));
@@ -564,7 +570,7 @@ async fn create(ctx: Ctx, Body(b): Body<CreateRuleset>) -> ApiResult<Reply> {
     let def = body::definition(&b.into(), None, source_of(repo))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
-    let (r, now, u, user) = (repo.clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id));
+    let (r, now, u, user) = recording(&ctx);
     let rs = ctx
         .write(move |c| -> Result<_, DbError> {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
@@ -608,7 +614,7 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
     let def = body::definition(&b, Some(&definition_of(&current)), source_of(ctx.repo()))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
-    let (r, now, u, user) = (ctx.repo().clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id));
+    let (r, now, u, user) = recording(&ctx);
     let rs = ctx
         .write(move |c| -> Result<_, DbError> {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
@@ -622,7 +628,7 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let rs = load(&ctx, false).await?;
-    let (r, now, u, user) = (ctx.repo().clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id));
+    let (r, now, u, user) = recording(&ctx);
     ctx.write(move |c| -> Result<_, DbError> {
         rulesets::delete(c, rs.id)?;
         events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Deleted, user, now)
