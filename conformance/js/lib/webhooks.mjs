@@ -1,7 +1,8 @@
 // A loopback webhook receiver whose every delivery is validated against the published webhook
 // schemas (npm `@octokit/webhooks-schemas`, pinned in package.json): the schema of the delivery's
 // event and action, `<event>$<action>` in the package's definitions, or `<event>$event` for
-// events without actions. A delivery that does not validate fails the test that waits for it.
+// events without actions; or, for the events listed in OPENAPI_EVENTS, the official OpenAPI
+// webhook schema of the event and action (below). A delivery that does not validate fails the test that waits for it.
 import http from "node:http";
 import { createRequire } from "node:module";
 import Ajv from "ajv";
@@ -43,6 +44,43 @@ addFormats(ajv);
 ajv.addKeyword("tsAdditionalProperties");
 ajv.addSchema(SCHEMA, "webhooks");
 
+// The webhook section of the official OpenAPI description (npm `@octokit/openapi-webhooks`,
+// pinned in package.json), for the events the package above lacks or describes in an older form:
+// `repository_ruleset` (not in it at all), and `deployment` and `deployment_status` (its
+// deployment workflow run forbids other properties yet lacks most a run has: the repositories,
+// its URLs, `waiting`). Each webhook (`<event-with-dashes>-<action>`) is a $ref into
+// `components/schemas`, so the components are one schema whose refs resolve in place. The
+// description is OpenAPI 3.1, whose schemas are JSON Schema (`type: [..., "null"]`); an OpenAPI
+// 3.0 `nullable` would be turned into that form.
+const OPENAPI = require("@octokit/openapi-webhooks/generated/api.github.com.json");
+const OPENAPI_EVENTS = new Set(["repository_ruleset", "deployment", "deployment_status"]);
+{
+  const nullable = (node) => {
+    if (!node || typeof node !== "object") return;
+    if (node.nullable === true && node.type && !Array.isArray(node.type)) node.type = [node.type, "null"];
+    Object.values(node).forEach(nullable);
+  };
+  const components = structuredClone(OPENAPI.components);
+  nullable(components);
+  // The deployment events' run is written from one example: its repositories' `description`
+  // and its `previous_attempt_url` may only be null. A repository with a description, or a
+  // re-run's attempt, sends the string, as every other run does.
+  for (const name of ["webhook-deployment-created", "webhook-deployment-status-created"]) {
+    const run = components.schemas[name].properties.workflow_run.properties;
+    for (const r of ["repository", "head_repository"]) run[r].properties.description = { type: ["string", "null"] };
+    run.previous_attempt_url = { type: ["string", "null"] };
+  }
+  ajv.addFormat("int64", true);
+  ajv.addSchema({ components }, "openapi-webhooks");
+}
+
+/** The official OpenAPI webhook schema of an event and action, or null when it has none. */
+export function openapiWebhookOf(event, action) {
+  const key = [event.replaceAll("_", "-"), action].filter(Boolean).join("-");
+  const ref = OPENAPI.webhooks[key]?.post?.requestBody?.content?.["application/json"]?.schema?.$ref;
+  return ref ? `openapi-webhooks${ref}` : null;
+}
+
 const compiled = new Map();
 
 /** The schema definition of an event and action, or null when the package has none. */
@@ -69,9 +107,10 @@ export function payloadOf({ headers, body }) {
 export function validateDelivery(delivery) {
   const event = delivery.headers["x-service-event"];
   const payload = payloadOf(delivery);
-  const name = definitionOf(event, payload.action);
+  const definition = OPENAPI_EVENTS.has(event) ? null : definitionOf(event, payload.action);
+  const name = OPENAPI_EVENTS.has(event) ? openapiWebhookOf(event, payload.action) : definition && `webhooks#/definitions/${definition}`;
   if (!name) throw new Error(`no published schema for webhook event ${event} (action ${payload.action})`);
-  if (!compiled.has(name)) compiled.set(name, ajv.getSchema(`webhooks#/definitions/${name}`));
+  if (!compiled.has(name)) compiled.set(name, ajv.getSchema(name));
   const validate = compiled.get(name);
   if (!validate(payload)) {
     const errors = validate.errors.map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);

@@ -214,6 +214,77 @@ check("meta deleted validates, delivered to the deleted hook itself", [], async 
   assert.ok(d.headers["x-service-signature-256"].startsWith("sha256="));
 });
 
+// Deployments of reviewed runs, and ruleset changes: validated against the official OpenAPI
+// webhook schemas (lib/webhooks.mjs).
+check("deployment created and deployment_status created (queued, in_progress, success) validate, for the deployment an approval creates", [], async () => {
+  const environment = { name: unique("js-deploy"), reviewers: [{ type: "User", login: "octo" }] };
+  const plan = { workflow: ".workflows/js-deploy.yml", actor: "octo", queue_seconds: 0, jobs: [
+    { name: "build", duration_seconds: 10 },
+    { name: "deploy", needs: ["build"], duration_seconds: 10, environment },
+  ] };
+  const run = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);
+  await adminCall("POST", `/runs/${run.id}/advance`, {});
+  await delivered("workflow_job", "waiting", (p) => p.workflow_job.run_id === run.id);
+  const { data: pending } = await owner.rest.actions.getPendingDeploymentsForRun({ owner: ORG, repo: PUBLIC_REPO, run_id: run.id });
+  const { data: made } = await owner.rest.actions.reviewPendingDeploymentsForRun({
+    owner: ORG, repo: PUBLIC_REPO, run_id: run.id, environment_ids: [pending[0].environment.id], state: "approved", comment: "ship it",
+  });
+  const id = made[0].id;
+  const created = await delivered("deployment", "created", (p) => p.deployment.id === id);
+  assert.equal(created.deployment.environment, environment.name);
+  assert.equal(created.workflow_run.id, run.id);
+  assert.equal(created.workflow.path, ".workflows/js-deploy.yml");
+  const status = (state) => (p) => p.deployment.id === id && p.deployment_status.state === state;
+  await delivered("deployment_status", "created", status("queued"));
+  await delivered("deployment_status", "created", status("in_progress"));
+  for (let i = 0; i < 10; i++) {
+    const r = await adminCall("POST", `/runs/${run.id}/advance`, {}).catch(() => null);
+    if (!r || r.status === "completed") break;
+  }
+  const done = await delivered("deployment_status", "created", status("success"));
+  assert.equal(done.deployment_status.environment, environment.name);
+  assert.equal(done.workflow_run.id, run.id);
+});
+
+check("repository_ruleset created, edited (changes) and deleted validate, for a repository's ruleset and an organization's", [], async () => {
+  const name = unique("js-rs");
+  const repo = { owner: ORG, repo: PUBLIC_REPO };
+  const { data: rs } = await owner.rest.repos.createRepoRuleset({
+    ...repo, name, target: "branch", enforcement: "evaluate",
+    conditions: { ref_name: { include: [`refs/heads/${name}`], exclude: [] } }, rules: [{ type: "deletion" }],
+  });
+  const of = (id) => (p) => p.repository_ruleset.id === id;
+  const created = await delivered("repository_ruleset", "created", of(rs.id));
+  assert.equal(created.repository.name, PUBLIC_REPO);
+  assert.equal(created.repository_ruleset.source_type, "Repository");
+  await owner.rest.repos.updateRepoRuleset({
+    ...repo, ruleset_id: rs.id, name: `${name}-2`, enforcement: "disabled",
+    conditions: { ref_name: { include: [`refs/heads/${name}-2`], exclude: [] } }, rules: [{ type: "non_fast_forward" }],
+  });
+  const edited = await delivered("repository_ruleset", "edited", of(rs.id));
+  assert.deepEqual(edited.changes.name, { from: name });
+  assert.deepEqual(edited.changes.enforcement, { from: "evaluate" });
+  assert.deepEqual(edited.changes.conditions.updated[0].changes.include, { from: [`refs/heads/${name}`] });
+  assert.deepEqual([edited.changes.rules.added[0].type, edited.changes.rules.deleted[0].type], ["non_fast_forward", "deletion"]);
+  await owner.rest.repos.deleteRepoRuleset({ ...repo, ruleset_id: rs.id });
+  const deleted = await delivered("repository_ruleset", "deleted", of(rs.id));
+  assert.equal(deleted.repository_ruleset.name, `${name}-2`);
+  // An organization's ruleset (the control plane's): no repository.
+  const org = await adminCall("POST", `/orgs/${ORG}/rulesets`, {
+    name, target: "branch", enforcement: "disabled",
+    conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] }, repository_name: { include: [`${name}-*`], exclude: [] } },
+    rules: [{ type: "deletion" }],
+  });
+  const orgCreated = await delivered("repository_ruleset", "created", of(org.id));
+  assert.equal(orgCreated.repository, undefined);
+  assert.equal(orgCreated.repository_ruleset.source_type, "Organization");
+  await adminCall("PUT", `/orgs/${ORG}/rulesets/${org.id}`, { enforcement: "evaluate" });
+  const orgEdited = await delivered("repository_ruleset", "edited", of(org.id));
+  assert.deepEqual(orgEdited.changes.enforcement, { from: "disabled" });
+  await adminCall("DELETE", `/orgs/${ORG}/rulesets/${org.id}`);
+  await delivered("repository_ruleset", "deleted", of(org.id));
+});
+
 check("every delivery received validates", [], async () => {
   assert.ok(rx.received.length > 0);
   rx.assertAllValid();

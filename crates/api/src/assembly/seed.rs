@@ -213,7 +213,7 @@ fn apply(c: &mut dyn Conn, u: &crate::shapes::Urls, s: &Seed, now: i64) -> Resul
         crate::ops::depbot::alerts::create_bulk(c, b, now)?;
     }
     for r in &s.rulesets {
-        crate::ops::rulesets::control::seed(c, r, now)?;
+        crate::ops::rulesets::control::seed(c, u, r, now)?;
     }
     for r in &s.runs {
         let repo = provision::repo(c, &r.repo)?;

@@ -907,3 +907,92 @@ both!(seeded_rulesets_and_openapi, |s| {
     assert_eq!(rules["items"]["anyOf"].as_array().unwrap().len(), 23, "every rule type is published");
     assert_eq!(doc["paths"]["/repos/{owner}/{repo}/rulesets"]["post"]["x-accepted-service-permissions"], "administration=write");
 });
+
+both!(ruleset_changes_are_webhooks, |s| {
+    let t = world(&s).await;
+    let owner = s.classic("alice", &["admin:org_hook"]).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let hook = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["repository_ruleset"]});
+    let (st, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(hook)).await;
+    assert_eq!(st, 201, "{b}");
+    recv.wait(1, 10).await; // the ping
+                            // A repository's ruleset through the API: created, edited, deleted.
+    let made = created(&s, W, &t, base()).await;
+    let path = format!("/repos/{W}/rulesets/{}", made["id"]);
+    let change = json!({"name": "protect", "enforcement": "evaluate", "rules": [{"type": "deletion"}, {"type": "required_signatures"}],
+        "conditions": {"ref_name": {"include": ["refs/heads/main"], "exclude": []}}});
+    let (st, _, b) = put(&s, &path, Some(&t), change).await;
+    assert_eq!(st, 200, "{b}");
+    let (st, _, _) = parts(s.req(Method::DELETE, &path, Some(&t)).send().await.unwrap()).await;
+    assert_eq!(st, 204);
+    // An organization's ruleset through the control plane: the same, without a repository.
+    let org = org_ruleset(
+        &s,
+        json!({"name": "org rules", "enforcement": "disabled", "conditions": {"ref_name": {"include": ["~ALL"], "exclude": []},
+            "repository_name": {"include": ["none-*"], "exclude": []}}, "rules": [{"type": "deletion"}]}),
+    )
+    .await;
+    s.admin(Method::PUT, &format!("/orgs/acme/rulesets/{}", org["id"]), json!({"name": "org rules 2"})).await;
+    s.admin(Method::DELETE, &format!("/orgs/acme/rulesets/{}", org["id"]), json!({})).await;
+    let mut hits = recv.wait(7, 15).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 7);
+    hits.remove(0);
+    let (rs_id, org_id) = (made["id"].as_i64().unwrap(), org["id"].as_i64().unwrap());
+    let order = |h: &crate::hooks::Hit| {
+        let p = h.payload();
+        let id = p["repository_ruleset"]["id"].as_i64().unwrap();
+        (id != rs_id, ["created", "edited", "deleted"].iter().position(|a| p["action"] == *a))
+    };
+    hits.sort_by_key(order);
+    let seen: Vec<(String, String, i64, String)> = hits
+        .iter()
+        .map(|h| {
+            let p = h.payload();
+            let who = p["sender"]["login"].as_str().unwrap().to_string();
+            (h.h("x-service-event"), p["action"].as_str().unwrap().to_string(), p["repository_ruleset"]["id"].as_i64().unwrap(), who)
+        })
+        .collect();
+    let e = |a: &str, id: i64, who: &str| ("repository_ruleset".to_string(), a.to_string(), id, who.to_string());
+    assert_eq!(
+        seen,
+        [
+            e("created", rs_id, "alice"),
+            e("edited", rs_id, "alice"),
+            e("deleted", rs_id, "alice"),
+            e("created", org_id, "acme"),
+            e("edited", org_id, "acme"),
+            e("deleted", org_id, "acme"),
+        ]
+    );
+    let p = |i: usize| hits[i].payload();
+    // The full ruleset as the API shows it to an admin (bypass actors, no caller-specific field).
+    let rs = p(0)["repository_ruleset"].clone();
+    assert_eq!(
+        (rs["name"].clone(), rs["source_type"].clone(), rs["source"].clone()),
+        (json!("protect main"), json!("Repository"), json!(W))
+    );
+    assert_eq!(rs["rules"], made["rules"]);
+    assert!(rs["bypass_actors"].is_array() && rs.get("current_user_can_bypass").is_none(), "{rs}");
+    assert_eq!(p(0)["repository"]["full_name"], W);
+    assert_eq!(p(0)["organization"]["login"], "acme");
+    assert_eq!(
+        p(1)["changes"],
+        json!({
+            "name": {"from": "protect main"},
+            "enforcement": {"from": "active"},
+            "conditions": {"added": [], "deleted": [], "updated": [{
+                "condition": {"ref_name": {"include": ["refs/heads/main"], "exclude": []}},
+                "changes": {"include": {"from": ["~DEFAULT_BRANCH"]}}}]},
+            "rules": {"added": [{"type": "required_signatures"}], "deleted": [{"type": "non_fast_forward"}], "updated": []},
+        })
+    );
+    assert_eq!(p(1)["repository_ruleset"]["name"], "protect");
+    assert_eq!(p(2)["repository_ruleset"]["name"], "protect", "deleted: the ruleset as it was");
+    assert!(p(2).get("changes").is_none());
+    // The organization's: no repository, its own source.
+    let org_rs = p(3)["repository_ruleset"].clone();
+    assert_eq!((org_rs["source_type"].clone(), org_rs["source"].clone()), (json!("Organization"), json!("acme")));
+    assert!(p(3).get("repository").is_none(), "{}", p(3));
+    assert_eq!(p(4)["changes"], json!({"name": {"from": "org rules"}}));
+});

@@ -1006,3 +1006,122 @@ both!(attempt_jobs_pagination, |s| {
         assert_error(code, &h, &b, 404, "Not Found");
     }
 });
+
+/// A hook for `events`, and its ping received.
+async fn hook_for(s: &Server, owner: &str, events: Value) -> crate::hooks::Recv {
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let body = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": events});
+    let (code, _, b) = call(s, Method::POST, "/orgs/acme/hooks", Some(owner), Some(body)).await;
+    assert_eq!(code, 201, "{b}");
+    recv.wait(1, 10).await;
+    recv
+}
+
+/// The `deployment_status` deliveries' states, in order.
+fn deployment_states(hits: &[crate::hooks::Hit]) -> Vec<String> {
+    let statuses = hits.iter().filter(|h| h.h("x-service-event") == "deployment_status");
+    statuses.map(|h| h.payload()["deployment_status"]["state"].as_str().unwrap().to_string()).collect()
+}
+
+both!(approved_deployments_are_sent_with_their_statuses_in_hosted_order, |s| {
+    let _ = world(&s).await;
+    let owner = s.classic("alice", &["admin:org_hook"]).await;
+    let recv = hook_for(&s, &owner, json!(["workflow_run", "workflow_job", "deployment", "deployment_status"])).await;
+    let jobs = json!([
+        {"name": "build", "duration_seconds": 10},
+        {"name": "deploy", "needs": ["build"], "duration_seconds": 20,
+         "environment": {"name": "production", "reviewers": [{"type": "User", "login": "bob"}]}},
+    ]);
+    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
+    recv.wait(6, 10).await;
+    s.advance(10).await;
+    recv.wait(8, 10).await;
+    let pending = format!("{}/pending_deployments", run_path(&run["id"]));
+    let bob = s.classic("bob", &["repo"]).await;
+    let env_id = get_ok(&s, &pending, Some(&bob)).await[0]["environment"]["id"].clone();
+    let review = json!({"environment_ids": [env_id], "state": "approved", "comment": "ship it"});
+    let (code, _, made) = call(&s, Method::POST, &pending, Some(&bob), Some(review)).await;
+    assert_eq!(code, 200, "{made}");
+    recv.wait(12, 10).await;
+    s.advance(20).await;
+    let hits = queued_order(&s, &owner, recv.wait(15, 15).await).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 15);
+    let seq: Vec<String> = sequence(&hits)
+        .into_iter()
+        .zip(&hits[1..])
+        .map(|(e, h)| match h.h("x-service-event").as_str() {
+            "deployment_status" => format!("deployment_status {}", h.payload()["deployment_status"]["state"].as_str().unwrap()),
+            _ => e,
+        })
+        .collect();
+    assert_eq!(
+        seq,
+        [
+            "workflow_run requested",
+            "job queued build",
+            "job queued deploy",
+            "workflow_run in_progress",
+            "job in_progress build",
+            "job completed build",
+            "job waiting deploy",
+            "deployment created",
+            "deployment_status queued",
+            "job in_progress deploy",
+            "deployment_status in_progress",
+            "job completed deploy",
+            "deployment_status success",
+            "workflow_run completed",
+        ]
+    );
+    // The deployment is the one the approval answered, with the run and workflow that made it.
+    let created = hits[8].payload();
+    let d = &created["deployment"];
+    assert_eq!(d["id"], made[0]["id"]);
+    assert_eq!(
+        (d["environment"].clone(), d["sha"].clone(), d["ref"].clone()),
+        (json!("production"), made[0]["sha"].clone(), json!("main"))
+    );
+    assert_eq!(d["creator"]["login"], "bob");
+    assert_eq!(created["sender"]["login"], "bob");
+    assert_eq!(created["workflow_run"]["id"], run["id"]);
+    assert_eq!(created["workflow_run"]["status"], "waiting");
+    assert_eq!(created["workflow_run"]["head_commit"], Value::Null);
+    assert_eq!(created["workflow_run"]["repository"]["full_name"], "acme/widgets");
+    assert_eq!(created["workflow"]["path"], ".workflows/cd.yml");
+    assert_eq!(created["repository"]["full_name"], "acme/widgets");
+    // Each status its own, of that deployment.
+    let statuses: Vec<Value> =
+        hits.iter().filter(|h| h.h("x-service-event") == "deployment_status").map(|h| h.payload()["deployment_status"].clone()).collect();
+    let ids: std::collections::HashSet<i64> = statuses.iter().map(|x| x["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 3);
+    let st = &statuses[2];
+    assert_eq!(st["deployment_url"], d["url"]);
+    assert_eq!(st["url"], format!("{}/statuses/{}", d["url"].as_str().unwrap(), st["id"]));
+    assert_eq!((st["environment"].clone(), st["creator"]["login"].clone()), (json!("production"), json!("bob")));
+    assert_eq!(st["target_url"], run["html_url"]);
+    assert_eq!(st["log_url"], run["html_url"]);
+    assert_eq!(hits[13].payload()["deployment"]["id"], d["id"]);
+});
+
+both!(a_deployment_held_by_its_wait_timer_waits_and_a_failed_job_fails_it, |s| {
+    let _ = world(&s).await;
+    let owner = s.classic("alice", &["admin:org_hook"]).await;
+    let recv = hook_for(&s, &owner, json!(["deployment", "deployment_status"])).await;
+    let env = json!({"name": "staging", "wait_timer": 1, "reviewers": [{"type": "User", "login": "bob"}]});
+    let jobs = json!([{"name": "deploy", "duration_seconds": 20, "outcome": "failure", "environment": env}]);
+    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
+    let pending = format!("{}/pending_deployments", run_path(&run["id"]));
+    let bob = s.classic("bob", &["repo"]).await;
+    let env_id = get_ok(&s, &pending, Some(&bob)).await[0]["environment"]["id"].clone();
+    let review = json!({"environment_ids": [env_id], "state": "approved", "comment": "ok"});
+    let (code, _, b) = call(&s, Method::POST, &pending, Some(&bob), Some(review)).await;
+    assert_eq!(code, 200, "{b}");
+    s.advance(60).await;
+    s.advance(20).await;
+    let hits = queued_order(&s, &owner, recv.wait(5, 15).await).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(recv.count(), 5);
+    assert_eq!(hits[1].h("x-service-event"), "deployment");
+    assert_eq!(deployment_states(&hits), ["waiting", "in_progress", "failure"]);
+});

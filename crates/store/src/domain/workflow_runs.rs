@@ -787,6 +787,52 @@ pub fn create_deployment(c: &mut dyn Conn, run: &Run, env: &Environment, creator
     })
 }
 
+/// A status of a deployment: `queued` or `waiting` when an approval creates it, then
+/// `in_progress` and a final `success` or `failure` as its job moves.
+#[derive(Clone, Debug)]
+pub struct DeploymentStatus {
+    pub id: i64,
+    pub deployment_id: i64,
+    pub state: String,
+    pub creator: Option<Account>,
+    pub created_at: i64,
+}
+
+/// The states after which a deployment gets no more statuses.
+pub const FINAL_DEPLOYMENT_STATES: [&str; 3] = ["success", "failure", "error"];
+
+pub fn add_deployment_status(c: &mut dyn Conn, d: &Deployment, state: &str, now: i64) -> Result<DeploymentStatus, DbError> {
+    let creator_id = d.creator.as_ref().map(|a| a.id);
+    let id = c.query_i64(
+        "INSERT INTO deployment_statuses (deployment_id, state, creator_id, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+        params![d.id, state, creator_id, now],
+    )?;
+    c.execute("UPDATE deployments SET updated_at = ? WHERE id = ?", params![now, d.id])?;
+    Ok(DeploymentStatus { id, deployment_id: d.id, state: state.into(), creator: d.creator.clone(), created_at: now })
+}
+
+/// The run's latest deployment to `environment` still in progress (no final status yet): the
+/// one its job's transitions move.
+pub fn open_deployment(c: &mut dyn Conn, run_id: i64, environment: &str) -> Result<Option<Deployment>, DbError> {
+    let sql = format!(
+        "SELECT d.id, d.repo_id, d.environment, d.sha, d.ref, d.created_at, {} FROM deployments d LEFT JOIN accounts a ON a.id = d.creator_id \
+         WHERE d.run_id = ? AND d.environment = ? AND NOT EXISTS (SELECT 1 FROM deployment_statuses s WHERE s.deployment_id = d.id \
+         AND s.state IN (?, ?, ?)) ORDER BY d.id DESC LIMIT 1",
+        accounts::COLS
+    );
+    let [a, b, f] = FINAL_DEPLOYMENT_STATES;
+    let row = c.query_opt(&sql, params![run_id, environment, a, b, f])?;
+    Ok(row.map(|r| Deployment {
+        id: r.i64(0),
+        repo_id: r.i64(1),
+        environment: r.string(2),
+        sha: r.string(3),
+        r#ref: r.string(4),
+        created_at: r.i64(5),
+        creator: r.opt_i64(6).map(|_| accounts::from_row(&r, 6)),
+    }))
+}
+
 /// A review of pending deployments (the review history).
 #[derive(Clone, Debug)]
 pub struct Review {
@@ -799,8 +845,8 @@ pub struct Review {
 }
 
 /// Approves or rejects the run's waiting gates of `environment_ids` for `user` (the caller checked
-/// they are pending and the user may review them); approvals create deployments. The caller then
-/// settles the run.
+/// they are pending and the user may review them); approvals create deployments, each with its
+/// first status. The caller then settles the run.
 pub fn review(
     c: &mut dyn Conn,
     run: &Run,
@@ -809,14 +855,18 @@ pub fn review(
     state: &str,
     comment: &str,
     now: i64,
-) -> Result<Vec<Deployment>, DbError> {
+) -> Result<Vec<(Deployment, DeploymentStatus)>, DbError> {
     let mut out = Vec::new();
     for mut g in gates(c, run.id, run.run_attempt)?.into_iter().filter(|g| environment_ids.contains(&g.environment_id)) {
         let env = environment(c, g.environment_id)?.ok_or_else(|| DbError::other("environment vanished"))?;
         if state == "approved" {
             g.state = "approved".into();
             g.ready_at = Some(now.max(g.wait_timer_started_at + env.wait_timer * 60));
-            out.push(create_deployment(c, run, &env, user, now)?);
+            let d = create_deployment(c, run, &env, user, now)?;
+            // A wait timer still running holds the job: the deployment waits, else it is queued.
+            let state = if g.ready_at.is_some_and(|r| r > now) { "waiting" } else { "queued" };
+            let status = add_deployment_status(c, &d, state, now)?;
+            out.push((d, status));
         } else {
             g.state = "rejected".into();
         }

@@ -21,10 +21,12 @@ use super::activity::{
     self, CreateActivity, DepbotAlertActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity,
     WorkflowRunActivity,
 };
+use super::deployment_events::{DeploymentActivity, DeploymentBody, DeploymentStatusActivity};
 use super::payloads::{
     self, Body, Create, Delete, LastResponse, Meta, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport,
     Star, Status,
 };
+use super::ruleset_events::RepositoryRulesetActivity;
 use crate::error::ApiError;
 use crate::ops::accounts::shapes::organization_simple;
 use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
@@ -231,6 +233,10 @@ fn event_names(kind: &str) -> &'static [&'static str] {
         "DepbotAlertEvent" => &["depbot_alert"],
         "RepositoryImportEvent" => &["repository_import"],
         "RepositoryEvent" => &["repository"],
+        // Deployments of reviewed runs, and ruleset changes.
+        "DeploymentEvent" => &["deployment"],
+        "DeploymentStatusEvent" => &["deployment_status"],
+        "RepositoryRulesetEvent" => &["repository_ruleset"],
         _ => &[],
     }
 }
@@ -338,6 +344,23 @@ impl WebhookConsumer {
                 let Some(i) = activity::read::<RepositoryImportActivity>(p) else { return Ok(None) };
                 Body::RepositoryImport(RepositoryImport { status: i.status })
             }
+            // Deployments of reviewed runs (`deployment_events`) and ruleset changes
+            // (`ruleset_events`); an organization's ruleset names no repository.
+            "deployment" => {
+                let Some(d) = activity::read::<DeploymentActivity>(p) else { return Ok(None) };
+                action = Some("created");
+                Body::Deployment(DeploymentBody { action: "created", activity: d })
+            }
+            "deployment_status" => {
+                let Some(d) = activity::read::<DeploymentStatusActivity>(p) else { return Ok(None) };
+                action = Some("created");
+                Body::DeploymentStatus(DeploymentBody { action: "created", activity: d })
+            }
+            "repository_ruleset" => {
+                let Some(r) = activity::read::<RepositoryRulesetActivity>(p) else { return Ok(None) };
+                action = RULESET_ACTIONS.iter().copied().find(|x| *x == r.action);
+                Body::RepositoryRuleset(r)
+            }
             _ => return Ok(None),
         };
         let payload = Payload {
@@ -356,6 +379,9 @@ const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"
 
 /// The actions of `depbot_alert` webhooks the platform sends.
 const DEPBOT_ALERT_ACTIONS: [&str; 3] = ["created", "dismissed", "reopened"];
+
+/// The actions of `repository_ruleset` webhooks the platform sends.
+const RULESET_ACTIONS: [&str; 3] = ["created", "edited", "deleted"];
 
 /// The actions of `workflow_job` webhooks the platform sends.
 const WORKFLOW_JOB_ACTIONS: [&str; 4] = ["queued", "waiting", "in_progress", "completed"];

@@ -4,7 +4,9 @@
 //! users may not modify hooks OAuth applications created.
 pub mod activity;
 pub mod deliveries;
+pub mod deployment_events;
 pub mod payloads;
+pub mod ruleset_events;
 
 use axum::http::StatusCode;
 use platform_store::domain::accounts::Account;

@@ -8,11 +8,13 @@ use serde_json::{Map, Value};
 
 use super::activity::{RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
 use super::deliveries::OrgHook;
+use super::deployment_events::{DeploymentActivity, DeploymentBody, DeploymentStatusActivity};
+use super::ruleset_events::RepositoryRulesetActivity;
 use crate::ops::accounts::shapes::OrganizationSimple;
 use crate::ops::depbot::alerts::{Cvss, Cwe, DepbotAlert, Identifier, Package, Reference, SecurityVulnerability};
 use crate::ops::git::{Commit, GitUser, Parent, Tree};
 use crate::ops::git_hosting::effects::PushWebhook;
-use crate::ops::workflow_runs::shapes::{RunFields, WorkflowRun};
+use crate::ops::workflow_runs::shapes::{HeadCommit, RunFields, WorkflowRun};
 use crate::shapes::{self, LicenseSimple, MinimalRepository, SimpleUser, Urls};
 use crate::typed::{Timestamp, Uri};
 
@@ -102,6 +104,13 @@ pub enum Body {
     Meta(Meta),
     /// `depbot_alert`
     DepbotAlert(DepbotAlertBody),
+    // Deployments of reviewed runs, and ruleset changes.
+    /// `deployment` `created`
+    Deployment(DeploymentBody<DeploymentActivity>),
+    /// `deployment_status` `created`
+    DeploymentStatus(DeploymentBody<DeploymentStatusActivity>),
+    /// `repository_ruleset`
+    RepositoryRuleset(RepositoryRulesetActivity),
 }
 
 /// `depbot_alert`: the action and the alert as it was then (`WebhookDepbotAlert`).
@@ -481,12 +490,18 @@ impl From<MinimalRepository> for RepositoryLite {
 pub struct WebhookWorkflowRun {
     #[serde(flatten)]
     pub run: RunFields,
+    pub head_commit: HeadCommit,
     pub repository: RepositoryLite,
     pub head_repository: RepositoryLite,
 }
 
 impl From<WorkflowRun> for WebhookWorkflowRun {
     fn from(r: WorkflowRun) -> WebhookWorkflowRun {
-        WebhookWorkflowRun { run: r.run, repository: r.repository.into(), head_repository: r.head_repository.into() }
+        WebhookWorkflowRun {
+            run: r.run,
+            head_commit: r.head_commit,
+            repository: r.repository.into(),
+            head_repository: r.head_repository.into(),
+        }
     }
 }

@@ -15,12 +15,13 @@ use platform_store::Conn;
 use serde_json::Value;
 
 use super::body::{self, Source};
-use super::{definition_of, fields, full, origin, source_of, FullRuleset};
+use super::{definition_of, events, fields, full, origin, source_of, FullRuleset};
 use crate::error::{ApiError, ApiResult};
 use crate::input::BodyRules;
 use crate::operation::Operation;
 use crate::reply::Reply;
 use crate::request::JsonBody;
+use crate::shapes::Urls;
 use crate::state::Shared;
 
 /// Where a control-plane ruleset goes: an organization, or a repository (`owner/name`).
@@ -33,7 +34,7 @@ pub enum Scope<'a> {
 pub type Made = (Account, Option<String>, Ruleset);
 
 /// Validates and creates a ruleset in one transaction (the admin API and seeds).
-pub fn create(c: &mut dyn Conn, scope: Scope, body: Value, now: i64) -> ApiResult<Made> {
+pub fn create(c: &mut dyn Conn, u: &Urls, scope: Scope, body: Value, now: i64) -> ApiResult<Made> {
     let (owner, repo, source) = match scope {
         Scope::Org(login) => (crate::ops::provision::org(c, login)?, None, Source::Organization),
         Scope::Repo(full_name) => {
@@ -48,6 +49,7 @@ pub fn create(c: &mut dyn Conn, scope: Scope, body: Value, now: i64) -> ApiResul
     let (name, target, enforcement, definition) = fields(&def);
     let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
     let rs = rulesets::create(c, owner.id, repo.as_ref().map(|r| r.id), &f, actor_of(&owner), now)?;
+    events::record(c, u, (&owner, repo.as_ref()), &rs, events::Change::Created, None, now)?;
     Ok((owner, repo.map(|r| r.name), rs))
 }
 
@@ -73,7 +75,8 @@ fn org_ruleset(c: &mut dyn Conn, org: &str, id: &str) -> ApiResult<(Account, Rul
 
 pub async fn create_org(State(app): State<Shared>, Path(org): Path<String>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
     let now = app.clock.now();
-    let made = app.store.write(move |c| create(c, Scope::Org(&org), b, now)).await?;
+    let u = app.urls.clone();
+    let made = app.store.write(move |c| create(c, &u, Scope::Org(&org), b, now)).await?;
     Ok(Reply::created(shape(&app, &made)))
 }
 
@@ -83,12 +86,13 @@ pub async fn create_repo(
     JsonBody(b): JsonBody,
 ) -> ApiResult<Reply> {
     let now = app.clock.now();
-    let made = app.store.write(move |c| create(c, Scope::Repo(&format!("{owner}/{repo}")), b, now)).await?;
+    let u = app.urls.clone();
+    let made = app.store.write(move |c| create(c, &u, Scope::Repo(&format!("{owner}/{repo}")), b, now)).await?;
     Ok(Reply::created(shape(&app, &made)))
 }
 
 pub async fn update_org(State(app): State<Shared>, Path((org, id)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {
-    let now = app.clock.now();
+    let (now, u) = (app.clock.now(), app.urls.clone());
     let made = app
         .store
         .write(move |c| -> ApiResult<Made> {
@@ -97,18 +101,21 @@ pub async fn update_org(State(app): State<Shared>, Path((org, id)): Path<(String
             let def = body::definition(&b, Some(&definition_of(&rs)), Source::Organization)?;
             let (name, target, enforcement, definition) = fields(&def);
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
-            let rs = rulesets::update(c, rs.id, &f, actor_of(&org), now)?;
-            Ok((org, None, rs))
+            let after = rulesets::update(c, rs.id, &f, actor_of(&org), now)?;
+            events::record(c, &u, (&org, None), &after, events::Change::Edited { before: &rs }, None, now)?;
+            Ok((org, None, after))
         })
         .await?;
     Ok(Reply::ok(shape(&app, &made)))
 }
 
 pub async fn delete_org(State(app): State<Shared>, Path((org, id)): Path<(String, String)>) -> ApiResult<Reply> {
+    let (now, u) = (app.clock.now(), app.urls.clone());
     app.store
         .write(move |c| -> ApiResult<()> {
-            let (_, rs) = org_ruleset(c, &org, &id)?;
-            Ok(rulesets::delete(c, rs.id)?)
+            let (org, rs) = org_ruleset(c, &org, &id)?;
+            rulesets::delete(c, rs.id)?;
+            Ok(events::record(c, &u, (&org, None), &rs, events::Change::Deleted, None, now)?)
         })
         .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
@@ -125,7 +132,7 @@ pub struct SeedRuleset {
 }
 
 /// A seed's ruleset: created unless one of that name exists there (seeds load again safely).
-pub fn seed(c: &mut dyn Conn, r: &SeedRuleset, now: i64) -> ApiResult<()> {
+pub fn seed(c: &mut dyn Conn, u: &Urls, r: &SeedRuleset, now: i64) -> ApiResult<()> {
     let (scope, existing) = match (&r.org, &r.repo) {
         (Some(o), None) => {
             let org = crate::ops::provision::org(c, o)?;
@@ -146,7 +153,7 @@ pub fn seed(c: &mut dyn Conn, r: &SeedRuleset, now: i64) -> ApiResult<()> {
     };
     let name = r.body.get("name").and_then(Value::as_str).unwrap_or_default();
     if !existing.iter().any(|e| e.name == name) {
-        create(c, scope, Value::Object(r.body.clone()), now)?;
+        create(c, u, scope, Value::Object(r.body.clone()), now)?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod body;
 pub mod branches;
 pub mod control;
 pub mod enforce;
+pub mod events;
 pub mod matching;
 pub mod suites;
 
@@ -547,6 +548,12 @@ fn fields(def: &Value) -> (String, String, String, String) {
     (s("name"), s("target"), s("enforcement"), def.to_string())
 }
 
+/// What recording an API change needs (`events::record`): the repository, now, the URLs and the
+/// calling user.
+fn recording(ctx: &Ctx) -> (Repo, i64, Urls, Option<i64>) {
+    (ctx.repo().clone(), ctx.app.clock.now(), ctx.app.urls.clone(), ctx.principal.user().map(|x| x.id))
+}
+
 /// The full object answered to a repository-level caller.
 async fn respond(ctx: &Ctx, rs: &Ruleset, status: StatusCode) -> ApiResult<Reply> {
     let (repo, def) = (ctx.repo(), definition_of(rs));
@@ -559,11 +566,13 @@ async fn create(ctx: Ctx, Body(b): Body<CreateRuleset>) -> ApiResult<Reply> {
     let def = body::definition(&b.into(), None, source_of(repo))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
-    let (owner_id, repo_id, now) = (repo.owner.id, repo.id, ctx.app.clock.now());
+    let (r, now, u, user) = recording(&ctx);
     let rs = ctx
-        .write(move |c| {
+        .write(move |c| -> Result<_, DbError> {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
-            rulesets::create(c, owner_id, Some(repo_id), &f, Actor { id: actor_id, kind: actor_kind }, now)
+            let rs = rulesets::create(c, r.owner.id, Some(r.id), &f, Actor { id: actor_id, kind: actor_kind }, now)?;
+            events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Created, user, now)?;
+            Ok(rs)
         })
         .await?;
     respond(&ctx, &rs, StatusCode::CREATED).await
@@ -601,11 +610,13 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
     let def = body::definition(&b, Some(&definition_of(&current)), source_of(ctx.repo()))?;
     let (name, target, enforcement, definition) = fields(&def);
     let (actor_id, actor_kind) = actor(&ctx.principal);
-    let (id, now) = (current.id, ctx.app.clock.now());
+    let (r, now, u, user) = recording(&ctx);
     let rs = ctx
-        .write(move |c| {
+        .write(move |c| -> Result<_, DbError> {
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
-            rulesets::update(c, id, &f, Actor { id: actor_id, kind: actor_kind }, now)
+            let rs = rulesets::update(c, current.id, &f, Actor { id: actor_id, kind: actor_kind }, now)?;
+            events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Edited { before: &current }, user, now)?;
+            Ok(rs)
         })
         .await?;
     respond(&ctx, &rs, StatusCode::OK).await
@@ -613,7 +624,12 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
 
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let rs = load(&ctx, false).await?;
-    ctx.write(move |c| rulesets::delete(c, rs.id)).await?;
+    let (r, now, u, user) = recording(&ctx);
+    ctx.write(move |c| -> Result<_, DbError> {
+        rulesets::delete(c, rs.id)?;
+        events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Deleted, user, now)
+    })
+    .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 

@@ -116,6 +116,7 @@ fn record_jobs(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, was: &[
     moves.sort();
     for (_, _, i, action) in moves {
         record_job(c, u, repo, run, &jobs[i], action, now)?;
+        super::deployments::job_moved(c, u, repo, run, &jobs[i], action, now)?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! Beyond the operations: the response shapes, the engine glue that settles runs on the platform
 //! clock and records their completion as activity, the control-plane plans that create runs,
 //! and the signed log downloads.
+pub mod deployments;
 pub mod engine;
 pub mod logs;
 pub mod machine;
@@ -598,7 +599,7 @@ async fn review(ctx: Ctx, Body(b): Body<Review>) -> ApiResult<Reply> {
     if b.environment_ids.is_empty() {
         return Err(ApiError::invalid_field("DeploymentReview", "environment_ids", "missing_field", None));
     }
-    let (now, u) = (ctx.app.clock.now(), ctx.app.urls.clone());
+    let (now, u, repo) = (ctx.app.clock.now(), ctx.app.urls.clone(), ctx.repo().clone());
     let deployments = ctx
         .write(move |c| -> Result<_, ApiError> {
             // Settled first: only environments the run waits for now can be reviewed.
@@ -624,11 +625,12 @@ async fn review(ctx: Ctx, Body(b): Body<Review>) -> ApiResult<Reply> {
                 }
             }
             let made = runs::review(c, &run, &user, &b.environment_ids, &b.state, &b.comment, now)?;
+            deployments::record_created(c, &u, &repo, &run, &made, now)?;
             engine::settle_one(c, &u, run.id, now)?;
             Ok(made)
         })
         .await?;
-    let body: Vec<Deployment> = deployments.iter().map(|d| shapes::deployment(&ctx.app.urls, ctx.repo(), d)).collect();
+    let body: Vec<Deployment> = deployments.iter().map(|(d, _)| shapes::deployment(&ctx.app.urls, ctx.repo(), d)).collect();
     Ok(Reply::ok(body))
 }
 

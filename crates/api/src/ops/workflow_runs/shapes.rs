@@ -102,13 +102,14 @@ pub struct HeadCommit {
 pub struct WorkflowRun {
     #[serde(flatten)]
     pub run: RunFields,
+    pub head_commit: HeadCommit,
     pub repository: MinimalRepository,
     pub head_repository: MinimalRepository,
     pub head_repository_id: i64,
 }
 
-/// A run's own fields: the REST run without its repositories (webhooks show those in their
-/// lite form).
+/// A run's own fields: the REST run without its head commit and repositories (webhooks show
+/// the repositories in their lite form, and a deployment's run no head commit).
 #[derive(Serialize, JsonSchema)]
 pub struct RunFields {
     pub id: i64,
@@ -147,7 +148,6 @@ pub struct RunFields {
     /// Null on the first attempt.
     pub previous_attempt_url: Option<Uri>,
     pub workflow_url: Uri,
-    pub head_commit: HeadCommit,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -198,17 +198,17 @@ pub fn run(u: &Urls, v: ApiVersion, repo: &Repo, r: &Run, exclude_prs: bool) -> 
         rerun_url: Uri(format!("{url}/rerun")),
         previous_attempt_url: (r.run_attempt > 1).then(|| Uri(format!("{url}/attempts/{}", r.run_attempt - 1))),
         workflow_url: Uri(format!("{base}/actions/workflows/{}", r.workflow_id)),
-        head_commit: HeadCommit {
-            id: r.head_sha.clone(),
-            tree_id: sha256_hex(format!("tree {}", r.head_sha).as_bytes())[..40].to_string(),
-            message: c["message"].as_str().unwrap_or(&r.display_title).to_string(),
-            timestamp: Timestamp(c["timestamp"].as_i64().unwrap_or(r.created_at)),
-            author: person(&c["author"], &r.actor),
-            committer: person(&c["committer"], &r.actor),
-        },
         url: Uri(url),
     };
-    WorkflowRun { run, head_repository: repository.clone(), repository, head_repository_id: repo.id }
+    let head_commit = HeadCommit {
+        id: r.head_sha.clone(),
+        tree_id: sha256_hex(format!("tree {}", r.head_sha).as_bytes())[..40].to_string(),
+        message: c["message"].as_str().unwrap_or(&r.display_title).to_string(),
+        timestamp: Timestamp(c["timestamp"].as_i64().unwrap_or(r.created_at)),
+        author: person(&c["author"], &r.actor),
+        committer: person(&c["committer"], &r.actor),
+    };
+    WorkflowRun { run, head_commit, head_repository: repository.clone(), repository, head_repository_id: repo.id }
 }
 
 /// A page of runs.
