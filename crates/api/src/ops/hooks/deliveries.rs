@@ -231,7 +231,8 @@ fn event_names(kind: &str) -> &'static [&'static str] {
         "DepbotAlertEvent" => &["depbot_alert"],
         "RepositoryImportEvent" => &["repository_import"],
         "RepositoryEvent" => &["repository"],
-        _ => &[],
+        // Organization-level records: `team`, `membership`, `organization`.
+        other => super::org_events::event_names(other),
     }
 }
 
@@ -337,6 +338,11 @@ impl WebhookConsumer {
             "repository_import" => {
                 let Some(i) = activity::read::<RepositoryImportActivity>(p) else { return Ok(None) };
                 Body::RepositoryImport(RepositoryImport { status: i.status })
+            }
+            "team" | "membership" | "organization" => {
+                let Some((b, act)) = super::org_events::body(c, u, org, event, p)? else { return Ok(None) };
+                action = Some(act);
+                Body::Org(b)
             }
             _ => return Ok(None),
         };

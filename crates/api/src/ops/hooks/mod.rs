@@ -4,6 +4,7 @@
 //! users may not modify hooks OAuth applications created.
 pub mod activity;
 pub mod deliveries;
+pub mod org_events;
 pub mod payloads;
 
 use axum::http::StatusCode;

@@ -102,6 +102,8 @@ pub enum Body {
     Meta(Meta),
     /// `depbot_alert`
     DepbotAlert(DepbotAlertBody),
+    /// `team`, `membership`, `organization` (`org_events`)
+    Org(super::org_events::OrgBody),
 }
 
 /// `depbot_alert`: the action and the alert as it was then (`WebhookDepbotAlert`).
