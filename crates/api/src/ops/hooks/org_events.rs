@@ -239,9 +239,9 @@ pub struct OrganizationBody {
 #[derive(Serialize)]
 #[serde(untagged)]
 pub enum OrgBody {
-    Team(TeamBody),
-    Membership(MembershipBody),
-    Organization(OrganizationBody),
+    Team(Box<TeamBody>),
+    Membership(Box<MembershipBody>),
+    Organization(Box<OrganizationBody>),
 }
 
 const TEAM_ACTIONS: [&str; 3] = ["created", "edited", "deleted"];
@@ -261,29 +261,33 @@ pub fn body(
     event: &str,
     stored: &serde_json::Value,
 ) -> Result<Option<(OrgBody, &'static str)>, DbError> {
-    let member = |c: &mut dyn Conn, id: i64| accounts::by_id(c, id);
     Ok(match event {
         "team" => activity::read::<TeamActivity>(stored).and_then(|t| {
             let action = action_of(&TEAM_ACTIONS, &t.action)?;
-            Some((OrgBody::Team(TeamBody { action: t.action, team: webhook_team(u, org, &t.team), changes: t.changes }), action))
+            Some((OrgBody::Team(Box::new(TeamBody { action: t.action, team: webhook_team(u, org, &t.team), changes: t.changes })), action))
         }),
         "membership" => {
             let Some(m) = activity::read::<MembershipActivity>(stored) else { return Ok(None) };
-            let (Some(action), Some(user)) = (action_of(&MEMBERSHIP_ACTIONS, &m.action), member(c, m.member_id)?) else { return Ok(None) };
+            let (Some(action), Some(user)) = (action_of(&MEMBERSHIP_ACTIONS, &m.action), accounts::by_id(c, m.member_id)?) else {
+                return Ok(None);
+            };
             let b = MembershipBody {
                 action: m.action,
                 scope: m.scope,
                 member: shapes::simple_user(u, &user),
                 team: webhook_team(u, org, &m.team),
             };
-            Some((OrgBody::Membership(b), action))
+            Some((OrgBody::Membership(Box::new(b)), action))
         }
         "organization" => {
             let Some(o) = activity::read::<OrganizationActivity>(stored) else { return Ok(None) };
-            let (Some(action), Some(user)) = (action_of(&ORGANIZATION_ACTIONS, &o.action), member(c, o.member_id)?) else {
+            let (Some(action), Some(user)) = (action_of(&ORGANIZATION_ACTIONS, &o.action), accounts::by_id(c, o.member_id)?) else {
                 return Ok(None);
             };
-            Some((OrgBody::Organization(OrganizationBody { action: o.action, membership: org_membership(u, org, &user, &o.role) }), action))
+            Some((
+                OrgBody::Organization(Box::new(OrganizationBody { action: o.action, membership: org_membership(u, org, &user, &o.role) })),
+                action,
+            ))
         }
         _ => None,
     })
