@@ -56,6 +56,7 @@ pub fn register(api: Api) -> Api {
 /// Every feature's part of the control plane (under `/_admin/`, behind its guard).
 pub fn control(r: Router<Shared>) -> Router<Shared> {
     let r = notifications::control(r);
+    let r = accounts::control::routes(r);
     let r = depbot::control(r);
     let r = enterprise_teams::control(r);
     let r = devenv_secrets::control(r);

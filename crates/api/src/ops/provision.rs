@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::ApiError;
+use crate::ops::hooks::org_events;
 
 type R<T> = Result<T, ApiError>;
 
@@ -149,9 +150,13 @@ pub fn create_team(c: &mut dyn Conn, org_login: &str, t: &TeamIn, now: i64) -> R
         return Err(ApiError::invalid_field("Team", "privacy", "invalid", None));
     }
     let team = unique(accounts::create_team(c, o.id, &t.name, t.description.as_deref(), privacy, now), "Team", "name")?;
+    // `team` `created`, then `membership` `added` for each member in the order given.
+    org_events::team(c, &o, &team, "created", None, now)?;
     for l in &t.members {
         let u = user(c, l)?;
-        accounts::add_team_member(c, team.id, u.id)?;
+        if accounts::add_team_member(c, team.id, u.id)? {
+            org_events::membership(c, &o, &team, &u, "added", "team", now)?;
+        }
     }
     Ok(team)
 }

@@ -27,6 +27,7 @@ mod insights;
 mod meta;
 mod notifications;
 mod openapi_snapshot;
+mod org_events;
 mod outbox;
 mod persistence;
 mod private_registries;

@@ -169,12 +169,13 @@ pub fn create_team(c: &mut dyn Conn, org_id: i64, name: &str, description: Optio
     Ok(Team { id, org_id, name: name.into(), slug, description: description.map(Into::into), privacy: privacy.into() })
 }
 
-pub fn add_team_member(c: &mut dyn Conn, team_id: i64, user_id: i64) -> Result<(), DbError> {
-    c.execute(
+/// Adds a user to a team; false when already on it.
+pub fn add_team_member(c: &mut dyn Conn, team_id: i64, user_id: i64) -> Result<bool, DbError> {
+    let n = c.execute(
         "INSERT INTO team_members (team_id, user_id) VALUES (?, ?) ON CONFLICT (team_id, user_id) DO NOTHING",
         params![team_id, user_id],
     )?;
-    Ok(())
+    Ok(n > 0)
 }
 
 /// Team slugs as the platform makes them: lowercase, runs of other characters become `-`.
@@ -292,4 +293,50 @@ pub fn find_team(c: &mut dyn Conn, org_id: i64, key: &TeamKey, view: TeamView) -
         updated_at: r.i64(7),
         members_count: r.i64(8),
     }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Membership and team changes after creation (the control plane's).
+
+/// Removes a user from a team; false when not on it.
+pub fn remove_team_member(c: &mut dyn Conn, team_id: i64, user_id: i64) -> Result<bool, DbError> {
+    Ok(c.execute("DELETE FROM team_members WHERE team_id = ? AND user_id = ?", params![team_id, user_id])? > 0)
+}
+
+/// The organization's teams a user is on, by slug.
+pub fn teams_of_member(c: &mut dyn Conn, org_id: i64, user_id: i64) -> Result<Vec<Team>, DbError> {
+    let rows = c.query(
+        &format!(
+            "SELECT {TEAM_COLS} FROM teams t JOIN team_members m ON m.team_id = t.id \
+             WHERE t.org_id = ? AND m.user_id = ? ORDER BY t.slug"
+        ),
+        params![org_id, user_id],
+    )?;
+    Ok(rows.iter().map(team_from_row).collect())
+}
+
+/// Removes a user from an organization and from all its teams; false when not a member.
+pub fn remove_org_member(c: &mut dyn Conn, org_id: i64, user_id: i64) -> Result<bool, DbError> {
+    c.execute(
+        "DELETE FROM team_members WHERE user_id = ? AND team_id IN (SELECT id FROM teams WHERE org_id = ?)",
+        params![user_id, org_id],
+    )?;
+    Ok(c.execute("DELETE FROM org_members WHERE org_id = ? AND user_id = ?", params![org_id, user_id])? > 0)
+}
+
+/// Sets a team's name (and the slug made of it), description and privacy.
+pub fn update_team(c: &mut dyn Conn, t: &Team, now: i64) -> Result<(), DbError> {
+    c.execute(
+        "UPDATE teams SET name = ?, slug = ?, description = ?, privacy = ?, updated_at = ? WHERE id = ?",
+        params![&t.name, &t.slug, t.description.as_deref(), &t.privacy, now, t.id],
+    )?;
+    Ok(())
+}
+
+/// Deletes a team with its memberships and its security-manager role.
+pub fn delete_team(c: &mut dyn Conn, t: &Team) -> Result<(), DbError> {
+    c.execute("DELETE FROM team_members WHERE team_id = ?", params![t.id])?;
+    c.execute("DELETE FROM security_manager_teams WHERE org_id = ? AND team_id = ?", params![t.org_id, t.id])?;
+    c.execute("DELETE FROM teams WHERE id = ?", params![t.id])?;
+    Ok(())
 }

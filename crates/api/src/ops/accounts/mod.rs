@@ -2,6 +2,7 @@
 //! (one id space for users and organizations, teams belonging to an organization). One folder
 //! because the three share their shapes (`shapes.rs`: a user's profile is also an
 //! organization's, a full team carries its full organization).
+pub mod control;
 pub mod orgs;
 pub mod shapes;
 pub mod teams;

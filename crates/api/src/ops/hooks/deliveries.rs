@@ -237,7 +237,8 @@ fn event_names(kind: &str) -> &'static [&'static str] {
         "DeploymentEvent" => &["deployment"],
         "DeploymentStatusEvent" => &["deployment_status"],
         "RepositoryRulesetEvent" => &["repository_ruleset"],
-        _ => &[],
+        // Organization-level records: `team`, `membership`, `organization`.
+        other => super::org_events::event_names(other),
     }
 }
 
@@ -360,6 +361,11 @@ impl WebhookConsumer {
                 let Some(r) = activity::read::<RepositoryRulesetActivity>(p) else { return Ok(None) };
                 action = RULESET_ACTIONS.iter().copied().find(|x| *x == r.action);
                 Body::RepositoryRuleset(r)
+            }
+            "team" | "membership" | "organization" => {
+                let Some((b, act)) = super::org_events::body(c, u, org, event, p)? else { return Ok(None) };
+                action = Some(act);
+                Body::Org(b)
             }
             _ => return Ok(None),
         };

@@ -5,6 +5,7 @@
 pub mod activity;
 pub mod deliveries;
 pub mod deployment_events;
+pub mod org_events;
 pub mod payloads;
 pub mod ruleset_events;
 

@@ -111,6 +111,8 @@ pub enum Body {
     DeploymentStatus(DeploymentBody<DeploymentStatusActivity>),
     /// `repository_ruleset`
     RepositoryRuleset(RepositoryRulesetActivity),
+    /// `team`, `membership`, `organization` (`org_events`)
+    Org(super::org_events::OrgBody),
 }
 
 /// `depbot_alert`: the action and the alert as it was then (`WebhookDepbotAlert`).
