@@ -333,6 +333,46 @@ async fn through_the_balancer_every_answer_is_current_and_the_limit_is_one() {
 }
 
 #[tokio::test]
+async fn runs_both_nodes_settle_at_once_complete_once() {
+    // Every read of a repository's runs settles its due runs first, so reads on both nodes at
+    // once race for the same runs (with both nodes' tickers). Each completion is recorded once:
+    // a settler reads what it changes under the run's lock, never a state another node has
+    // already moved on from.
+    let Some((a, b)) = pair(Options::default()).await else { return };
+    let t = setup(&a).await;
+    const RUNS: i64 = 12;
+    for _ in 0..RUNS {
+        let plan = json!({"workflow": ".workflows/ci.yml", "actor": "alice", "queue_seconds": 0, "jobs": [{"name": "build", "duration_seconds": 30}]});
+        a.admin_post("/repos/alice/hello/runs", plan).await;
+    }
+    tokio::join!(a.advance(120), b.advance(120));
+    const RUNS_PATH: &str = "/repos/alice/hello/actions/runs";
+    let reads = tokio::join!(
+        a.get(RUNS_PATH, Some(&t)),
+        b.get(RUNS_PATH, Some(&t)),
+        a.get(RUNS_PATH, Some(&t)),
+        b.get(RUNS_PATH, Some(&t)),
+        a.get(RUNS_PATH, Some(&t)),
+        b.get(RUNS_PATH, Some(&t))
+    );
+    for r in [reads.0, reads.1, reads.2, reads.3, reads.4, reads.5] {
+        assert_eq!(r.status(), 200);
+    }
+    let counts = a
+        .store
+        .read(|c| {
+            let n = |c: &mut dyn platform_store::Conn, action: &str| {
+                let like = format!("{{\"action\":\"{action}\"%");
+                c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'WorkflowRunEvent' AND payload LIKE ?", &[like.as_str().into()])
+            };
+            Ok::<_, platform_store::DbError>((n(c, "in_progress")?, n(c, "completed")?))
+        })
+        .await
+        .unwrap();
+    assert_eq!(counts, (RUNS, RUNS), "each run started and completed once");
+}
+
+#[tokio::test]
 async fn through_the_balancer_every_delivery_and_every_run_completion_happens_once() {
     // The wall clock: each node's ticker settles runs as their jobs end.
     let Some((a, b)) = pair(Options { manual_clock: false, ..Options::default() }).await else { return };

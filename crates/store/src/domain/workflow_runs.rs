@@ -918,14 +918,19 @@ pub struct Live {
 }
 
 pub fn load_live(c: &mut dyn Conn, id: i64) -> Result<Option<Live>, DbError> {
-    // Takes the row lock first, so concurrent settlers on PostgreSQL act one after the other.
-    if c.execute("UPDATE workflow_runs SET due_at = due_at WHERE id = ?", params![id])? == 0 {
+    if !lock(c, id)? {
         return Ok(None);
     }
     let Some(run) = get_any(c, id)? else { return Ok(None) };
     let jobs = jobs(c, id, run.run_attempt)?;
     let gates = gates(c, id, run.run_attempt)?;
     Ok(Some(Live { run, jobs, gates }))
+}
+
+/// Takes the run's row lock (to the end of the transaction), so concurrent settlers on
+/// PostgreSQL act one after the other; `false`: no such run.
+pub fn lock(c: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
+    Ok(c.execute("UPDATE workflow_runs SET due_at = due_at WHERE id = ?", params![id])? > 0)
 }
 
 /// Writes a run loaded for change back: its row, and the jobs that changed.

@@ -41,25 +41,19 @@ pub struct Before {
     jobs: Vec<(i64, String)>,
 }
 
-/// Runs' statuses before a settle (the runs it may move), to record what it changed.
-pub(super) fn statuses(c: &mut dyn Conn, due: Option<(Option<i64>, i64)>, id: Option<i64>) -> Result<Vec<Before>, DbError> {
-    let rows = match (id, due) {
-        (Some(id), _) => c.query("SELECT id, status, run_attempt FROM workflow_runs WHERE id = ?", platform_store::params![id])?,
-        (None, Some((Some(repo_id), now))) => c.query(
-            "SELECT id, status, run_attempt FROM workflow_runs WHERE repo_id = ? AND due_at <= ?",
-            platform_store::params![repo_id, now],
-        )?,
-        (None, Some((None, now))) => {
-            c.query("SELECT id, status, run_attempt FROM workflow_runs WHERE due_at <= ?", platform_store::params![now])?
-        }
-        (None, None) => Vec::new(),
-    };
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let jobs = runs::jobs(c, r.i64(0), r.i64(2))?.into_iter().map(|j| (j.id, j.status)).collect();
-        out.push(Before { id: r.i64(0), status: r.string(1), jobs });
+/// A run's status and its jobs' before a change, read under the run's row lock (taken here and
+/// held to the end of the transaction): on PostgreSQL another node may be settling the same run,
+/// and a status read before the lock could be one it has already moved on from — its change
+/// would then be recorded twice.
+pub(super) fn statuses(c: &mut dyn Conn, id: i64) -> Result<Vec<Before>, DbError> {
+    if !runs::lock(c, id)? {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let Some(r) = c.query_opt("SELECT status, run_attempt FROM workflow_runs WHERE id = ?", platform_store::params![id])? else {
+        return Ok(Vec::new());
+    };
+    let jobs = runs::jobs(c, id, r.i64(1))?.into_iter().map(|j| (j.id, j.status)).collect();
+    Ok(vec![Before { id, status: r.string(0), jobs }])
 }
 
 /// Records what a settle did to runs (as they were before), in the order the hosted platform
@@ -160,9 +154,18 @@ pub fn record_requested(c: &mut dyn Conn, u: &Urls, repo: &Repo, id: i64, now: i
 
 /// Settles one run now (after a change to it) and records what changed.
 pub fn settle_one(c: &mut dyn Conn, u: &Urls, id: i64, now: i64) -> Result<(), DbError> {
-    let before = statuses(c, None, Some(id))?;
+    let before = statuses(c, id)?;
     super::machine::settle_run(c, id, now)?;
     record_changes(c, u, &before, now)
+}
+
+/// Settles every run (of a repository) with a transition due, one after the other, each
+/// recorded from its state under its lock.
+fn settle_due(c: &mut dyn Conn, u: &Urls, repo_id: Option<i64>, now: i64) -> Result<(), DbError> {
+    for id in runs::due_runs(c, repo_id, now)? {
+        settle_one(c, u, id, now)?;
+    }
+    Ok(())
 }
 
 /// Brings a repository's runs up to the platform clock; returns the time of the next scheduled
@@ -177,9 +180,7 @@ pub async fn settle_repo(app: &Shared, repo_id: i64) -> ApiResult<Option<i64>> {
     let next = app
         .store
         .write(move |c| -> Result<_, DbError> {
-            let before = statuses(c, Some((Some(repo_id), now)), None)?;
-            super::machine::settle_due(c, Some(repo_id), now)?;
-            record_changes(c, &u, &before, now)?;
+            settle_due(c, &u, Some(repo_id), now)?;
             runs::next_due(c, Some(repo_id))
         })
         .await?;
@@ -205,15 +206,7 @@ impl Work for Ticker {
             return Ok(Next::Wait);
         }
         let u = self.state.urls.clone();
-        self.state
-            .store
-            .write(move |c| -> Result<(), DbError> {
-                let before = statuses(c, Some((None, now)), None)?;
-                super::machine::settle_due(c, None, now)?;
-                record_changes(c, &u, &before, now)
-            })
-            .await
-            .context("settling due workflow runs")?;
+        self.state.store.write(move |c| settle_due(c, &u, None, now)).await.context("settling due workflow runs")?;
         Ok(Next::Again)
     }
 }

@@ -216,18 +216,6 @@ pub fn settle_run(c: &mut dyn Conn, id: i64, now: i64) -> Result<bool, DbError> 
     Ok(done)
 }
 
-/// Settles every run with a transition due by `now` (of one repository, or all); returns the ids
-/// of the runs that completed.
-pub fn settle_due(c: &mut dyn Conn, repo_id: Option<i64>, now: i64) -> Result<Vec<i64>, DbError> {
-    let mut done = Vec::new();
-    for id in runs::due_runs(c, repo_id, now)? {
-        if settle_run(c, id, now)? {
-            done.push(id);
-        }
-    }
-    Ok(done)
-}
-
 /// Why a change of a run was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {

@@ -456,7 +456,7 @@ async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     let run = load(&ctx).await?;
     let u = ctx.app.urls.clone();
     change(&ctx, run.id, move |c, now| {
-        let before = engine::statuses(c, None, Some(run.id))?;
+        let before = engine::statuses(c, run.id)?;
         let out = machine::cancel(c, run.id, now)?;
         // The cancellation completes the run and its jobs: recorded here (settling after it
         // finds nothing left to complete).

@@ -398,7 +398,7 @@ pub async fn admin_advance(State(app): State<Shared>, Path(id): Path<String>) ->
                 .query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])?
                 .map(|r| r.i64(0))
                 .ok_or_else(ApiError::not_found)?;
-            let before = super::engine::statuses(c, None, Some(id))?;
+            let before = super::engine::statuses(c, id)?;
             match super::machine::advance(c, id, now)? {
                 Ok(_) => super::engine::record_changes(c, &u, &before, now)?,
                 Err(_) => {
