@@ -373,6 +373,33 @@ async fn runs_both_nodes_settle_at_once_complete_once() {
 }
 
 #[tokio::test]
+async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
+    // Both nodes publish the same private repository at once: one makes it public, the other
+    // finds it public already under the row's lock, so `publicized` and `PublicEvent` are once.
+    let Some((a, b)) = pair(Options::default()).await else { return };
+    a.user("alice").await;
+    a.repo("alice", "secret", true).await;
+    let t = a.classic("alice", &["repo"]).await;
+    let publish = |s: &Server| s.req(reqwest::Method::PATCH, "/repos/alice/secret", Some(&t)).json(&json!({"private": false})).send();
+    let (ra, rb, rc, rd) = tokio::join!(publish(&a), publish(&b), publish(&a), publish(&b));
+    for r in [ra, rb, rc, rd] {
+        assert_eq!(r.unwrap().status(), 200);
+    }
+    let counts = a
+        .store
+        .read(|c| {
+            let publicized = c.query_i64(
+                "SELECT COUNT(*) FROM activity WHERE kind = 'RepositoryEvent' AND payload LIKE '{\"action\":\"publicized\"%'",
+                &[],
+            )?;
+            Ok::<_, platform_store::DbError>((publicized, c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'PublicEvent'", &[])?))
+        })
+        .await
+        .unwrap();
+    assert_eq!(counts, (1, 1), "one publication recorded once");
+}
+
+#[tokio::test]
 async fn through_the_balancer_every_delivery_and_every_run_completion_happens_once() {
     // The wall clock: each node's ticker settles runs as their jobs end.
     let Some((a, b)) = pair(Options { manual_clock: false, ..Options::default() }).await else { return };

@@ -88,10 +88,10 @@ fn insert_values(a: &NewAlert, number: i64, out: &mut Vec<Value>) {
     ]);
 }
 
-/// The next alert number of a repository. The no-op update takes the repository's row lock
-/// first (PostgreSQL), so nodes creating alerts at once cannot pick the same number.
+/// The next alert number of a repository, under the repository's row lock, so nodes creating
+/// alerts at once cannot pick the same number.
 fn next_number(c: &mut dyn Conn, repo_id: i64) -> Result<i64, DbError> {
-    c.execute("UPDATE repos SET updated_at = updated_at WHERE id = ?", params![repo_id])?;
+    super::repos::lock(c, repo_id)?;
     c.query_i64("SELECT COALESCE(MAX(number), 0) + 1 FROM depbot_alerts WHERE repo_id = ?", params![repo_id])
 }
 

@@ -267,9 +267,12 @@ pub async fn update(ctx: Ctx, Body(b): Body<UpdateRepo>) -> ApiResult<Reply> {
     let urls = ctx.app.urls.clone();
     let now = ctx.app.clock.now();
     let actor_id = ctx.principal.user().map(|u| u.id);
-    let before = repo.clone();
+    let id = repo.id;
     let updated = ctx
         .write(move |c| -> Result<Repo, ApiError> {
+            // What changed is decided against the row as it is under its lock, not as this
+            // request first read it: concurrent updates (on any node) record each change once.
+            let before = repos::locked(c, id)?.ok_or_else(ApiError::not_found)?;
             if let Some(branch) = b.default_branch.as_deref().filter(|d| *d != before.default_branch) {
                 if !repos::has_branch(c, before.id, branch)? {
                     let empty = repos::resolve_ref(c, before.id, &before.default_branch)?.is_none()
