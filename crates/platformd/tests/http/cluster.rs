@@ -397,6 +397,26 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
         .await
         .unwrap();
     assert_eq!(counts, (1, 1), "one publication recorded once");
+
+    // The same for an alert dismissed on both nodes at once: one `dismissed`.
+    a.admin_post("/repos/alice/secret/depbot/alerts", crate::depbot::alert("npm", "left-pad", "high")).await;
+    let dismiss = |s: &Server| {
+        s.req(reqwest::Method::PATCH, "/repos/alice/secret/depbot/alerts/1", Some(&t))
+            .json(&json!({"state": "dismissed", "dismissed_reason": "tolerable_risk"}))
+            .send()
+    };
+    let (ra, rb, rc, rd) = tokio::join!(dismiss(&a), dismiss(&b), dismiss(&a), dismiss(&b));
+    for r in [ra, rb, rc, rd] {
+        assert_eq!(r.unwrap().status(), 200);
+    }
+    let dismissed = a
+        .store
+        .read(|c| {
+            c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'DepbotAlertEvent' AND payload LIKE '{\"action\":\"dismissed\"%'", &[])
+        })
+        .await
+        .unwrap();
+    assert_eq!(dismissed, 1, "one dismissal recorded once");
 }
 
 #[tokio::test]

@@ -221,6 +221,14 @@ pub fn get(c: &mut dyn Conn, repo_id: i64, number: i64) -> Result<Option<Alert>,
     Ok(load(c, "x.repo_id = ? AND x.number = ?", "", params![repo_id, number])?.into_iter().next())
 }
 
+/// The alert as it is now, under its row lock (to the end of the transaction): a change decided
+/// against it (a dismissal, a reopening, and the activity recording it) is made once however
+/// many nodes make it at once.
+pub fn locked(c: &mut dyn Conn, repo_id: i64, number: i64) -> Result<Option<Alert>, DbError> {
+    c.execute("UPDATE depbot_alerts SET number = number WHERE repo_id = ? AND number = ?", params![repo_id, number])?;
+    get(c, repo_id, number)
+}
+
 /// `epss_percentage` filter: a comparison or an inclusive range.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Epss {

@@ -638,7 +638,7 @@ async fn update(ctx: Ctx, body: BodyValue<UpdateAlert>) -> ApiResult<Reply> {
     let (repo, u) = (ctx.repo().clone(), ctx.app.urls.clone());
     let updated = ctx
         .write(move |c| -> ApiResult<Alert> {
-            let alert = depbot::get(c, repo_id, number)?.ok_or_else(ApiError::not_found)?;
+            let alert = depbot::locked(c, repo_id, number)?.ok_or_else(ApiError::not_found)?;
             let users = match &logins {
                 Some(logins) => {
                     let mut ids = Vec::new();
