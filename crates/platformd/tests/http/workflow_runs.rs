@@ -877,31 +877,10 @@ fn sequence(hits: &[crate::hooks::Hit]) -> Vec<String> {
 
 both!(workflow_jobs_are_sent_in_hosted_order, |s| {
     let _ = world(&s).await;
-    let (url, recv) = crate::hooks::Recv::start().await;
     let owner = s.classic("alice", &["admin:org_hook"]).await;
-    let body = json!({"name": "web", "config": {"url": url, "content_type": "json"}, "events": ["workflow_run", "workflow_job"]});
-    let (code, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&owner), Some(body)).await;
-    assert_eq!(code, 201, "{b}");
-    recv.wait(1, 10).await; // the ping
-    let jobs = json!([
-        {"name": "build", "duration_seconds": 10},
-        {"name": "deploy", "needs": ["build"], "duration_seconds": 20,
-         "environment": {"name": "production", "reviewers": [{"type": "User", "login": "bob"}]}},
-    ]);
-    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
-    recv.wait(6, 10).await;
-    s.advance(10).await;
-    recv.wait(8, 10).await;
-    // The deploy job waits for bob's review.
-    let pending = format!("{}/pending_deployments", run_path(&run["id"]));
-    let bob = s.classic("bob", &["repo"]).await;
-    let env_id = get_ok(&s, &pending, Some(&bob)).await[0]["environment"]["id"].clone();
-    let review = json!({"environment_ids": [env_id], "state": "approved", "comment": "ship it"});
-    let (code, _, b) = call(&s, Method::POST, &pending, Some(&bob), Some(review)).await;
-    assert_eq!(code, 200, "{b}");
-    recv.wait(9, 10).await;
-    s.advance(20).await;
-    let hits = queued_order(&s, &owner, recv.wait(11, 15).await).await;
+    let recv = hook_for(&s, &owner, json!(["workflow_run", "workflow_job"])).await;
+    let (run, _, hits) = reviewed_deploy(&s, &recv, [6, 8, 9, 11]).await;
+    let hits = queued_order(&s, &owner, hits).await;
     assert_eq!(
         sequence(&hits),
         [
@@ -1017,6 +996,31 @@ async fn hook_for(s: &Server, owner: &str, events: Value) -> crate::hooks::Recv 
     recv
 }
 
+/// A reviewed deployment, start to end: `build` (10 s), then `deploy` to `production`, which
+/// waits for bob's review; bob approves it and it runs 20 s. `waits`: how many deliveries `recv`
+/// holds after the plan, after `build`, after the approval and at the end. Returns the run, the
+/// deployments the approval made, and every delivery.
+async fn reviewed_deploy(s: &Server, recv: &crate::hooks::Recv, waits: [usize; 4]) -> (Value, Value, Vec<crate::hooks::Hit>) {
+    let jobs = json!([
+        {"name": "build", "duration_seconds": 10},
+        {"name": "deploy", "needs": ["build"], "duration_seconds": 20,
+         "environment": {"name": "production", "reviewers": [{"type": "User", "login": "bob"}]}},
+    ]);
+    let run = plan(s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
+    recv.wait(waits[0], 10).await;
+    s.advance(10).await;
+    recv.wait(waits[1], 10).await;
+    let pending = format!("{}/pending_deployments", run_path(&run["id"]));
+    let bob = s.classic("bob", &["repo"]).await;
+    let env_id = get_ok(s, &pending, Some(&bob)).await[0]["environment"]["id"].clone();
+    let review = json!({"environment_ids": [env_id], "state": "approved", "comment": "ship it"});
+    let (code, _, made) = call(s, Method::POST, &pending, Some(&bob), Some(review)).await;
+    assert_eq!(code, 200, "{made}");
+    recv.wait(waits[2], 10).await;
+    s.advance(20).await;
+    (run, made, recv.wait(waits[3], 15).await)
+}
+
 /// The `deployment_status` deliveries' states, in order.
 fn deployment_states(hits: &[crate::hooks::Hit]) -> Vec<String> {
     let statuses = hits.iter().filter(|h| h.h("x-service-event") == "deployment_status");
@@ -1027,24 +1031,8 @@ both!(approved_deployments_are_sent_with_their_statuses_in_hosted_order, |s| {
     let _ = world(&s).await;
     let owner = s.classic("alice", &["admin:org_hook"]).await;
     let recv = hook_for(&s, &owner, json!(["workflow_run", "workflow_job", "deployment", "deployment_status"])).await;
-    let jobs = json!([
-        {"name": "build", "duration_seconds": 10},
-        {"name": "deploy", "needs": ["build"], "duration_seconds": 20,
-         "environment": {"name": "production", "reviewers": [{"type": "User", "login": "bob"}]}},
-    ]);
-    let run = plan(&s, "acme/widgets", json!({"workflow": ".workflows/cd.yml", "actor": "alice", "queue_seconds": 0, "jobs": jobs})).await;
-    recv.wait(6, 10).await;
-    s.advance(10).await;
-    recv.wait(8, 10).await;
-    let pending = format!("{}/pending_deployments", run_path(&run["id"]));
-    let bob = s.classic("bob", &["repo"]).await;
-    let env_id = get_ok(&s, &pending, Some(&bob)).await[0]["environment"]["id"].clone();
-    let review = json!({"environment_ids": [env_id], "state": "approved", "comment": "ship it"});
-    let (code, _, made) = call(&s, Method::POST, &pending, Some(&bob), Some(review)).await;
-    assert_eq!(code, 200, "{made}");
-    recv.wait(12, 10).await;
-    s.advance(20).await;
-    let hits = queued_order(&s, &owner, recv.wait(15, 15).await).await;
+    let (run, made, hits) = reviewed_deploy(&s, &recv, [6, 8, 12, 15]).await;
+    let hits = queued_order(&s, &owner, hits).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(recv.count(), 15);
     let seq: Vec<String> = sequence(&hits)
