@@ -163,3 +163,34 @@ export async function receiver() {
   }
   return { url, received, waitFor, assertAllValid, close: () => server.close() };
 }
+
+/**
+ * Two hooks with `*` on organization `org` — json with a secret, and form — at a new receiver.
+ * `delivered(event, action?, pred?)` waits for that delivery (`action` matched when given) at both
+ * hooks, each validated, and returns its payload; `close()` deletes the hooks and the receiver.
+ */
+export async function allEventHooks(owner, org) {
+  const rx = await receiver();
+  const hooks = [];
+  for (const [content_type, secret] of [["json", "payload-secret"], ["form", undefined]]) {
+    const config = { url: `${rx.url}?h=${content_type}-${hooks.length}-${Date.now()}`, content_type, ...(secret ? { secret } : {}) };
+    const { data } = await owner.rest.orgs.createWebhook({ org, name: "web", events: ["*"], config });
+    hooks.push(data);
+  }
+  async function delivered(event, action, pred = () => true) {
+    const out = [];
+    for (const h of hooks) {
+      out.push(await rx.waitFor(
+        (d) => d.headers["x-service-hook-id"] === String(h.id) && d.headers["x-service-event"] === event
+          && (action === undefined || d.payload?.action === action) && d.payload && pred(d.payload),
+        `${event}${action ? `.${action}` : ""} at hook ${h.id}`,
+      ));
+    }
+    return out[0].payload;
+  }
+  async function close() {
+    for (const h of hooks) await owner.rest.orgs.deleteWebhook({ org, hook_id: h.id }).catch(() => {});
+    rx.close();
+  }
+  return { rx, hooks, delivered, close };
+}

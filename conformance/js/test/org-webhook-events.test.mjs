@@ -5,40 +5,23 @@
 import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { TOKENS, admin, adminCall, check, client, unique } from "../lib/helpers.mjs";
-import { receiver } from "../lib/webhooks.mjs";
+import { allEventHooks } from "../lib/webhooks.mjs";
 
 const owner = client({ token: TOKENS.owner });
 const org = unique("js-orgev");
+let hooks;
 let rx;
-const hooks = [];
 
 before(async () => {
   await adminCall("POST", "/orgs", { login: org, owners: ["octo"] });
-  rx = await receiver();
-  for (const [content_type, secret] of [["json", "payload-secret"], ["form", undefined]]) {
-    const config = { url: `${rx.url}?h=${unique(content_type)}`, content_type, ...(secret ? { secret } : {}) };
-    const { data } = await owner.rest.orgs.createWebhook({ org, name: "web", events: ["*"], config });
-    hooks.push(data);
-  }
+  hooks = await allEventHooks(owner, org);
+  rx = hooks.rx;
 });
 
-after(async () => {
-  for (const h of hooks) await owner.rest.orgs.deleteWebhook({ org, hook_id: h.id }).catch(() => {});
-  rx.close();
-});
+after(() => hooks.close());
 
 /** Waits for the delivery of `event` and `action` matching `pred` at every hook; all validated. */
-async function delivered(event, action, pred = () => true) {
-  const out = [];
-  for (const h of hooks) {
-    out.push(await rx.waitFor(
-      (d) => d.headers["x-service-hook-id"] === String(h.id) && d.headers["x-service-event"] === event
-        && d.payload?.action === action && pred(d.payload),
-      `${event}.${action} at hook ${h.id}`,
-    ));
-  }
-  return out[0].payload;
-}
+const delivered = (event, action, pred) => hooks.delivered(event, action, pred);
 
 const user = async () => (await adminCall("POST", "/users", { login: unique("js-ev") })).login;
 

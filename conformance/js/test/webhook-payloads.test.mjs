@@ -9,38 +9,21 @@ import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import { ORG, PUBLIC_REPO, TOKENS, adminCall, check, client, randomSha, unique } from "../lib/helpers.mjs";
-import { receiver } from "../lib/webhooks.mjs";
+import { allEventHooks } from "../lib/webhooks.mjs";
 
 const owner = client({ token: TOKENS.owner });
+let hooks;
 let rx;
-const hooks = [];
 
 before(async () => {
-  rx = await receiver();
-  for (const [content_type, secret] of [["json", "payload-secret"], ["form", undefined]]) {
-    const config = { url: `${rx.url}?h=${unique(content_type)}`, content_type, ...(secret ? { secret } : {}) };
-    const { data } = await owner.rest.orgs.createWebhook({ org: ORG, name: "web", events: ["*"], config });
-    hooks.push(data);
-  }
+  hooks = await allEventHooks(owner, ORG);
+  rx = hooks.rx;
 });
 
-after(async () => {
-  for (const h of hooks) await owner.rest.orgs.deleteWebhook({ org: ORG, hook_id: h.id }).catch(() => {});
-  rx.close();
-});
+after(() => hooks.close());
 
 /** Waits for the delivery of `event` (and `action`) matching `pred` at every `*` hook; all validated. */
-async function delivered(event, action, pred = () => true) {
-  const out = [];
-  for (const h of hooks) {
-    out.push(await rx.waitFor(
-      (d) => d.headers["x-service-hook-id"] === String(h.id) && d.headers["x-service-event"] === event
-        && (action === undefined || d.payload?.action === action) && d.payload && pred(d.payload),
-      `${event}${action ? `.${action}` : ""} at hook ${h.id}`,
-    ));
-  }
-  return out[0].payload;
-}
+const delivered = (event, action, pred) => hooks.delivered(event, action, pred);
 
 check("ping validates", [], async () => {
   const p = await delivered("ping");
