@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::authorize::{has_permission, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Poll, Resp};
+use crate::ops::git_hosting::effects::{DeleteActivity, PushActivity};
 use crate::ops::hooks::activity::{CreateActivity, PublicActivity, Record, WatchActivity};
 use crate::principal::Principal;
 use crate::registry::Api;
@@ -242,35 +243,14 @@ pub struct EventRepo {
 #[schemars(inline)]
 pub enum FeedPayload {
     Watch(WatchActivity),
-    Push(FeedPush),
+    // Push and Delete without what only webhooks show (`of`).
+    Push(Box<PushActivity>),
     Create(CreateActivity),
-    Delete(FeedDelete),
+    Delete(DeleteActivity),
     Public(PublicActivity),
     /// A record written before its kind had its type, as stored.
     #[schemars(skip)]
     Stored(Value),
-}
-
-/// A `PushEvent`'s payload: what a feed shows of the push (not what only webhooks show).
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-#[schemars(inline)]
-pub struct FeedPush {
-    pub repository_id: i64,
-    pub push_id: i64,
-    #[serde(rename = "ref")]
-    pub name: String,
-    pub head: String,
-    pub before: String,
-}
-
-/// A `DeleteEvent`'s payload: a deleted branch or tag.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-#[schemars(inline)]
-pub struct FeedDelete {
-    #[serde(rename = "ref")]
-    pub name: String,
-    pub ref_type: String,
-    pub pusher_type: String,
 }
 
 impl FeedPayload {
@@ -278,15 +258,9 @@ impl FeedPayload {
     pub fn of(kind: &str, stored: &Value) -> FeedPayload {
         match Record::read(kind, stored) {
             Some(Record::Watch(w)) => FeedPayload::Watch(w),
-            Some(Record::Push(p)) => FeedPayload::Push(FeedPush {
-                repository_id: p.repository_id,
-                push_id: p.push_id,
-                name: p.name,
-                head: p.head,
-                before: p.before,
-            }),
+            Some(Record::Push(p)) => FeedPayload::Push(Box::new(PushActivity { pushed: None, ..p })),
             Some(Record::Create(k)) => FeedPayload::Create(k),
-            Some(Record::Delete(d)) => FeedPayload::Delete(FeedDelete { name: d.name, ref_type: d.ref_type, pusher_type: d.pusher_type }),
+            Some(Record::Delete(d)) => FeedPayload::Delete(DeleteActivity { before: None, ..d }),
             Some(Record::Public(p)) => FeedPayload::Public(p),
             _ => FeedPayload::Stored(stored.clone()),
         }
@@ -327,7 +301,6 @@ pub fn event(u: &Urls, e: &FeedEvent) -> Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::git_hosting::effects::{DeleteActivity, PushActivity};
 
     // The store selects feed records by kind (`feeds::FEED_KINDS`, also in its partial indexes):
     // exactly the records a feed payload shows.

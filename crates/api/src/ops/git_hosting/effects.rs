@@ -10,6 +10,7 @@ use platform_git::{is_oid, Commit, RefUpdate, Touched, ZERO};
 use platform_store::domain::accounts::Account;
 use platform_store::domain::repos::Repo;
 use platform_store::{Conn, DbError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::ops::hooks::activity::{self, CreateActivity, Record, Scope};
@@ -51,8 +52,10 @@ pub struct Pushed {
 }
 
 /// The `PushEvent` activity of a moved branch: the Events API payload, and [`Pushed`] (absent
-/// for placeholder shas git does not have, and in records older than git hosting).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// for placeholder shas git does not have, and in records older than git hosting; feeds never
+/// show it).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline, description = "A `PushEvent`'s payload: the moved branch (`ref`), its new `head` and what it was `before`.")]
 pub struct PushActivity {
     pub repository_id: i64,
     pub push_id: i64,
@@ -61,18 +64,21 @@ pub struct PushActivity {
     pub head: String,
     pub before: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub pushed: Option<Pushed>,
 }
 
 /// The `DeleteEvent` activity of a deleted branch or tag; `before` (where it pointed) is for the
-/// `push` webhook of the deletion.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// `push` webhook of the deletion (feeds never show it).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline, description = "A `DeleteEvent`'s payload: a deleted branch or tag.")]
 pub struct DeleteActivity {
     #[serde(rename = "ref")]
     pub name: String,
     pub ref_type: String,
     pub pusher_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub before: Option<String>,
 }
 
