@@ -70,6 +70,15 @@ check("watch started and star created validate", [], async () => {
   assert.equal(typeof star.starred_at, "string");
 });
 
+check("star deleted validates, with starred_at null", [], async () => {
+  const { login } = await adminCall("POST", "/users", { login: unique("wh") });
+  await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/stars`, { login });
+  await adminCall("DELETE", `/repos/${ORG}/${PUBLIC_REPO}/stars/${login}`);
+  const p = await delivered("star", "deleted", (x) => x.sender.login === login);
+  assert.equal(p.starred_at, null);
+  assert.equal(p.repository.full_name, `${ORG}/${PUBLIC_REPO}`);
+});
+
 check("workflow_run requested, in_progress and completed validate, for a finished run and a run cancelled through the API", [], async () => {
   const plan = { workflow: ".workflows/js.yml", actor: "octo", queue_seconds: 0, jobs: [{ name: "build", duration_seconds: 60 }] };
   const done = await adminCall("POST", `/repos/${ORG}/${PUBLIC_REPO}/runs`, plan);

@@ -31,6 +31,7 @@ pub fn router(state: Shared) -> Router<Shared> {
         .route("/repos/{owner}/{repo}/rename", post(rename_repo))
         .route("/repos/{owner}/{repo}/watchers", post(add_watcher))
         .route("/repos/{owner}/{repo}/stars", post(star))
+        .route("/repos/{owner}/{repo}/stars/{login}", delete(unstar))
         .route("/apps", post(create_app))
         .route("/apps/{client_id}/installations", post(create_installation))
         .route("/tokens", post(create_token))
@@ -115,6 +116,11 @@ async fn star(State(app): State<Shared>, Path((owner, repo)): Path<(String, Stri
         Some(v) => Reply::created(v),
         None => Reply::empty(StatusCode::NO_CONTENT),
     })
+}
+
+async fn unstar(State(app): State<Shared>, Path((owner, repo, login)): Path<(String, String, String)>) -> ApiResult<Reply> {
+    write(&app, move |c, now| provision::unstar(c, &format!("{owner}/{repo}"), &login, now)).await?;
+    Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 
 async fn rename_repo(State(app): State<Shared>, Path((owner, repo)): Path<(String, String)>, JsonBody(b): JsonBody) -> ApiResult<Reply> {

@@ -11,13 +11,15 @@ use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account};
 use platform_store::domain::feeds::{self, FeedEvent, Scope};
 use platform_store::DbError;
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::authorize::{has_permission, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::operation::{Access, Level, Operation, Poll, Resp};
+use crate::ops::git_hosting::effects::{DeleteActivity, PushActivity};
+use crate::ops::hooks::activity::{CreateActivity, PublicActivity, Record, WatchActivity};
 use crate::principal::Principal;
 use crate::registry::Api;
 use crate::reply::Reply;
@@ -205,9 +207,7 @@ pub struct Event {
     pub kind: String,
     pub actor: EventAccount,
     pub repo: EventRepo,
-    /// Shape by `type`: WatchEvent, PushEvent, CreateEvent, DeleteEvent, PublicEvent.
-    #[schemars(schema_with = "payload_schema")]
-    pub payload: Value,
+    pub payload: FeedPayload,
     pub public: bool,
     pub created_at: Timestamp,
     /// Present whenever the repository belongs to an organization.
@@ -236,35 +236,35 @@ pub struct EventRepo {
     pub url: Uri,
 }
 
-/// The payloads platformd produces, kept as the outbox stored them.
-fn payload_schema(_: &mut SchemaGenerator) -> Schema {
-    let (int, string) = (json!({"type": "integer"}), json!({"type": "string"}));
-    json_schema!({ "anyOf": [
-        { "type": "object", "properties": { "action": string }, "required": ["action"] },
-        {
-            "type": "object",
-            "properties": { "repository_id": int, "push_id": int, "ref": string, "head": string, "before": string },
-            "required": ["repository_id", "push_id", "ref", "head", "before"]
-        },
-        {
-            "type": "object",
-            "properties": {
-                // A new repository (`ref_type` repository) names no ref.
-                "ref": { "anyOf": [string, { "type": "null" }] }, "ref_type": string,
-                "full_ref": { "anyOf": [string, { "type": "null" }] }, "master_branch": string, "pusher_type": string,
-                "description": { "anyOf": [string, { "type": "null" }] }
-            },
-            "required": ["ref", "ref_type", "full_ref", "master_branch", "pusher_type"]
-        },
-        // DeleteEvent: a deleted branch or tag.
-        {
-            "type": "object",
-            "properties": { "ref": string, "ref_type": string, "pusher_type": string },
-            "required": ["ref", "ref_type", "pusher_type"]
-        },
-        // PublicEvent: a repository made public.
-        { "type": "object", "additionalProperties": false }
-    ]})
+/// An event's payload: the Events API's form of the record, by `type` (WatchEvent, PushEvent,
+/// CreateEvent, DeleteEvent, PublicEvent).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum FeedPayload {
+    Watch(WatchActivity),
+    // Push and Delete without what only webhooks show (`of`).
+    Push(Box<PushActivity>),
+    Create(CreateActivity),
+    Delete(DeleteActivity),
+    Public(PublicActivity),
+    /// A record written before its kind had its type, as stored.
+    #[schemars(skip)]
+    Stored(Value),
+}
+
+impl FeedPayload {
+    /// The payload a feed shows for a stored record.
+    pub fn of(kind: &str, stored: &Value) -> FeedPayload {
+        match Record::read(kind, stored) {
+            Some(Record::Watch(w)) => FeedPayload::Watch(w),
+            Some(Record::Push(p)) => FeedPayload::Push(Box::new(PushActivity { pushed: None, ..p })),
+            Some(Record::Create(k)) => FeedPayload::Create(k),
+            Some(Record::Delete(d)) => FeedPayload::Delete(DeleteActivity { before: None, ..d }),
+            Some(Record::Public(p)) => FeedPayload::Public(p),
+            _ => FeedPayload::Stored(stored.clone()),
+        }
+    }
 }
 
 fn account_ref(u: &Urls, a: &Account, display: bool) -> EventAccount {
@@ -291,9 +291,52 @@ pub fn event(u: &Urls, e: &FeedEvent) -> Event {
         kind: a.kind.clone(),
         actor,
         repo: EventRepo { id: repo_id, url: Uri(format!("{}/repos/{name}", u.api)), name },
-        payload: crate::ops::git_hosting::effects::feed_payload(&a.kind, &a.payload),
+        payload: FeedPayload::of(&a.kind, &a.payload),
         public: a.public,
         created_at: Timestamp(a.created_at),
         org: e.org.as_ref().map(|org| account_ref(u, org, false)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The store selects feed records by kind (`feeds::FEED_KINDS`, also in its partial indexes):
+    // exactly the records a feed payload shows.
+    #[test]
+    fn the_feed_kinds_are_the_records_feeds_show() {
+        let create = CreateActivity {
+            name: None,
+            ref_type: "repository".into(),
+            full_ref: None,
+            master_branch: "main".into(),
+            description: None,
+            pusher_type: "user".into(),
+        };
+        let push = PushActivity {
+            repository_id: 1,
+            push_id: 1,
+            name: "refs/heads/main".into(),
+            head: "b".into(),
+            before: "a".into(),
+            pushed: None,
+        };
+        let delete = DeleteActivity { name: "x".into(), ref_type: "tag".into(), pusher_type: "user".into(), before: None };
+        let shown = [
+            Record::Watch(WatchActivity::started()),
+            Record::Push(push),
+            Record::Create(create),
+            Record::Public(PublicActivity {}),
+            Record::Delete(delete),
+        ];
+        for r in &shown {
+            assert!(!matches!(FeedPayload::of(r.kind(), &r.stored()), FeedPayload::Stored(_)), "{}", r.kind());
+        }
+        let mut kinds: Vec<&str> = shown.iter().map(Record::kind).collect();
+        let mut want = feeds::FEED_KINDS.to_vec();
+        kinds.sort();
+        want.sort();
+        assert_eq!(kinds, want);
     }
 }

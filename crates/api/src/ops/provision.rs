@@ -7,7 +7,6 @@ use platform_core::ids::{random_alnum, random_hex, sha256_hex};
 use platform_core::time::parse_ts;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::{self, Account, NewAccount};
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::apps::{self, App, Installation, NewApp};
 use platform_store::domain::notifications;
 use platform_store::domain::repos::{self, Lookup, NewRepo, Repo};
@@ -17,6 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::ApiError;
+use crate::ops::hooks::activity::{self, Record, Scope, UnstarActivity, WatchActivity};
 use crate::ops::hooks::org_events;
 
 type R<T> = Result<T, ApiError>;
@@ -51,11 +51,15 @@ pub fn org(c: &mut dyn Conn, login: &str) -> R<Account> {
 
 /// `owner/name` of an existing repository (renames followed).
 pub fn repo(c: &mut dyn Conn, full_name: &str) -> R<Repo> {
-    let (o, n) = full_name.split_once('/').ok_or_else(|| missing("Repository", "repo", full_name))?;
-    match repos::lookup(c, o, n)? {
-        Lookup::Found(r) | Lookup::Moved(r) => Ok(r),
-        Lookup::Missing => Err(missing("Repository", "repo", full_name)),
-    }
+    find_repo(c, full_name)?.ok_or_else(|| missing("Repository", "repo", full_name))
+}
+
+fn find_repo(c: &mut dyn Conn, full_name: &str) -> Result<Option<Repo>, DbError> {
+    let Some((o, n)) = full_name.split_once('/') else { return Ok(None) };
+    Ok(match repos::lookup(c, o, n)? {
+        Lookup::Found(r) | Lookup::Moved(r) => Some(r),
+        Lookup::Missing => None,
+    })
 }
 
 #[derive(Deserialize)]
@@ -330,9 +334,21 @@ pub fn star(c: &mut dyn Conn, repo: &Repo, s: &StarIn, now: i64) -> R<Option<ser
     if !platform_store::domain::feeds::star(c, repo.id, u.id, now)? {
         return Ok(None);
     }
-    let payload = json!({"action": "started"});
-    activity::record(c, &NewActivity::in_repo("WatchEvent", Some(u.id), repo, &payload), now)?;
+    activity::record(c, Scope::repo(Some(u.id), repo), &Record::Watch(WatchActivity::started()), now)?;
     Ok(Some(json!({"repo": repo.full_name(), "login": u.login, "starred_at": platform_core::time::format_ts(now)})))
+}
+
+/// Removes a user's star and records it (`star` `deleted`; not public: no feed shows it, as
+/// hosted). 404 when the repository or the user is unknown, or the user had not starred it.
+pub fn unstar(c: &mut dyn Conn, full_name: &str, login: &str, now: i64) -> R<()> {
+    let repo = find_repo(c, full_name)?;
+    let u = accounts::by_login(c, login)?.filter(|a| !a.is_org());
+    let (Some(repo), Some(u)) = (repo, u) else { return Err(ApiError::not_found()) };
+    if !platform_store::domain::feeds::unstar(c, repo.id, u.id)? {
+        return Err(ApiError::not_found());
+    }
+    activity::record(c, Scope::repo(Some(u.id), &repo).private(), &Record::Unstar(UnstarActivity {}), now)?;
+    Ok(())
 }
 
 #[derive(Deserialize)]

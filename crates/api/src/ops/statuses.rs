@@ -1,7 +1,6 @@
 //! Commit statuses (document 2).
 use platform_core::ids::node_id;
 use platform_core::status::STATES;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::statuses::Status;
 use platform_store::domain::statuses::{self, NewStatus};
@@ -12,7 +11,7 @@ use serde_json::Value;
 use crate::error::{ApiError, ApiResult};
 use crate::input::nullable;
 use crate::operation::{Access, Operation, Resp};
-use crate::ops::hooks::activity::{self as hook_activity, StatusActivity};
+use crate::ops::hooks::activity::{self, Record, Scope, StatusActivity};
 use crate::registry::Api;
 use crate::reply::Reply;
 use crate::request::{Body, Ctx, Pagination, Query};
@@ -110,7 +109,7 @@ async fn create(ctx: Ctx, Body(b): Body<CreateStatus>) -> ApiResult<Reply> {
     let id = repo.id;
     let creator = ctx.principal.user().cloned();
     let creator_id = creator.as_ref().map(|u| u.id);
-    let (org_id, private) = (repo.owner.is_org().then_some(repo.owner.id), repo.private);
+    let at = Scope::repo(creator_id, repo);
     let now = ctx.app.clock.now();
     // The reference is resolved in the write's transaction: one trip to the database, not two.
     let status = ctx
@@ -132,7 +131,7 @@ async fn create(ctx: Ctx, Body(b): Body<CreateStatus>) -> ApiResult<Reply> {
                 )));
             };
             // Platform activity (`status` webhooks), in the same transaction.
-            let payload = hook_activity::stored(&StatusActivity {
+            let r = Record::Status(StatusActivity {
                 id: st.id,
                 sha: st.sha.clone(),
                 state: st.state.clone(),
@@ -140,9 +139,7 @@ async fn create(ctx: Ctx, Body(b): Body<CreateStatus>) -> ApiResult<Reply> {
                 description: st.description.clone(),
                 target_url: st.target_url.clone(),
             });
-            let a =
-                NewActivity { kind: "StatusEvent", actor_id: creator_id, repo_id: Some(id), org_id, public: !private, payload: &payload };
-            activity::record(c, &a, now)?;
+            activity::record(c, at, &r, now)?;
             Ok(st)
         })
         .await?;

@@ -452,3 +452,36 @@ both!(a_repository_made_private_leaves_the_public_feeds, |s| {
     let (st, _, _) = parts(s.get("/repos/acme/app/events", None).await).await;
     assert_eq!(st, 404);
 });
+
+// A star removed on the control plane (204) is a `star` `deleted` webhook with `starred_at`
+// null, and no feed entry (the hosted Events API has none); 404 when the user had not starred
+// the repository, or there is no such repository or user.
+both!(removed_star_is_a_star_deleted_webhook_only, |s| {
+    s.user("alice").await;
+    s.user("bob").await;
+    s.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
+    s.repo("acme", "pub", false).await;
+    let t = s.classic("alice", &["repo", "admin:org_hook"]).await;
+    let hook = json!({"name": "web", "config": {"url": "http://127.0.0.1:9/x"}, "events": ["star", "watch"]});
+    let (st, _, b) = call(&s, Method::POST, "/orgs/acme/hooks", Some(&t), Some(hook)).await;
+    assert_eq!(st, 201, "{b}");
+    let hook = b["id"].as_i64().unwrap();
+    let unstar = |path: &str| s.client.delete(format!("http://{}/_admin/repos/{path}", s.addr)).bearer_auth(ADMIN).send();
+    assert_eq!(unstar("acme/pub/stars/bob").await.unwrap().status().as_u16(), 404, "not starred");
+    assert_eq!(star(&s, "acme/pub", "bob").await, 201);
+    assert_eq!(unstar("acme/pub/stars/bob").await.unwrap().status().as_u16(), 204);
+    for gone in ["acme/pub/stars/bob", "acme/nope/stars/bob", "acme/pub/stars/nobody", "acme/pub/stars/acme"] {
+        assert_eq!(unstar(gone).await.unwrap().status().as_u16(), 404, "{gone}");
+    }
+    let sent = crate::org_events::queued(&s, &t, hook, 3).await;
+    let events: Vec<(&str, &str)> = sent.iter().map(|(e, a, _)| (e.as_str(), a.as_str())).collect();
+    assert_eq!(events, [("watch", "started"), ("star", "created"), ("star", "deleted")]);
+    let deleted = &sent[2].2;
+    assert_eq!(deleted["starred_at"], Value::Null, "{deleted}");
+    assert!(deleted.as_object().unwrap().contains_key("starred_at"), "{deleted}");
+    assert_eq!((deleted["sender"]["login"].as_str(), deleted["repository"]["full_name"].as_str()), (Some("bob"), Some("acme/pub")));
+    let (_, ev) = list(&s, "/repos/acme/pub/events", None).await;
+    assert_eq!(types(&ev), ["WatchEvent"], "no feed entry for the removal");
+    // The star is gone: starring again is a new star.
+    assert_eq!(star(&s, "acme/pub", "bob").await, 201);
+});

@@ -34,8 +34,8 @@ async fn world(s: &Server) -> (String, i64) {
     (t, b["id"].as_i64().unwrap())
 }
 
-/// The hook's deliveries but the ping, oldest first, once there are `n` (the queue's order).
-async fn queued(s: &Server, t: &str, hook: i64, n: usize) -> Vec<(String, String, Value)> {
+/// The deliveries of `acme`'s hook but the ping, oldest first, once there are `n` (the queue's order).
+pub(crate) async fn queued(s: &Server, t: &str, hook: i64, n: usize) -> Vec<(String, String, Value)> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let (st, _, b) = call(s, Method::GET, &format!("/orgs/acme/hooks/{hook}/deliveries?per_page=100"), Some(t), None).await;

@@ -12,21 +12,6 @@ pub struct NewActivity<'a> {
     pub payload: &'a serde_json::Value,
 }
 
-impl<'a> NewActivity<'a> {
-    /// An action in a repository: under its owner organization, if any, and public when the
-    /// repository is.
-    pub fn in_repo(kind: &'a str, actor_id: Option<i64>, repo: &super::repos::Repo, payload: &'a serde_json::Value) -> Self {
-        NewActivity {
-            kind,
-            actor_id,
-            repo_id: Some(repo.id),
-            org_id: repo.owner.is_org().then_some(repo.owner.id),
-            public: !repo.private,
-            payload,
-        }
-    }
-}
-
 pub fn record(c: &mut dyn Conn, a: &NewActivity, now: i64) -> Result<i64, DbError> {
     c.query_i64(
         "INSERT INTO activity (kind, actor_id, repo_id, org_id, public, payload, created_at) \

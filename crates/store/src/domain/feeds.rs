@@ -93,3 +93,8 @@ pub fn star(c: &mut dyn Conn, repo_id: i64, user_id: i64, now: i64) -> Result<bo
     )?;
     Ok(n > 0)
 }
+
+/// Removes a user's star; `false` when there was none.
+pub fn unstar(c: &mut dyn Conn, repo_id: i64, user_id: i64) -> Result<bool, DbError> {
+    Ok(c.execute("DELETE FROM stars WHERE repo_id = ? AND user_id = ?", params![repo_id, user_id])? > 0)
+}

@@ -5,7 +5,6 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use platform_core::time::{format_ts, parse_ts};
 use platform_core::ApiVersion;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::depbot::{self, Advisory, Alert, NewAlert};
 use platform_store::domain::repos::Repo;
 use platform_store::Conn;
@@ -14,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::ops::hooks::activity::{self as hook_activity, DepbotAlertActivity};
+use crate::ops::hooks::activity::{self, DepbotAlertActivity, Record, Scope};
 use crate::ops::provision;
 use crate::reply::Reply;
 use crate::request::JsonBody;
@@ -464,14 +463,9 @@ pub fn create_alert(c: &mut dyn Conn, u: &Urls, repo: &Repo, a: &AlertIn, now: i
 /// the alert as it is now (webhook form), by `actor` (none: the platform).
 pub fn record(c: &mut dyn Conn, u: &Urls, repo: &Repo, alert: &Alert, action: &str, actor: Option<i64>, now: i64) -> ApiResult<()> {
     let shown = crate::ops::hooks::payloads::WebhookDepbotAlert::from(depbot_alert(u, ApiVersion::DEFAULT, repo, alert));
-    let payload = hook_activity::stored(&DepbotAlertActivity {
-        action: action.into(),
-        state: alert.state.clone(),
-        alert: hook_activity::stored(&shown),
-    });
+    let r = Record::DepbotAlert(DepbotAlertActivity { action: action.into(), state: alert.state.clone(), alert: activity::stored(&shown) });
     // Alerts are never public activity.
-    let act = NewActivity { public: false, ..NewActivity::in_repo("DepbotAlertEvent", actor, repo, &payload) };
-    activity::record(c, &act, now)?;
+    activity::record(c, Scope::repo(actor, repo).private(), &r, now)?;
     Ok(())
 }
 

@@ -8,13 +8,12 @@ use std::collections::{HashMap, HashSet};
 use platform_core::time::format_ts_in_zone;
 use platform_git::{is_oid, Commit, RefUpdate, Touched, ZERO};
 use platform_store::domain::accounts::Account;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::{Conn, DbError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
-use crate::ops::hooks::activity::CreateActivity;
+use crate::ops::hooks::activity::{self, CreateActivity, Record, Scope};
 use crate::shapes::Urls;
 
 /// Commits a `push` webhook lists at most (oldest first, the newest kept).
@@ -53,8 +52,10 @@ pub struct Pushed {
 }
 
 /// The `PushEvent` activity of a moved branch: the Events API payload, and [`Pushed`] (absent
-/// for placeholder shas git does not have, and in records older than git hosting).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// for placeholder shas git does not have, and in records older than git hosting; feeds never
+/// show it).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline, description = "A `PushEvent`'s payload: the moved branch (`ref`), its new `head` and what it was `before`.")]
 pub struct PushActivity {
     pub repository_id: i64,
     pub push_id: i64,
@@ -63,18 +64,21 @@ pub struct PushActivity {
     pub head: String,
     pub before: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub pushed: Option<Pushed>,
 }
 
 /// The `DeleteEvent` activity of a deleted branch or tag; `before` (where it pointed) is for the
-/// `push` webhook of the deletion.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// `push` webhook of the deletion (feeds never show it).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline, description = "A `DeleteEvent`'s payload: a deleted branch or tag.")]
 pub struct DeleteActivity {
     #[serde(rename = "ref")]
     pub name: String,
     pub ref_type: String,
     pub pusher_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub before: Option<String>,
 }
 
@@ -96,9 +100,8 @@ pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMov
         (_, Some(t)) => ("tag", t),
         _ => return Ok(()),
     };
-    let mut emit = |kind: &str, payload: Value| -> Result<i64, DbError> {
-        activity::record(c, &NewActivity::in_repo(kind, pusher.map(|p| p.id), repo, &payload), now)
-    };
+    let at = Scope::repo(pusher.map(|p| p.id), repo);
+    let mut emit = |r: Record| activity::record(c, at, &r, now);
     let Some(after) = m.after else {
         if m.before.is_some() {
             let d = DeleteActivity {
@@ -107,7 +110,7 @@ pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMov
                 pusher_type: "user".into(),
                 before: m.before.map(str::to_string),
             };
-            emit("DeleteEvent", to_value(&d))?;
+            emit(Record::Delete(d))?;
         }
         return Ok(());
     };
@@ -120,7 +123,7 @@ pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMov
             description: repo.description.clone(),
             pusher_type: "user".into(),
         };
-        emit("CreateEvent", to_value(&created))?;
+        emit(Record::Create(created))?;
     }
     if ref_type == "branch" && m.before != Some(after) {
         let p = PushActivity {
@@ -131,29 +134,9 @@ pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMov
             before: m.before.map(str::to_string).unwrap_or_else(|| ZERO.into()),
             pushed: m.pushed,
         };
-        emit("PushEvent", to_value(&p))?;
+        emit(Record::Push(p))?;
     }
     Ok(())
-}
-
-fn to_value<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).expect("activity payloads are plain data")
-}
-
-/// The payload a feed shows for a stored activity: the Events API's, without what only
-/// webhooks show.
-pub fn feed_payload(kind: &str, stored: &Value) -> Value {
-    match kind {
-        "PushEvent" => match serde_json::from_value::<PushActivity>(stored.clone()) {
-            Ok(p) => json!({"repository_id": p.repository_id, "push_id": p.push_id, "ref": p.name, "head": p.head, "before": p.before}),
-            Err(_) => stored.clone(),
-        },
-        "DeleteEvent" => match serde_json::from_value::<DeleteActivity>(stored.clone()) {
-            Ok(d) => json!({"ref": d.name, "ref_type": d.ref_type, "pusher_type": d.pusher_type}),
-            Err(_) => stored.clone(),
-        },
-        _ => stored.clone(),
-    }
 }
 
 /// A pushed commit as a `push` webhook shows it: with its web URL.
@@ -190,15 +173,11 @@ pub struct PushWebhook {
 
 /// The `push` webhook of a `PushEvent`, or of a `DeleteEvent` of a branch or tag
 /// (`deleted: true`); `None` for others.
-pub fn push_webhook(u: &Urls, repo: Option<&Repo>, kind: &str, stored: &Value, pusher: Pusher) -> Option<PushWebhook> {
+pub fn push_webhook(u: &Urls, repo: Option<&Repo>, r: &Record, pusher: Pusher) -> Option<PushWebhook> {
     let full_name = repo.map(|r| r.full_name()).unwrap_or_default();
-    let (name, before, after, pushed) = match kind {
-        "PushEvent" => {
-            let p: PushActivity = serde_json::from_value(stored.clone()).ok()?;
-            (p.name, p.before, p.head, p.pushed.unwrap_or_default())
-        }
-        "DeleteEvent" => {
-            let d: DeleteActivity = serde_json::from_value(stored.clone()).ok()?;
+    let (name, before, after, pushed) = match r.clone() {
+        Record::Push(p) => (p.name, p.before, p.head, p.pushed.unwrap_or_default()),
+        Record::Delete(d) => {
             let prefix = if d.ref_type == "tag" { "refs/tags/" } else { "refs/heads/" };
             (format!("{prefix}{}", d.name), d.before?, ZERO.to_string(), Pushed::default())
         }
@@ -297,6 +276,8 @@ fn pushed_commit(k: &Commit, touched: Option<&Touched>, distinct: bool) -> Pushe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::events::FeedPayload;
+    use serde_json::json;
 
     #[test]
     fn feeds_show_the_events_api_payload_and_old_records_still_read() {
@@ -308,12 +289,14 @@ mod tests {
             before: ZERO.into(),
             pushed: Some(Pushed { forced: true, ..Pushed::default() }),
         };
-        let shown = feed_payload("PushEvent", &to_value(&p));
-        assert_eq!(shown, json!({"repository_id": 1, "push_id": 2, "ref": "refs/heads/main", "head": "b".repeat(40), "before": ZERO}));
+        let shown = |r: &Record| serde_json::to_value(FeedPayload::of(r.kind(), &r.stored())).unwrap();
+        let want = json!({"repository_id": 1, "push_id": 2, "ref": "refs/heads/main", "head": "b".repeat(40), "before": ZERO});
+        assert_eq!(shown(&Record::Push(p)), want);
         let old = json!({"repository_id": 1, "push_id": 2, "ref": "refs/heads/main", "head": "b", "before": "a"});
-        assert_eq!(feed_payload("PushEvent", &old), old);
+        let read = Record::read("PushEvent", &old).unwrap();
+        assert_eq!(shown(&read), old);
         let u = Urls::new("http://h/api/v3");
-        let hook = push_webhook(&u, None, "PushEvent", &old, Pusher { name: "x".into(), email: None }).unwrap();
+        let hook = push_webhook(&u, None, &read, Pusher { name: "x".into(), email: None }).unwrap();
         assert!(hook.commits.is_empty() && hook.head_commit.is_none() && !hook.forced);
     }
 }

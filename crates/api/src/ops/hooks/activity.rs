@@ -1,11 +1,143 @@
-//! The activity records webhooks are made of, as types: each producer writes one of these (in
-//! its transaction) and the consumers read it back as the same type, so a field is never a
-//! misspelled key. (`PushEvent` and `DeleteEvent` are `git_hosting::effects`' types.)
+//! The activity records feeds, webhooks and notifications are made of, as one type: each
+//! producer writes a [`Record`] (in its transaction) with [`record`], and every consumer reads
+//! it back with [`Record::read`] and matches on it, so a kind string is written only here and a
+//! field is never a misspelled key. Each variant's stored JSON is its struct's serde form, as
+//! the records already in databases hold it.
+use platform_store::domain::activity::{self as store, NewActivity};
+use platform_store::domain::repos::Repo;
+use platform_store::{Conn, DbError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// `CreateEvent`: a new branch, tag or repository (`ref_type`); also what the feeds show.
+use super::deployment_events::{DeploymentActivity, DeploymentStatusActivity};
+use super::org_events::{MembershipActivity, OrganizationActivity, TeamActivity};
+use super::ruleset_events::RepositoryRulesetActivity;
+use crate::ops::git_hosting::effects::{DeleteActivity, PushActivity};
+
+/// Declares [`Record`] with each variant's stored kind.
+macro_rules! records {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty) = $kind:literal,)*) => {
+        /// An activity record: one variant per stored kind.
+        #[derive(Clone, Debug)]
+        pub enum Record {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl Record {
+            /// The stored kind (the Events API's `type` for the kinds feeds show).
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(Record::$variant(_) => $kind,)*
+                }
+            }
+
+            /// A stored record; `None` for an unknown kind or one written before its kind had
+            /// this shape.
+            pub fn read(kind: &str, stored: &Value) -> Option<Record> {
+                match kind {
+                    $($kind => serde_json::from_value(stored.clone()).ok().map(Record::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// The stored form.
+            pub fn stored(&self) -> Value {
+                match self {
+                    $(Record::$variant(v) => serde_json::to_value(v),)*
+                }
+                .expect("activity payloads are plain data")
+            }
+        }
+    };
+}
+
+records! {
+    Push(PushActivity) = "PushEvent",
+    Create(CreateActivity) = "CreateEvent",
+    Delete(DeleteActivity) = "DeleteEvent",
+    /// A user starred a repository (`watch` `started` and `star` `created`).
+    Watch(WatchActivity) = "WatchEvent",
+    /// A user's star was removed (`star` `deleted`; no feed shows it, as hosted).
+    Unstar(UnstarActivity) = "UnstarEvent",
+    Public(PublicActivity) = "PublicEvent",
+    Status(StatusActivity) = "StatusEvent",
+    WorkflowRun(WorkflowRunActivity) = "WorkflowRunEvent",
+    WorkflowJob(WorkflowJobActivity) = "WorkflowJobEvent",
+    DepbotAlert(DepbotAlertActivity) = "DepbotAlertEvent",
+    Repository(RepositoryActivity) = "RepositoryEvent",
+    RepositoryImport(RepositoryImportActivity) = "RepositoryImportEvent",
+    Deployment(DeploymentActivity) = "DeploymentEvent",
+    DeploymentStatus(DeploymentStatusActivity) = "DeploymentStatusEvent",
+    RepositoryRuleset(RepositoryRulesetActivity) = "RepositoryRulesetEvent",
+    Team(TeamActivity) = "TeamEvent",
+    Membership(MembershipActivity) = "MembershipEvent",
+    Organization(OrganizationActivity) = "OrganizationEvent",
+}
+
+/// Where a record belongs and who did it.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope {
+    pub actor_id: Option<i64>,
+    pub repo_id: Option<i64>,
+    pub org_id: Option<i64>,
+    /// Shown in public feeds.
+    pub public: bool,
+}
+
+impl Scope {
+    /// An action in a repository: under its owner organization, if any, and public when the
+    /// repository is.
+    pub fn repo(actor_id: Option<i64>, repo: &Repo) -> Scope {
+        Scope { actor_id, repo_id: Some(repo.id), org_id: repo.owner.is_org().then_some(repo.owner.id), public: !repo.private }
+    }
+
+    /// An organization's business, no repository's: never public.
+    pub fn org(actor_id: Option<i64>, org_id: Option<i64>) -> Scope {
+        Scope { actor_id, repo_id: None, org_id, public: false }
+    }
+
+    /// The same, never public.
+    pub fn private(self) -> Scope {
+        Scope { public: false, ..self }
+    }
+}
+
+/// Records `r` in the caller's transaction; returns its id.
+pub fn record(c: &mut dyn Conn, at: Scope, r: &Record, now: i64) -> Result<i64, DbError> {
+    let payload = r.stored();
+    let a =
+        NewActivity { kind: r.kind(), actor_id: at.actor_id, repo_id: at.repo_id, org_id: at.org_id, public: at.public, payload: &payload };
+    store::record(c, &a, now)
+}
+
+/// `WatchEvent`: a user starred a repository (`action` is always `started`, as the Events API
+/// shows it).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub struct WatchActivity {
+    #[schemars(extend("enum" = ["started"]))]
+    pub action: String,
+}
+
+impl WatchActivity {
+    pub fn started() -> WatchActivity {
+        WatchActivity { action: "started".into() }
+    }
+}
+
+/// `UnstarEvent`: a user's star was removed; nothing beside who and where.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UnstarActivity {}
+
+/// `PublicEvent`: a repository was made public; nothing beside where.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline, deny_unknown_fields)]
+pub struct PublicActivity {}
+
+/// `CreateEvent`: a new branch, tag or repository (`ref_type`); also what the feeds show.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
 pub struct CreateActivity {
     #[serde(rename = "ref")]
     pub name: Option<String>,
@@ -94,12 +226,12 @@ pub struct RepositoryImportActivity {
     pub status: String,
 }
 
-/// A stored payload as `T`, `None` for a record written before it had this shape.
+/// A stored payload (or an object inside one) as `T`, `None` when it has another shape.
 pub fn read<T: for<'de> Deserialize<'de>>(stored: &Value) -> Option<T> {
     serde_json::from_value(stored.clone()).ok()
 }
 
-/// The stored form of an activity payload.
+/// An object a record keeps, in its stored form.
 pub fn stored<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("activity payloads are plain data")
 }

@@ -17,19 +17,15 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::task::JoinSet;
 
-use super::activity::{
-    self, CreateActivity, DepbotAlertActivity, RepositoryActivity, RepositoryImportActivity, StatusActivity, WorkflowJobActivity,
-    WorkflowRunActivity,
-};
-use super::deployment_events::{DeploymentActivity, DeploymentBody, DeploymentStatusActivity};
+use super::activity::Record;
+use super::deployment_events::DeploymentBody;
 use super::payloads::{
     self, Body, Create, Delete, LastResponse, Meta, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport,
     Star, Status,
 };
-use super::ruleset_events::RepositoryRulesetActivity;
 use crate::error::ApiError;
 use crate::ops::accounts::shapes::organization_simple;
-use crate::ops::git_hosting::effects::{self, DeleteActivity, Pusher};
+use crate::ops::git_hosting::effects::{self, Pusher};
 use crate::ops::outbox::Consumer;
 use crate::outbound::{find_refused, refusal, AllowList, GuardResolver};
 use crate::secrets;
@@ -217,28 +213,31 @@ pub struct WebhookConsumer {
     pub urls: Urls,
 }
 
-/// The webhook events an activity kind is sent as: a deleted branch or tag is also a `push`
+/// The webhook events a record is sent as: a deleted branch or tag is also a `push`
 /// (`deleted: true`), as hosted.
-fn event_names(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "PushEvent" => &["push"],
-        "CreateEvent" => &["create"],
+fn event_names(r: &Record) -> &'static [&'static str] {
+    match r {
+        Record::Push(_) => &["push"],
+        Record::Create(_) => &["create"],
         // Starring: `watch` `started` and `star` `created`, as hosted.
-        "WatchEvent" => &["watch", "star"],
-        "PublicEvent" => &["public"],
-        "StatusEvent" => &["status"],
-        "DeleteEvent" => &["delete", "push"],
-        "WorkflowRunEvent" => &["workflow_run"],
-        "WorkflowJobEvent" => &["workflow_job"],
-        "DepbotAlertEvent" => &["depbot_alert"],
-        "RepositoryImportEvent" => &["repository_import"],
-        "RepositoryEvent" => &["repository"],
+        Record::Watch(_) => &["watch", "star"],
+        Record::Unstar(_) => &["star"],
+        Record::Public(_) => &["public"],
+        Record::Status(_) => &["status"],
+        Record::Delete(_) => &["delete", "push"],
+        Record::WorkflowRun(_) => &["workflow_run"],
+        Record::WorkflowJob(_) => &["workflow_job"],
+        Record::DepbotAlert(_) => &["depbot_alert"],
+        Record::RepositoryImport(_) => &["repository_import"],
+        Record::Repository(_) => &["repository"],
         // Deployments of reviewed runs, and ruleset changes.
-        "DeploymentEvent" => &["deployment"],
-        "DeploymentStatusEvent" => &["deployment_status"],
-        "RepositoryRulesetEvent" => &["repository_ruleset"],
-        // Organization-level records: `team`, `membership`, `organization`.
-        other => super::org_events::event_names(other),
+        Record::Deployment(_) => &["deployment"],
+        Record::DeploymentStatus(_) => &["deployment_status"],
+        Record::RepositoryRuleset(_) => &["repository_ruleset"],
+        // Organization-level records.
+        Record::Team(_) => &["team"],
+        Record::Membership(_) => &["membership"],
+        Record::Organization(_) => &["organization"],
     }
 }
 
@@ -249,9 +248,9 @@ type Made = (Payload<Body>, Option<&'static str>);
 const REPOSITORY_ACTIONS: [&str; 6] = ["created", "deleted", "renamed", "edited", "publicized", "privatized"];
 
 impl WebhookConsumer {
-    /// The payload of `event` for activity `a`, with its action; `None` when the record makes no
-    /// such delivery (another kind of record, or one written before it had its type).
-    fn payload(&self, c: &mut dyn Conn, a: &Activity, event: &str, org: &Account) -> Result<Option<Made>, DbError> {
+    /// The payload of `event` for activity `a` (read as `r`), with its action; `None` when the
+    /// record makes no such delivery.
+    fn payload(&self, c: &mut dyn Conn, a: &Activity, r: &Record, event: &str, org: &Account) -> Result<Option<Made>, DbError> {
         let u = &self.urls;
         let repo: Option<Repo> = match a.repo_id {
             Some(id) => repos::by_id(c, id)?,
@@ -262,23 +261,18 @@ impl WebhookConsumer {
             None => None,
         };
         let who = actor.as_ref().unwrap_or(org);
-        let p = &a.payload;
         let mut repository = repo.as_ref().map(|r| RepositoryField::Now(Box::new(payloads::repository(u, r))));
         let mut action = None;
-        let body = match event {
-            "push" => {
+        let body = match (event, r.clone()) {
+            ("push", _) => {
                 let pusher = Pusher { name: who.login.clone(), email: actor.as_ref().and_then(|x| x.email.clone()) };
-                match effects::push_webhook(u, repo.as_ref(), &a.kind, p, pusher) {
+                match effects::push_webhook(u, repo.as_ref(), r, pusher) {
                     Some(body) => Body::Push(Box::new(body)),
                     None => return Ok(None),
                 }
             }
-            "delete" => {
-                let Some(d) = activity::read::<DeleteActivity>(p) else { return Ok(None) };
-                Body::Delete(Delete { name: d.name, ref_type: d.ref_type, pusher_type: d.pusher_type })
-            }
-            "create" => {
-                let Some(k) = activity::read::<CreateActivity>(p) else { return Ok(None) };
+            (_, Record::Delete(d)) => Body::Delete(Delete { name: d.name, ref_type: d.ref_type, pusher_type: d.pusher_type }),
+            (_, Record::Create(k)) => {
                 let Some(name) = k.name else { return Ok(None) };
                 Body::Create(Create {
                     name,
@@ -288,8 +282,8 @@ impl WebhookConsumer {
                     pusher_type: k.pusher_type,
                 })
             }
-            "status" => {
-                let (Some(st), Some(r)) = (activity::read::<StatusActivity>(p), repo.as_ref()) else { return Ok(None) };
+            (_, Record::Status(st)) => {
+                let Some(r) = repo.as_ref() else { return Ok(None) };
                 let known = crate::ops::git::known(c, r.id, &st.sha)?;
                 let commit = crate::ops::git::commit(u, r, &st.sha, &known);
                 Body::Status(Box::new(Status {
@@ -306,68 +300,62 @@ impl WebhookConsumer {
                     sha: st.sha,
                 }))
             }
-            "watch" => {
+            ("watch", Record::Watch(_)) => {
                 action = Some("started");
                 Body::Action(payloads::Action { action: "started" })
             }
-            "star" => {
+            ("star", Record::Watch(_)) => {
                 action = Some("created");
-                Body::Star(Star { action: "created", starred_at: Timestamp(a.created_at) })
+                Body::Star(Star { action: "created", starred_at: Some(Timestamp(a.created_at)) })
             }
-            "public" => Body::Public(Public {}),
-            "workflow_run" => {
-                let Some(w) = activity::read::<WorkflowRunActivity>(p) else { return Ok(None) };
+            (_, Record::Unstar(_)) => {
+                action = Some("deleted");
+                Body::Star(Star { action: "deleted", starred_at: None })
+            }
+            (_, Record::Public(_)) => Body::Public(Public {}),
+            (_, Record::WorkflowRun(w)) => {
                 action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
                 Body::WorkflowRun(w)
             }
             // Alerts the control plane creates already fixed or auto-dismissed (history) send none.
-            "depbot_alert" => {
-                let Some(d) = activity::read::<DepbotAlertActivity>(p) else { return Ok(None) };
+            (_, Record::DepbotAlert(d)) => {
                 if d.action == "created" && d.state != "open" {
                     return Ok(None);
                 }
                 action = DEPBOT_ALERT_ACTIONS.iter().copied().find(|x| *x == d.action);
                 Body::DepbotAlert(payloads::DepbotAlertBody { action: d.action, alert: d.alert })
             }
-            "workflow_job" => {
-                let Some(j) = activity::read::<WorkflowJobActivity>(p) else { return Ok(None) };
+            (_, Record::WorkflowJob(j)) => {
                 action = WORKFLOW_JOB_ACTIONS.iter().copied().find(|x| *x == j.action);
                 Body::WorkflowJob(j)
             }
             // The repository as it was when the event happened (a deleted one is gone now).
-            "repository" => {
-                let Some(r) = activity::read::<RepositoryActivity>(p) else { return Ok(None) };
+            (_, Record::Repository(r)) => {
                 action = REPOSITORY_ACTIONS.iter().copied().find(|x| *x == r.action);
                 repository = Some(RepositoryField::Recorded(r.repository));
                 Body::Repository(RepositoryBody { action: r.action, changes: r.changes })
             }
-            "repository_import" => {
-                let Some(i) = activity::read::<RepositoryImportActivity>(p) else { return Ok(None) };
-                Body::RepositoryImport(RepositoryImport { status: i.status })
-            }
+            (_, Record::RepositoryImport(i)) => Body::RepositoryImport(RepositoryImport { status: i.status }),
             // Deployments of reviewed runs (`deployment_events`) and ruleset changes
             // (`ruleset_events`); an organization's ruleset names no repository.
-            "deployment" => {
-                let Some(d) = activity::read::<DeploymentActivity>(p) else { return Ok(None) };
+            (_, Record::Deployment(d)) => {
                 action = Some("created");
                 Body::Deployment(DeploymentBody { action: "created", activity: d })
             }
-            "deployment_status" => {
-                let Some(d) = activity::read::<DeploymentStatusActivity>(p) else { return Ok(None) };
+            (_, Record::DeploymentStatus(d)) => {
                 action = Some("created");
                 Body::DeploymentStatus(DeploymentBody { action: "created", activity: d })
             }
-            "repository_ruleset" => {
-                let Some(r) = activity::read::<RepositoryRulesetActivity>(p) else { return Ok(None) };
+            (_, Record::RepositoryRuleset(r)) => {
                 action = RULESET_ACTIONS.iter().copied().find(|x| *x == r.action);
                 Body::RepositoryRuleset(r)
             }
-            "team" | "membership" | "organization" => {
-                let Some((b, act)) = super::org_events::body(c, u, org, event, p)? else { return Ok(None) };
+            (_, Record::Team(_) | Record::Membership(_) | Record::Organization(_)) => {
+                let Some((b, act)) = super::org_events::body(c, u, org, r)? else { return Ok(None) };
                 action = Some(act);
                 Body::Org(b)
             }
-            _ => return Ok(None),
+            (_, Record::Push(_) | Record::Watch(_)) => return Ok(None),
         };
         let payload = Payload {
             body,
@@ -401,7 +389,8 @@ impl Consumer for WebhookConsumer {
         let mut org_hooks: HashMap<i64, (Option<Account>, Vec<Hook>)> = HashMap::new();
         for a in batch {
             let Some(org_id) = a.org_id else { continue };
-            for &event in event_names(&a.kind) {
+            let Some(record) = Record::read(&a.kind, &a.payload) else { continue };
+            for &event in event_names(&record) {
                 if let std::collections::hash_map::Entry::Vacant(e) = org_hooks.entry(org_id) {
                     let list = hooks::active_for_org(c, org_id)?;
                     let org = if list.is_empty() { None } else { accounts::by_id(c, org_id)? };
@@ -413,7 +402,7 @@ impl Consumer for WebhookConsumer {
                 if targets.is_empty() {
                     continue;
                 }
-                let Some((payload, action)) = self.payload(c, a, event, &org)? else { continue };
+                let Some((payload, action)) = self.payload(c, a, &record, event, &org)? else { continue };
                 for h in &targets {
                     enqueue(c, h, event, action, &payload, a.repo_id, now)?;
                 }

@@ -6,27 +6,12 @@
 //! A record keeps the team as it was (a deleted one is gone) and the member's account id
 //! (accounts are never deleted); the webhook forms are built when delivered.
 use platform_store::domain::accounts::{self, Account, Team};
-use platform_store::domain::activity::{self as store, NewActivity};
 use platform_store::{Conn, DbError};
 use serde::{Deserialize, Serialize};
 
-use super::activity::{self, From};
+use super::activity::{self, From, Record, Scope};
 use crate::shapes::{self, team_simple, SimpleUser, Urls};
 use crate::typed::Uri;
-
-const TEAM: &str = "TeamEvent";
-const MEMBERSHIP: &str = "MembershipEvent";
-const ORGANIZATION: &str = "OrganizationEvent";
-
-/// The webhook events an organization-level activity kind is sent as (none for other kinds).
-pub fn event_names(kind: &str) -> &'static [&'static str] {
-    match kind {
-        TEAM => &["team"],
-        MEMBERSHIP => &["membership"],
-        ORGANIZATION => &["organization"],
-        _ => &[],
-    }
-}
 
 /// A team as a record keeps it (as it was then).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -115,30 +100,28 @@ pub struct OrganizationActivity {
     pub role: String,
 }
 
-fn record<T: Serialize>(c: &mut dyn Conn, kind: &str, org: &Account, payload: &T, now: i64) -> Result<(), DbError> {
-    let payload = activity::stored(payload);
+fn record(c: &mut dyn Conn, org: &Account, r: Record, now: i64) -> Result<(), DbError> {
     // Organization business, never public activity.
-    let a = NewActivity { kind, actor_id: None, repo_id: None, org_id: Some(org.id), public: false, payload: &payload };
-    store::record(c, &a, now)?;
+    activity::record(c, Scope::org(None, Some(org.id)), &r, now)?;
     Ok(())
 }
 
 /// Records a team's `created`, `edited` or `deleted`.
 pub fn team(c: &mut dyn Conn, org: &Account, t: &Team, action: &str, changes: Option<TeamChanges>, now: i64) -> Result<(), DbError> {
     let a = TeamActivity { action: action.into(), team: RecordedTeam::of(t), changes };
-    record(c, TEAM, org, &a, now)
+    record(c, org, Record::Team(a), now)
 }
 
 /// Records a team membership's `added` or `removed` (`scope`: `team` or `organization`).
 pub fn membership(c: &mut dyn Conn, org: &Account, t: &Team, member: &Account, action: &str, scope: &str, now: i64) -> Result<(), DbError> {
     let a = MembershipActivity { action: action.into(), scope: scope.into(), member_id: member.id, team: RecordedTeam::of(t) };
-    record(c, MEMBERSHIP, org, &a, now)
+    record(c, org, Record::Membership(a), now)
 }
 
 /// Records an organization's `member_added` or `member_removed`.
 pub fn organization(c: &mut dyn Conn, org: &Account, member: &Account, role: &str, action: &str, now: i64) -> Result<(), DbError> {
     let a = OrganizationActivity { action: action.into(), member_id: member.id, role: role.into() };
-    record(c, ORGANIZATION, org, &a, now)
+    record(c, org, Record::Organization(a), now)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,22 +235,14 @@ fn action_of(known: &[&'static str], action: &str) -> Option<&'static str> {
     known.iter().copied().find(|x| *x == action)
 }
 
-/// The body and action of `event` for an organization-level record; `None` when the record
-/// makes no such delivery.
-pub fn body(
-    c: &mut dyn Conn,
-    u: &Urls,
-    org: &Account,
-    event: &str,
-    stored: &serde_json::Value,
-) -> Result<Option<(OrgBody, &'static str)>, DbError> {
-    Ok(match event {
-        "team" => activity::read::<TeamActivity>(stored).and_then(|t| {
-            let action = action_of(&TEAM_ACTIONS, &t.action)?;
+/// The body and action of an organization-level record's delivery; `None` when it makes none.
+pub fn body(c: &mut dyn Conn, u: &Urls, org: &Account, r: &Record) -> Result<Option<(OrgBody, &'static str)>, DbError> {
+    Ok(match r.clone() {
+        Record::Team(t) => {
+            let Some(action) = action_of(&TEAM_ACTIONS, &t.action) else { return Ok(None) };
             Some((OrgBody::Team(Box::new(TeamBody { action: t.action, team: webhook_team(u, org, &t.team), changes: t.changes })), action))
-        }),
-        "membership" => {
-            let Some(m) = activity::read::<MembershipActivity>(stored) else { return Ok(None) };
+        }
+        Record::Membership(m) => {
             let (Some(action), Some(user)) = (action_of(&MEMBERSHIP_ACTIONS, &m.action), accounts::by_id(c, m.member_id)?) else {
                 return Ok(None);
             };
@@ -279,8 +254,7 @@ pub fn body(
             };
             Some((OrgBody::Membership(Box::new(b)), action))
         }
-        "organization" => {
-            let Some(o) = activity::read::<OrganizationActivity>(stored) else { return Ok(None) };
+        Record::Organization(o) => {
             let (Some(action), Some(user)) = (action_of(&ORGANIZATION_ACTIONS, &o.action), accounts::by_id(c, o.member_id)?) else {
                 return Ok(None);
             };

@@ -263,11 +263,11 @@ pub struct Action {
     pub action: &'static str,
 }
 
-/// `star` `created`: when the repository was starred.
+/// `star` `created` (when the repository was starred) and `deleted` (`starred_at` null).
 #[derive(Serialize)]
 pub struct Star {
     pub action: &'static str,
-    pub starred_at: Timestamp,
+    pub starred_at: Option<Timestamp>,
 }
 
 /// `public`: the repository (now public) and sender are all it carries.

@@ -11,8 +11,7 @@ use platform_store::domain::repos::{self, Repo};
 use platform_store::{Conn, DbError};
 use serde::Deserialize;
 
-use crate::ops::git_hosting::effects::PushActivity;
-use crate::ops::hooks::activity::{self, DepbotAlertActivity, StatusActivity, WorkflowRunActivity};
+use crate::ops::hooks::activity::{self, Record};
 
 use crate::error::ApiError;
 use crate::ops::outbox::Consumer;
@@ -116,11 +115,10 @@ impl Notifications {
         let Some(repo_id) = a.repo_id else { return Ok(()) };
         let Some(repo) = memo.repo(c, repo_id)? else { return Ok(()) };
         let base = repo_api_url(&self.urls, &repo);
-        let p = &a.payload;
-        let (title, url, latest, recipients): (String, String, String, Vec<Delivery>) = match a.kind.as_str() {
+        let Some(record) = Record::read(&a.kind, &a.payload) else { return Ok(()) };
+        let (title, url, latest, recipients): (String, String, String, Vec<Delivery>) = match &record {
             // A push: watchers are told about the new head commit.
-            "PushEvent" => {
-                let Some(push) = activity::read::<PushActivity>(p) else { return Ok(()) };
+            Record::Push(push) => {
                 let head = push.head.as_str();
                 if head.is_empty() {
                     return Ok(());
@@ -134,8 +132,7 @@ impl Notifications {
                 (format!("Pushed {} to {branch}", short_sha(head)), url.clone(), url, r)
             }
             // A commit status: the commit's pusher (`author`) and the watchers, on the commit's thread.
-            "StatusEvent" => {
-                let Some(st) = activity::read::<StatusActivity>(p) else { return Ok(()) };
+            Record::Status(st) => {
                 let sha = st.sha.as_str();
                 let author = memo.pusher(c, repo.id, sha)?;
                 let first = author.map(|u| Delivery { user_id: u, reason: "author" }).into_iter().collect();
@@ -144,8 +141,7 @@ impl Notifications {
                 (title, format!("{base}/commits/{sha}"), format!("{base}/statuses/{sha}"), r)
             }
             // A completed workflow run: the user who triggered it, `ci_activity`.
-            "WorkflowRunEvent" => {
-                let Some(w) = activity::read::<WorkflowRunActivity>(p) else { return Ok(()) };
+            Record::WorkflowRun(w) => {
                 let Some(run) = (w.action == "completed").then(|| activity::read::<RunNamed>(&w.workflow_run)).flatten() else {
                     return Ok(());
                 };
@@ -159,8 +155,7 @@ impl Notifications {
             }
             // Dependency alerts: the repository's owner and the watchers who may see its alerts
             // (push access or the security manager role), `security_alert`.
-            "DepbotAlertEvent" => {
-                let Some(d) = activity::read::<DepbotAlertActivity>(p) else { return Ok(()) };
+            Record::DepbotAlert(d) => {
                 let Some(alert) = (d.action == "created").then(|| activity::read::<AlertNumbered>(&d.alert)).flatten() else {
                     return Ok(());
                 };
@@ -178,9 +173,9 @@ impl Notifications {
             }
             _ => return Ok(()),
         };
-        let kind = match a.kind.as_str() {
-            "WorkflowRunEvent" => "CheckSuite",
-            "DepbotAlertEvent" => "RepositoryVulnerabilityAlert",
+        let kind = match record {
+            Record::WorkflowRun(_) => "CheckSuite",
+            Record::DepbotAlert(_) => "RepositoryVulnerabilityAlert",
             _ => "Commit",
         };
         let s = Subject { kind, title: &title, url: Some(&url), latest_comment_url: Some(&latest) };

@@ -4,7 +4,6 @@
 use axum::http::StatusCode;
 use platform_core::TokenKind;
 use platform_store::domain::accounts::Account;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Changes, NewRepo, Repo};
 use platform_store::{Conn, DbError, DbErrorKind};
 use schemars::JsonSchema;
@@ -15,7 +14,9 @@ use super::shapes;
 use crate::authorize::{grants, not_accessible};
 use crate::error::{ApiError, ApiResult};
 use crate::input::nullable;
-use crate::ops::hooks::activity::{self as hook_activity, CreateActivity, From, Renamed, RepositoryActivity, RepositoryChanges};
+use crate::ops::hooks::activity::{
+    self as activity, CreateActivity, From, PublicActivity, Record, Renamed, RepositoryActivity, RepositoryChanges, Scope,
+};
 use crate::ops::hooks::payloads;
 use crate::principal::{Principal, Role, TokenAuth};
 use crate::reply::Reply;
@@ -202,7 +203,7 @@ async fn create(ctx: &Ctx, owner: Account, actor: Option<Account>, b: CreateRepo
                 description: repo.description.clone(),
                 pusher_type: "user".into(),
             };
-            activity::record(c, &NewActivity::in_repo("CreateEvent", actor_id, &repo, &hook_activity::stored(&created)), now)?;
+            activity::record(c, Scope::repo(actor_id, &repo), &Record::Create(created), now)?;
             repository_event(c, &urls, &repo, actor_id, "created", None, now)?;
             Ok(repo)
         })
@@ -231,9 +232,9 @@ fn repository_event(
     changes: Option<RepositoryChanges>,
     now: i64,
 ) -> Result<(), DbError> {
-    let repository = hook_activity::stored(&payloads::repository(urls, repo));
-    let payload = hook_activity::stored(&RepositoryActivity { action: action.into(), repository, changes });
-    activity::record(c, &NewActivity::in_repo("RepositoryEvent", actor_id, repo, &payload), now)?;
+    let repository = activity::stored(&payloads::repository(urls, repo));
+    let r = Record::Repository(RepositoryActivity { action: action.into(), repository, changes });
+    activity::record(c, Scope::repo(actor_id, repo), &r, now)?;
     Ok(())
 }
 
@@ -316,7 +317,7 @@ pub async fn update(ctx: Ctx, Body(b): Body<UpdateRepo>) -> ApiResult<Reply> {
                     repository_event(c, &urls, &after, actor_id, "privatized", None, now)?;
                 } else {
                     repository_event(c, &urls, &after, actor_id, "publicized", None, now)?;
-                    activity::record(c, &NewActivity::in_repo("PublicEvent", actor_id, &after, &json!({})), now)?;
+                    activity::record(c, Scope::repo(actor_id, &after), &Record::Public(PublicActivity {}), now)?;
                 }
             }
             Ok(after)

@@ -3,14 +3,13 @@
 //! organization's ruleset is recorded too, without a repository (the published payload makes
 //! `repository` optional and its ruleset's `source_type` may be `Organization`).
 use platform_store::domain::accounts::Account;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::domain::rulesets::Ruleset;
 use platform_store::{Conn, DbError};
 use serde_json::{Map, Value};
 
 use super::{definition_of, full, origin};
-use crate::ops::hooks::activity::{stored, From};
+use crate::ops::hooks::activity::{self, stored, From, Record, Scope};
 use crate::ops::hooks::ruleset_events::{
     Changed, ConditionChanges, ConditionUpdate, RepositoryRulesetActivity, RuleChanges, RuleUpdate, RulesetChanges,
 };
@@ -44,13 +43,12 @@ pub fn record(
         Change::Edited { before } => ("edited", Some(changes(&definition_of(before), &def))),
         Change::Deleted => ("deleted", None),
     };
-    let payload = stored(&RepositoryRulesetActivity { action: action.into(), repository_ruleset: stored(&shape), changes });
-    let kind = "RepositoryRulesetEvent";
-    let a = match repo {
-        Some(r) => NewActivity { public: false, ..NewActivity::in_repo(kind, actor_id, r, &payload) },
-        None => NewActivity { kind, actor_id, repo_id: None, org_id: owner.is_org().then_some(owner.id), public: false, payload: &payload },
+    let r = Record::RepositoryRuleset(RepositoryRulesetActivity { action: action.into(), repository_ruleset: stored(&shape), changes });
+    let at = match repo {
+        Some(r) => Scope::repo(actor_id, r).private(),
+        None => Scope::org(actor_id, owner.is_org().then_some(owner.id)),
     };
-    activity::record(c, &a, now)?;
+    activity::record(c, at, &r, now)?;
     Ok(())
 }
 

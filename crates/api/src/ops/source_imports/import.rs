@@ -1,14 +1,13 @@
 //! An import with real Git: the status vocabulary, the response shapes and the
 //! `RepositoryImportEvent` activity. Its siblings: `git` runs the machine's git binary,
 //! `worker` moves imports through their statuses in the background (resuming after a restart).
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::domain::source_imports::{self as store, Author};
 use platform_store::{Conn, DbError};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::ops::hooks::activity::{self as hook_activity, RepositoryImportActivity};
+use crate::ops::hooks::activity::{self, Record, RepositoryImportActivity, Scope};
 use crate::shapes::{repo_api_url, Urls};
 use crate::typed::Uri;
 
@@ -182,8 +181,8 @@ pub fn large_file(f: &store::LargeFile) -> LargeFile {
 /// Records `RepositoryImportEvent` (webhook event `repository_import`) with `status`
 /// `success`, `cancelled` or `failure`, in the transaction of the change.
 pub fn record_event(c: &mut dyn Conn, repo: &Repo, actor_id: Option<i64>, status: &str, now: i64) -> Result<(), DbError> {
-    let payload = hook_activity::stored(&RepositoryImportActivity { status: status.into() });
-    activity::record(c, &NewActivity::in_repo("RepositoryImportEvent", actor_id, repo, &payload), now)?;
+    let r = Record::RepositoryImport(RepositoryImportActivity { status: status.into() });
+    activity::record(c, Scope::repo(actor_id, repo), &r, now)?;
     Ok(())
 }
 

@@ -3,13 +3,11 @@
 //! `deployment_status` for each status its job's transitions give it (`in_progress` when the job
 //! starts, `success` or `failure` when it ends), each right after that job's `workflow_job`.
 use platform_core::ApiVersion;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::domain::workflow_runs::{self as runs, Deployment, DeploymentStatus};
 use platform_store::{Conn, DbError};
-use serde_json::Value;
 
-use crate::ops::hooks::activity::stored;
+use crate::ops::hooks::activity::{self, stored, Record, Scope};
 use crate::ops::hooks::deployment_events::{DeploymentActivity, DeploymentStatusActivity, DeploymentWorkflowRun, WebhookDeploymentStatus};
 use crate::shapes::{ghost, simple_user, Urls};
 use crate::typed::{Timestamp, Uri};
@@ -54,13 +52,13 @@ fn record_status(
     now: i64,
 ) -> Result<(), DbError> {
     let Some(of) = objects(c, u, repo, run, d)? else { return Ok(()) };
-    let payload = stored(&DeploymentStatusActivity { deployment_status: stored(&status_shape(u, repo, run, d, s)), of });
-    record(c, "DeploymentStatusEvent", repo, d, &payload, now)
+    let r = Record::DeploymentStatus(DeploymentStatusActivity { deployment_status: stored(&status_shape(u, repo, run, d, s)), of });
+    record(c, repo, d, &r, now)
 }
 
-fn record(c: &mut dyn Conn, kind: &str, repo: &Repo, d: &Deployment, payload: &Value, now: i64) -> Result<(), DbError> {
+fn record(c: &mut dyn Conn, repo: &Repo, d: &Deployment, r: &Record, now: i64) -> Result<(), DbError> {
     let actor = d.creator.as_ref().map(|a| a.id);
-    activity::record(c, &NewActivity { public: false, ..NewActivity::in_repo(kind, actor, repo, payload) }, now)?;
+    activity::record(c, Scope::repo(actor, repo).private(), r, now)?;
     Ok(())
 }
 
@@ -75,7 +73,7 @@ pub fn record_created(
 ) -> Result<(), DbError> {
     for (d, s) in made {
         let Some(of) = objects(c, u, repo, run, d)? else { continue };
-        record(c, "DeploymentEvent", repo, d, &stored(&of), now)?;
+        record(c, repo, d, &Record::Deployment(of), now)?;
         record_status(c, u, repo, run, d, s, now)?;
     }
     Ok(())

@@ -5,13 +5,12 @@
 use std::time::Duration;
 
 use platform_core::ApiVersion;
-use platform_store::domain::activity::{self, NewActivity};
 use platform_store::domain::repos::{self, Repo};
 use platform_store::domain::workflow_runs::{self as runs};
 use platform_store::{Conn, DbError};
 
 use crate::error::ApiResult;
-use crate::ops::hooks::activity::{self as hook_activity, WorkflowJobActivity, WorkflowRunActivity};
+use crate::ops::hooks::activity::{self, Record, Scope, WorkflowJobActivity, WorkflowRunActivity};
 use crate::ops::hooks::payloads::WebhookWorkflowRun;
 use crate::shapes::Urls;
 use crate::state::Shared;
@@ -21,15 +20,15 @@ use crate::worker::{Context, Next, Work, WorkError, Worker, Workers};
 /// and its workflow as they are now.
 pub fn record_run(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, action: &str, now: i64) -> Result<(), DbError> {
     let workflow = match runs::workflow(c, repo.id, &run.workflow_id.to_string())? {
-        Some(w) => hook_activity::stored(&super::shapes::workflow(u, repo, &w)),
+        Some(w) => activity::stored(&super::shapes::workflow(u, repo, &w)),
         None => return Ok(()),
     };
-    let payload = hook_activity::stored(&WorkflowRunActivity {
+    let r = Record::WorkflowRun(WorkflowRunActivity {
         action: action.into(),
-        workflow_run: hook_activity::stored(&WebhookWorkflowRun::from(super::shapes::run(u, ApiVersion::DEFAULT, repo, run, false))),
+        workflow_run: activity::stored(&WebhookWorkflowRun::from(super::shapes::run(u, ApiVersion::DEFAULT, repo, run, false))),
         workflow,
     });
-    activity::record(c, &NewActivity::in_repo("WorkflowRunEvent", Some(run.triggering_actor.id), repo, &payload), now)?;
+    activity::record(c, Scope::repo(Some(run.triggering_actor.id), repo), &r, now)?;
     Ok(())
 }
 
@@ -129,11 +128,11 @@ fn record_job(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, job: &ru
         }
         _ => {}
     }
-    let payload = hook_activity::stored(&WorkflowJobActivity {
+    let r = Record::WorkflowJob(WorkflowJobActivity {
         action: action.into(),
-        workflow_job: hook_activity::stored(&super::shapes::job(u, repo, run, &then)),
+        workflow_job: activity::stored(&super::shapes::job(u, repo, run, &then)),
     });
-    activity::record(c, &NewActivity::in_repo("WorkflowJobEvent", Some(run.triggering_actor.id), repo, &payload), now)?;
+    activity::record(c, Scope::repo(Some(run.triggering_actor.id), repo), &r, now)?;
     Ok(())
 }
 
