@@ -417,6 +417,31 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
         .await
         .unwrap();
     assert_eq!(dismissed, 1, "one dismissal recorded once");
+
+    // And for users added to an organization on both nodes at once: one `member_added` each.
+    a.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
+    let mut joins = Vec::new();
+    for i in 0..6 {
+        a.user(&format!("user{i}")).await;
+        for node in [&a, &b, &a, &b] {
+            let (client, url) = (node.client.clone(), format!("http://{}/_admin/orgs/acme/members/user{i}", node.addr));
+            joins.push(tokio::spawn(async move { client.put(url).bearer_auth(ADMIN).json(&json!({})).send().await.unwrap().status() }));
+        }
+    }
+    for j in joins {
+        assert!(j.await.unwrap().is_success());
+    }
+    let added = a
+        .store
+        .read(|c| {
+            c.query_i64(
+                "SELECT COUNT(*) FROM activity WHERE kind = 'OrganizationEvent' AND payload LIKE '{\"action\":\"member_added\"%'",
+                &[],
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(added, 6, "each member_added recorded once");
 }
 
 #[tokio::test]

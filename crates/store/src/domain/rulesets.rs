@@ -87,10 +87,11 @@ pub fn update(c: &mut dyn Conn, id: i64, f: &Fields, actor: Actor, now: i64) -> 
     get(c, id)?.ok_or_else(|| DbError::other("ruleset vanished during update"))
 }
 
-pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+/// Deletes a ruleset with its versions; false when it was gone already (another request, on any
+/// node, deleted it since it was read).
+pub fn delete(c: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
     c.execute("DELETE FROM ruleset_versions WHERE ruleset_id = ?", params![id])?;
-    c.execute("DELETE FROM rulesets WHERE id = ?", params![id])?;
-    Ok(())
+    Ok(c.execute("DELETE FROM rulesets WHERE id = ?", params![id])? > 0)
 }
 
 pub fn get(c: &mut dyn Conn, id: i64) -> Result<Option<Ruleset>, DbError> {

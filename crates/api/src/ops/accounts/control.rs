@@ -30,9 +30,13 @@ pub fn routes(r: Router<Shared>) -> Router<Shared> {
 
 type R<T> = Result<T, ApiError>;
 
-/// The organization of the path; 404 when there is none.
+/// The organization of the path, under its row lock (each handler here reads its members or
+/// teams, then changes them and records the change: concurrent changes on any node must not
+/// decide from the same read); 404 when there is none.
 fn org(c: &mut dyn Conn, login: &str) -> R<Account> {
-    accounts::by_login(c, login)?.filter(Account::is_org).ok_or_else(ApiError::not_found)
+    let org = accounts::by_login(c, login)?.filter(Account::is_org).ok_or_else(ApiError::not_found)?;
+    accounts::lock(c, org.id)?;
+    Ok(org)
 }
 
 /// The user of the path; 404 when there is none.

@@ -114,7 +114,10 @@ pub async fn delete_org(State(app): State<Shared>, Path((org, id)): Path<(String
     app.store
         .write(move |c| -> ApiResult<()> {
             let (org, rs) = org_ruleset(c, &org, &id)?;
-            rulesets::delete(c, rs.id)?;
+            // Recorded by the one request that deleted it.
+            if !rulesets::delete(c, rs.id)? {
+                return Ok(());
+            }
             Ok(events::record(c, &u, (&org, None), &rs, events::Change::Deleted, None, now)?)
         })
         .await?;

@@ -626,7 +626,10 @@ async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let rs = load(&ctx, false).await?;
     let (r, now, u, user) = recording(&ctx);
     ctx.write(move |c| -> Result<_, DbError> {
-        rulesets::delete(c, rs.id)?;
+        // Recorded by the one request that deleted it.
+        if !rulesets::delete(c, rs.id)? {
+            return Ok(());
+        }
         events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Deleted, user, now)
     })
     .await?;
