@@ -44,36 +44,35 @@ pub struct Before {
 /// held to the end of the transaction): on PostgreSQL another node may be settling the same run,
 /// and a status read before the lock could be one it has already moved on from — its change
 /// would then be recorded twice.
-pub(super) fn statuses(c: &mut dyn Conn, id: i64) -> Result<Vec<Before>, DbError> {
+pub(super) fn statuses(c: &mut dyn Conn, id: i64) -> Result<Option<Before>, DbError> {
     if !runs::lock(c, id)? {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let Some(r) = c.query_opt("SELECT status, run_attempt FROM workflow_runs WHERE id = ?", platform_store::params![id])? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let jobs = runs::jobs(c, id, r.i64(1))?.into_iter().map(|j| (j.id, j.status)).collect();
-    Ok(vec![Before { id, status: r.string(0), jobs }])
+    Ok(Some(Before { id, status: r.string(0), jobs }))
 }
 
-/// Records what a settle did to runs (as they were before), in the order the hosted platform
-/// sends it: the run's `in_progress`, then its jobs' transitions in the order they happened
-/// (`waiting`, `in_progress`, `completed`), then the run's `completed`.
-pub fn record_changes(c: &mut dyn Conn, u: &Urls, before: &[Before], now: i64) -> Result<(), DbError> {
-    for b in before {
-        let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![b.id])?.map(|r| r.i64(0))
-        else {
-            continue;
-        };
-        let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, b.id)?) else { continue };
-        // A run waiting for a review has started (its `in_progress` was sent before).
-        let started = |s: &str| matches!(s, "in_progress" | "waiting" | "completed");
-        if !started(&b.status) && started(&run.status) && run.conclusion.as_deref() != Some("cancelled") {
-            record_run(c, u, &repo, &run, "in_progress", now)?;
-        }
-        record_jobs(c, u, &repo, &run, &b.jobs, now)?;
-        if b.status != "completed" && run.status == "completed" {
-            record_run(c, u, &repo, &run, "completed", now)?;
-        }
+/// Records what a settle did to a run (as it was before, `None`: no such run), in the order the
+/// hosted platform sends it: the run's `in_progress`, then its jobs' transitions in the order
+/// they happened (`waiting`, `in_progress`, `completed`), then the run's `completed`.
+pub fn record_changes(c: &mut dyn Conn, u: &Urls, before: &Option<Before>, now: i64) -> Result<(), DbError> {
+    let Some(b) = before else { return Ok(()) };
+    let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![b.id])?.map(|r| r.i64(0))
+    else {
+        return Ok(());
+    };
+    let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, b.id)?) else { return Ok(()) };
+    // A run waiting for a review has started (its `in_progress` was sent before).
+    let started = |s: &str| matches!(s, "in_progress" | "waiting" | "completed");
+    if !started(&b.status) && started(&run.status) && run.conclusion.as_deref() != Some("cancelled") {
+        record_run(c, u, &repo, &run, "in_progress", now)?;
+    }
+    record_jobs(c, u, &repo, &run, &b.jobs, now)?;
+    if b.status != "completed" && run.status == "completed" {
+        record_run(c, u, &repo, &run, "completed", now)?;
     }
     Ok(())
 }
