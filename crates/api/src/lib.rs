@@ -7,7 +7,7 @@
 //! import each other without cycles; `scripts/api-layers --check` (run by `scripts/test`)
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
-//! - **foundations** (`foundations/`): `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `outbound`, `reply`, `secrets`, `settings`, `sharded`, `typed`, `shapes`, `input`, `versions`
+//! - **foundations** (`foundations/`): `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `outbound`, `proxy_protocol`, `reply`, `secrets`, `settings`, `sharded`, `typed`, `shapes`, `input`, `versions`
 //! - **http** (`http/`; the contract and what it needs, never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `registry`, `not_modified`, `faults`, `usage_log`, `worker`, `state`, `contract`
 //! - **features** (`ops/`; operations, their workers and control-plane parts): one module per spec area, `outbox`, `provision`
 //! - **assembly** (`assembly/`; everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
@@ -23,8 +23,8 @@ pub mod ops;
 // Each layer's modules at the crate root as well: `crate::error`, `platform_api::state`.
 pub use self::assembly::{admin, background, openapi, router, seed};
 pub use self::foundations::{
-    access_log, cache, docs, error, etag, forwarded, headers, input, listener, metrics, outbound, reply, secrets, settings, shapes,
-    sharded, typed, versions,
+    access_log, cache, docs, error, etag, forwarded, headers, input, listener, metrics, outbound, proxy_protocol, reply, secrets, settings,
+    shapes, sharded, typed, versions,
 };
 pub use self::http::{
     admission, authenticate, authorize, contract, faults, not_modified, operation, principal, ratelimit, registry, request, secondary,

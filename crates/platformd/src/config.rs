@@ -71,6 +71,9 @@ pub struct Config {
     /// your load balancers' addresses or CIDR ranges (comma-separated): a request from one of them is the caller's whose address is the right-most `X-Forwarded-For` entry none of them wrote [default: unset: the connection's address is the caller's]
     #[arg(long, env = "PLATFORM_TRUSTED_PROXIES", value_name = "ADDRESSES", value_parser = setting(TrustedProxies::parse))]
     pub trusted_proxies: Option<TrustedProxies>,
+    /// `on`: a connection from `PLATFORM_TRUSTED_PROXIES` that opens with a PROXY protocol header (v1 or v2, as a layer-4 balancer such as HAProxy in `mode tcp` with `send-proxy-v2` sends it) is the client's the header names, `X-Forwarded-For` unread; an invalid header closes it. Headers from other addresses are never read
+    #[arg(long, env = "PLATFORM_PROXY_PROTOCOL", default_value = "off", value_name = "on|off", action = clap::ArgAction::Set, value_parser = setting(platform_api::settings::on_off))]
+    pub proxy_protocol: bool,
     /// `full`: every acknowledged write survives a power cut (group commit keeps it fast); `normal` trades that for speed
     #[arg(long, env = "PLATFORM_SQLITE_SYNCHRONOUS", default_value = "full", value_name = "full|normal", value_parser = setting(choice::<SqliteSynchronous>))]
     pub sqlite_synchronous: SqliteSynchronous,
@@ -193,6 +196,7 @@ impl Config {
             header_read: std::time::Duration::from_secs(self.header_read_timeout_seconds),
             idle: std::time::Duration::from_secs(self.idle_timeout_seconds),
             max_connections: self.max_connections,
+            proxy_protocol: self.proxy_protocol.then(|| self.trusted_proxies.clone().unwrap_or_default()),
             tls: None,
         }
     }
@@ -230,6 +234,9 @@ impl Config {
             return Err(
                 "PLATFORM_TRUST_FORWARDED was replaced by PLATFORM_TRUSTED_PROXIES: set it to your load balancers' addresses".into()
             );
+        }
+        if self.proxy_protocol && self.trusted_proxies.is_none() {
+            return Err("proxy_protocol on needs trusted_proxies: the balancers whose connections carry the header".into());
         }
         if self.notifications.sync_limit < 1 {
             return Err("notifications_sync_limit must be at least 1".into());

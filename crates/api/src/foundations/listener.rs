@@ -39,6 +39,9 @@ pub struct ConnSettings {
     pub idle: Duration,
     /// Open connections at most; at the cap the longest-waiting one is closed for a new one.
     pub max_connections: usize,
+    /// Connections from these proxies open with a PROXY protocol header (`proxy_protocol`);
+    /// `None`: no connection does.
+    pub proxy_protocol: Option<crate::forwarded::TrustedProxies>,
     /// Serve HTTPS with this configuration (`None`: plain HTTP).
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
@@ -149,15 +152,64 @@ pub async fn serve(listener: TcpListener, app: Router, settings: ConnSettings, s
         while tasks.try_join_next().is_some() {}
         let Some(conn) = shared.admit() else { continue };
         let _ = stream.set_nodelay(true);
-        let (shared, app, stop) = (shared.clone(), app.clone(), stop_rx.clone());
-        match &tls {
-            None => tasks.spawn(connection(shared, conn, stream, peer, app, stop)),
-            Some(tls) => tasks.spawn(tls_connection(tls.clone(), shared, conn, stream, peer, app, stop)),
-        };
+        let (shared, app, stop, tls) = (shared.clone(), app.clone(), stop_rx.clone(), tls.clone());
+        tasks.spawn(accepted(tls, shared, conn, stream, peer, app, stop));
     }
     let _ = stop_tx.send(true);
     while tasks.join_next().await.is_some() {}
 }
+
+/// A new connection: past its PROXY protocol header when it comes from a balancer that sends
+/// one (read within the header-read time, like a request head; the address it names is the
+/// peer from then on), then TLS or plain HTTP.
+async fn accepted(
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shared: Arc<Shared>,
+    conn: Arc<Conn>,
+    mut stream: TcpStream,
+    mut peer: SocketAddr,
+    app: Router,
+    stop: watch::Receiver<bool>,
+) {
+    let mut named = false;
+    if shared.settings.proxy_protocol.as_ref().is_some_and(|p| p.trusts(peer.ip())) {
+        let header = tokio::select! {
+            h = proxy_header(&mut stream) => h,
+            _ = shared.expired(&conn) => Err(crate::proxy_protocol::Invalid("timed out")),
+            _ = conn.close.notified() => Err(crate::proxy_protocol::Invalid("closed")),
+        };
+        match header {
+            Ok(Some(client)) => (peer, named) = (client, true),
+            Ok(None) => {}
+            // A header that is not one: nothing on the connection can be trusted.
+            Err(_) => return shared.leave(&conn),
+        }
+    }
+    match tls {
+        None => connection(shared, conn, stream, (peer, named), app, stop).await,
+        Some(tls) => tls_connection(tls, shared, conn, stream, (peer, named), app, stop).await,
+    }
+}
+
+/// The PROXY protocol header a connection opens with, if it does (see `proxy_protocol`).
+async fn proxy_header(stream: &mut TcpStream) -> Result<Option<SocketAddr>, crate::proxy_protocol::Invalid> {
+    let mut first = [0u8; 8];
+    loop {
+        let n = stream.peek(&mut first).await.map_err(|_| crate::proxy_protocol::Invalid("closed"))?;
+        if n == 0 {
+            return Err(crate::proxy_protocol::Invalid("closed"));
+        }
+        match crate::proxy_protocol::opens_with_header(&first[..n]) {
+            Some(false) => return Ok(None),
+            Some(true) => return crate::proxy_protocol::read_header(stream).await,
+            // A signature's first bytes alone so far (peek would answer them again at once).
+            None => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    }
+}
+
+/// The client's address, and whether a balancer's PROXY protocol header named it.
+type Peer = (SocketAddr, bool);
 
 /// The TLS handshake, bounded like a request head (a client that never finishes it is closed by
 /// the header-read timeout, evicted at the cap, or closed at shutdown), then HTTP over the
@@ -167,7 +219,7 @@ async fn tls_connection(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     stream: TcpStream,
-    peer: SocketAddr,
+    peer: Peer,
     app: Router,
     stop: watch::Receiver<bool>,
 ) {
@@ -208,7 +260,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     shared: Arc<Shared>,
     conn: Arc<Conn>,
     stream: S,
-    peer: SocketAddr,
+    (peer, named): Peer,
     app: Router,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -220,6 +272,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         conn.in_flight.fetch_add(1, Ordering::AcqRel);
         conn.head_ms.store(0, Ordering::Release);
         req.extensions_mut().insert(ConnectInfo(peer));
+        if named {
+            req.extensions_mut().insert(crate::proxy_protocol::NamedByBalancer);
+        }
         let too_long = req.uri().path_and_query().map_or(0, |p| p.as_str().len()) > MAX_URI_BYTES;
         async move {
             let resp = if too_long {

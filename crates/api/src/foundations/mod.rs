@@ -11,6 +11,7 @@ pub mod input;
 pub mod listener;
 pub mod metrics;
 pub mod outbound;
+pub mod proxy_protocol;
 pub mod reply;
 pub mod secrets;
 pub mod settings;

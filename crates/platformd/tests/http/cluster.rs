@@ -237,6 +237,11 @@ impl Drop for Balancer {
 impl Balancer {
     /// `None` (skipped loudly) without haproxy, unless PostgreSQL tests are required (CI).
     async fn start(nodes: [&Server; 2]) -> Option<Balancer> {
+        Balancer::start_in("http", nodes).await
+    }
+
+    /// In `mode` (`http` or `tcp`), configured by `scripts/balancer-config` as `scripts/cluster` runs it.
+    async fn start_in(mode: &str, nodes: [&Server; 2]) -> Option<Balancer> {
         if std::process::Command::new("haproxy").arg("-v").output().is_err() {
             assert!(std::env::var("PLATFORM_REQUIRE_POSTGRES").as_deref() != Ok("1"), "haproxy not installed (scripts/install-deps.sh)");
             eprintln!("!!! haproxy not installed: balanced cluster tests SKIPPED !!!");
@@ -244,13 +249,17 @@ impl Balancer {
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let dir = tempfile::tempdir().unwrap();
-        let servers: String = nodes.iter().enumerate().map(|(i, n)| format!("  server node{i} {}\n", n.addr)).collect();
-        let cfg = format!(
-            "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n\
-             frontend api\n  bind 127.0.0.1:{port}\n  default_backend nodes\n\
-             http-request set-header X-Forwarded-For %[src]\n\
-             backend nodes\n  balance roundrobin\n{servers}"
-        );
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/balancer-config");
+        let out = std::process::Command::new("bash")
+            .arg(script)
+            .arg(port.to_string())
+            .args(nodes.iter().map(|n| n.addr.to_string()))
+            .env("BALANCER_MODE", mode)
+            .env("BALANCER_CHECK", "")
+            .output()
+            .expect("scripts/balancer-config");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let cfg = out.stdout;
         let path = dir.path().join("haproxy.cfg");
         std::fs::write(&path, cfg).unwrap();
         let child = std::process::Command::new("haproxy")
@@ -505,15 +514,29 @@ async fn through_the_balancer_every_delivery_and_every_run_completion_happens_on
 #[tokio::test]
 async fn through_the_balancer_a_client_cannot_choose_its_address() {
     // As `scripts/cluster` runs them: the nodes trust the balancer (on loopback), which writes the
-    // address it saw over the client's header. 60 an hour × 0.1 = 6 anonymous requests.
+    // address it saw over the client's header.
+    client_cannot_choose_its_address("http").await
+}
+
+#[tokio::test]
+async fn through_a_layer4_balancer_a_client_cannot_choose_its_address() {
+    // HAProxy forwarding connections, each named by a PROXY protocol header: the client's header
+    // is not read at all (although the client, on loopback, is a trusted address itself).
+    client_cannot_choose_its_address("tcp").await
+}
+
+async fn client_cannot_choose_its_address(mode: &str) {
+    // 60 an hour × 0.1 = 6 anonymous requests.
     let settings = SecondarySettings { login_attempts: 3, ..SecondarySettings::default() };
-    let opts = Options::with(|c| {
+    let trusted = platform_api::forwarded::TrustedProxies::parse("127.0.0.1").unwrap();
+    let mut opts = Options::with(|c| {
         c.limits.rate_limit_factor = 0.1;
         c.limits.secondary = settings;
-        c.trusted_proxies = platform_api::forwarded::TrustedProxies::parse("127.0.0.1").unwrap();
+        c.trusted_proxies = trusted.clone();
     });
+    opts.conns.proxy_protocol = (mode == "tcp").then_some(trusted);
     let Some((a, b)) = pair(opts).await else { return };
-    let Some(lb) = Balancer::start([&a, &b]).await else { return };
+    let Some(lb) = Balancer::start_in(mode, [&a, &b]).await else { return };
     let t = setup(&a).await;
     let anonymous =
         |spoof: String| a.client.get(format!("{}{COMBINED}", lb.base)).header("user-agent", UA).header("x-forwarded-for", spoof);

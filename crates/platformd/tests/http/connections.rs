@@ -15,6 +15,7 @@ fn quick() -> Options {
         header_read: Duration::from_millis(800),
         idle: Duration::from_millis(1500),
         max_connections: 8,
+        proxy_protocol: None,
         tls: None,
     };
     Options { conns, ..Options::with(|c| c.body_read_timeout = Duration::from_millis(800)) }
@@ -105,4 +106,44 @@ both!(protocol_errors_have_json_bodies, quick(), |s| {
         let (status, _) = json_error(&raw);
         assert_eq!(status, want, "{}", &request[..request.len().min(60)]);
     }
+});
+
+fn behind_layer4_balancer() -> Options {
+    let mut o = Options::default();
+    o.conns.proxy_protocol = Some(platform_api::forwarded::TrustedProxies::parse("127.0.0.1").unwrap());
+    o
+}
+
+/// One request on a new connection that opens with `header`; the raw response.
+async fn through_balancer(addr: std::net::SocketAddr, header: &[u8], path: &str) -> String {
+    let mut sock = TcpStream::connect(addr).await.unwrap();
+    let mut bytes = header.to_vec();
+    bytes.extend(format!("GET {path} HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nConnection: close\r\n\r\n").as_bytes());
+    sock.write_all(&bytes).await.unwrap();
+    until_closed(&mut sock, Duration::from_secs(5)).await.0
+}
+
+fn used(raw: &str) -> Option<u32> {
+    raw.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("x-ratelimit-used: ").map(|v| v.trim().parse().unwrap()))
+}
+
+both!(a_layer4_balancer_names_the_caller_with_the_proxy_protocol, behind_layer4_balancer(), |s| {
+    // Anonymous requests are limited by address: the one the header names, not the balancer's.
+    let v1 = b"PROXY TCP4 192.0.2.1 127.0.0.1 40000 80\r\n";
+    assert_eq!(used(&through_balancer(s.addr, v1, "/users/alice").await), Some(1));
+    assert_eq!(used(&through_balancer(s.addr, v1, "/users/alice").await), Some(2));
+    // Version 2 (what HAProxy's send-proxy-v2 sends), another caller: a window of its own.
+    let mut v2 = b"\r\n\r\n\0\r\nQUIT\n\x21\x11\x00\x0c".to_vec();
+    v2.extend([192, 0, 2, 2, 127, 0, 0, 1, 0x9c, 0x40, 0, 80]);
+    assert_eq!(used(&through_balancer(s.addr, &v2, "/users/alice").await), Some(1));
+    // The balancer's health check (LOCAL) is answered as the balancer's own.
+    let local = b"\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00";
+    assert!(through_balancer(s.addr, local, "/healthz").await.starts_with("HTTP/1.1 200"));
+    // The balancer's host calling without a header (an operator, a health check) is itself.
+    assert_eq!(used(&through_balancer(s.addr, b"", "/users/alice").await), Some(1));
+    // A header that is not one: closed unanswered.
+    assert_eq!(through_balancer(s.addr, b"PROXY TCP4 junk\r\n", "/users/alice").await, "");
+    let mut v2_short = b"\r\n\r\n\0\r\nQUIT\n\x21\x11\x00\x03".to_vec();
+    v2_short.extend([1, 2, 3]);
+    assert_eq!(through_balancer(s.addr, &v2_short, "/users/alice").await, "");
 });

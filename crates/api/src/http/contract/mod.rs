@@ -437,10 +437,11 @@ fn record(app: &Shared, x: &Exchange, resp: &Response) {
     crate::usage_log::record(&app.insights, &x.principal, op.map(|o| (o, o.meta())), method, &x.path, status, x.rate_limited);
 }
 
-/// The caller's address: the connection's, or behind trusted proxies what they saw.
+/// The caller's address: the connection's (as a layer-4 balancer's PROXY protocol header named
+/// it), or behind trusted HTTP proxies what they saw.
 pub fn client_ip(req: &Request, proxies: &TrustedProxies) -> IpAddr {
     let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
-    if !proxies.trusts(peer) {
+    if !proxies.trusts(peer) || req.extensions().get::<crate::proxy_protocol::NamedByBalancer>().is_some() {
         return peer;
     }
     // Several header lines are one list (RFC 9110 5.3); a proxy may have appended its own line.
