@@ -451,6 +451,22 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
         .await
         .unwrap();
     assert_eq!(added, 6, "each member_added recorded once");
+
+    // A ruleset changed on both nodes at once, one field each: both changes stay (each merged
+    // with the ruleset as the other left it), and each is one version.
+    let created = a.admin_post("/repos/alice/secret/rulesets", json!({"name": "r0", "enforcement": "disabled"})).await;
+    let path = format!("/repos/alice/secret/rulesets/{}", created["id"]);
+    let wt = a.classic("alice", &["repo", "admin:repo_hook"]).await;
+    for i in 1..=5 {
+        let put = |s: &Server, body: serde_json::Value| s.req(reqwest::Method::PUT, &path, Some(&wt)).json(&body).send();
+        let enforcement = if i % 2 == 0 { "disabled" } else { "evaluate" };
+        let (ra, rb) = tokio::join!(put(&a, json!({"name": format!("r{i}")})), put(&b, json!({"enforcement": enforcement})));
+        assert_eq!((ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()), (200, 200));
+        let (_, _, now) = parts(a.get(&path, Some(&wt)).await).await;
+        assert_eq!((now["name"].as_str(), now["enforcement"].as_str()), (Some(format!("r{i}").as_str()), Some(enforcement)), "round {i}");
+    }
+    let (_, _, history) = parts(a.get(&format!("{path}/history"), Some(&wt)).await).await;
+    assert_eq!(history.as_array().map(Vec::len), Some(11), "one version per change");
 }
 
 #[tokio::test]

@@ -94,6 +94,13 @@ pub fn delete(c: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
     Ok(c.execute("DELETE FROM rulesets WHERE id = ?", params![id])? > 0)
 }
 
+/// The ruleset as it is now, under its row lock (taken with a no-op update, as on both
+/// backends): a change decided from it is not lost to one made meanwhile on any node.
+pub fn locked(c: &mut dyn Conn, id: i64) -> Result<Option<Ruleset>, DbError> {
+    c.execute("UPDATE rulesets SET updated_at = updated_at WHERE id = ?", params![id])?;
+    get(c, id)
+}
+
 pub fn get(c: &mut dyn Conn, id: i64) -> Result<Option<Ruleset>, DbError> {
     let sql = format!("SELECT {COLS} FROM rulesets s WHERE s.id = ?");
     Ok(c.query_opt(&sql, params![id])?.map(|r| from_row(&r)))

@@ -69,7 +69,7 @@ fn shape(app: &Shared, (owner, repo_name, rs): &Made) -> FullRuleset {
 fn org_ruleset(c: &mut dyn Conn, org: &str, id: &str) -> ApiResult<(Account, Ruleset)> {
     let org = crate::ops::provision::org(c, org)?;
     let id = id.parse::<i64>().map_err(|_| ApiError::not_found())?;
-    let rs = rulesets::get(c, id)?.filter(|r| r.repo_id.is_none() && r.owner_id == org.id).ok_or_else(ApiError::not_found)?;
+    let rs = rulesets::locked(c, id)?.filter(|r| r.repo_id.is_none() && r.owner_id == org.id).ok_or_else(ApiError::not_found)?;
     Ok((org, rs))
 }
 

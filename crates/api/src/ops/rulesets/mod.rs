@@ -606,13 +606,17 @@ async fn get(ctx: Ctx, Query(q): Query<GetQuery>) -> ApiResult<Reply> {
 }
 
 async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
-    let current = load(&ctx, false).await?;
-    let def = body::definition(&b, Some(&definition_of(&current)), source_of(ctx.repo()))?;
-    let (name, target, enforcement, definition) = fields(&def);
+    let id = load(&ctx, false).await?.id;
+    let source = source_of(ctx.repo());
     let (actor_id, actor_kind) = actor(&ctx.principal);
     let (r, now, u, user) = recording(&ctx);
     let rs = ctx
-        .write(move |c| -> Result<_, DbError> {
+        .write(move |c| -> ApiResult<_> {
+            // The body merged with the ruleset as it is under its lock, not as read before: two
+            // changes of different fields at once (on any nodes) both stay, each recorded once.
+            let current = rulesets::locked(c, id)?.filter(|rs| rs.repo_id == Some(r.id)).ok_or_else(ApiError::not_found)?;
+            let def = body::definition(&b, Some(&definition_of(&current)), source)?;
+            let (name, target, enforcement, definition) = fields(&def);
             let f = Fields { name: &name, target: &target, enforcement: &enforcement, definition: &definition };
             let rs = rulesets::update(c, current.id, &f, Actor { id: actor_id, kind: actor_kind }, now)?;
             events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Edited { before: &current }, user, now)?;
