@@ -470,6 +470,45 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
 }
 
 #[tokio::test]
+async fn a_hook_changed_on_both_nodes_at_once_keeps_both_changes_and_is_deleted_once() {
+    let Some((a, b)) = pair(Options::default()).await else { return };
+    let t = crate::hooks::world(&a).await;
+    let (url, recv) = crate::hooks::Recv::start().await;
+    let mut hooks = Vec::new();
+    for _ in 0..3 {
+        hooks.push(crate::hooks::create_hook(&a, &t, json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json"}})).await);
+    }
+    recv.wait(3, 10).await; // the pings
+                            // Its URL changed on one node and its events on the other: both stay.
+    let path = format!("/orgs/acme/hooks/{}", hooks[0]["id"]);
+    for i in 1..=5 {
+        let events = if i % 2 == 0 { json!(["push"]) } else { json!(["meta", "push"]) };
+        let config =
+            a.req(reqwest::Method::PATCH, &format!("{path}/config"), Some(&t)).json(&json!({"url": format!("{url}?v={i}")})).send();
+        let subscribe = b.req(reqwest::Method::PATCH, &path, Some(&t)).json(&json!({"events": events})).send();
+        let (ra, rb) = tokio::join!(config, subscribe);
+        assert_eq!((ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()), (200, 200));
+        let (_, _, now) = parts(a.get(&path, Some(&t)).await).await;
+        assert_eq!((now["config"]["url"].clone(), now["events"].clone()), (json!(format!("{url}?v={i}")), events), "round {i}");
+    }
+    // Deleted on both nodes at once: by one request (the other finds it gone), `meta` sent once.
+    for h in &hooks {
+        let path = format!("/orgs/acme/hooks/{}", h["id"]);
+        let (_, _, _) =
+            parts(a.req(reqwest::Method::PATCH, &path, Some(&t)).json(&json!({"events": ["meta"]})).send().await.unwrap()).await;
+        let (ra, rb) =
+            tokio::join!(a.req(reqwest::Method::DELETE, &path, Some(&t)).send(), b.req(reqwest::Method::DELETE, &path, Some(&t)).send());
+        let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
+        codes.sort();
+        assert_eq!(codes, [204, 404], "deleted once");
+    }
+    let hits = recv.wait(6, 10).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let metas = recv.hits.lock().unwrap().iter().filter(|h| h.h("x-service-event") == "meta").count();
+    assert_eq!((hits.len(), metas), (6, 3), "one meta deleted for each hook");
+}
+
+#[tokio::test]
 async fn through_the_balancer_every_delivery_and_every_run_completion_happens_once() {
     // The wall clock: each node's ticker settles runs as their jobs end.
     let Some((a, b)) = pair(Options { manual_clock: false, ..Options::default() }).await else { return };

@@ -114,7 +114,7 @@ fn hmac1(secret: &str, body: &[u8]) -> String {
 
 /// alice owns acme, bob is a member, carol an outsider; acme/widgets is public. Returns alice's
 /// `admin:org_hook` token.
-async fn world(s: &Server) -> String {
+pub(crate) async fn world(s: &Server) -> String {
     for u in ["alice", "bob", "carol"] {
         s.user(u).await;
     }
@@ -123,7 +123,7 @@ async fn world(s: &Server) -> String {
     s.classic("alice", &["admin:org_hook"]).await
 }
 
-async fn create_hook(s: &Server, t: &str, body: Value) -> Value {
+pub(crate) async fn create_hook(s: &Server, t: &str, body: Value) -> Value {
     let (st, _, b) = call(s, Method::POST, "/orgs/acme/hooks", Some(t), Some(body)).await;
     assert_eq!(st, 201, "{b}");
     assert_conforms_to_snapshot("OrgHook", &b);

@@ -127,14 +127,24 @@ pub fn active_for_org(c: &mut dyn Conn, org_id: i64) -> Result<Vec<Hook>, DbErro
 
 /// Deletes a hook: its deliveries go at once; the hook row too, unless `keep` (a last delivery to
 /// it is queued: it stays, invisible, until that delivery is done, see [`record_attempt`]).
-pub fn delete(c: &mut dyn Conn, id: i64, keep: bool, now: i64) -> Result<(), DbError> {
+/// Deletes a hook; false when it was deleted already (by another request, on any node, since
+/// the caller read it), so only one request goes on to record the deletion.
+pub fn delete(c: &mut dyn Conn, id: i64, keep: bool, now: i64) -> Result<bool, DbError> {
+    if c.execute("UPDATE hooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", params![now, id])? == 0 {
+        return Ok(false);
+    }
     c.execute("DELETE FROM hook_deliveries WHERE hook_id = ?", params![id])?;
-    if keep {
-        c.execute("UPDATE hooks SET deleted_at = ? WHERE id = ?", params![now, id])?;
-    } else {
+    if !keep {
         c.execute("DELETE FROM hooks WHERE id = ?", params![id])?;
     }
-    Ok(())
+    Ok(true)
+}
+
+/// The hook as it is now, under its row lock (a no-op update, as on both backends): a change
+/// decided from it is not lost to one made meanwhile on any node.
+pub fn locked(c: &mut dyn Conn, org_id: i64, id: i64) -> Result<Option<Hook>, DbError> {
+    c.execute("UPDATE hooks SET updated_at = updated_at WHERE id = ? AND deleted_at IS NULL", params![id])?;
+    by_id(c, org_id, id)
 }
 
 /// A deleted hook whose last delivery is done goes, with its deliveries.

@@ -404,45 +404,61 @@ enum Secret {
     Keep,
 }
 
-async fn save(ctx: &Ctx, hook: &Hook, config: Config, events: Vec<String>, active: bool, secret: Secret) -> ApiResult<Hook> {
+/// What an update makes of the hook.
+struct Change {
+    config: Config,
+    events: Vec<String>,
+    active: bool,
+    secret: Secret,
+}
+
+/// Updates the hook with what `change` makes of it as it is under its row lock, not as read
+/// before: two updates at once (on any nodes), one of the URL and one of the events, both stay.
+async fn save(ctx: &Ctx, hook: &Hook, change: impl FnOnce(&Hook) -> ApiResult<Change> + Send + 'static) -> ApiResult<Hook> {
     let sk = ctx.app.config.secret_key;
     let (id, org_id, now) = (hook.id, hook.org_id, ctx.app.clock.now());
-    let stored = hook.secret_enc.clone();
-    let updated = ctx
-        .write(move |c| -> Result<Option<Hook>, DbError> {
-            let secret_enc = match (secret, config.secret.as_deref()) {
-                (Secret::Keep, _) => stored,
-                (Secret::Replace, Some(s)) => Some(secrets::encrypt(&secrets::server_key(c, &sk)?, s.as_bytes())),
-                (Secret::Replace, None) => None,
-            };
-            let f = HookFields {
-                events: &events,
-                active,
-                url: &config.url,
-                content_type: &config.content_type,
-                insecure_ssl: &config.insecure_ssl,
-                secret_enc: secret_enc.as_deref(),
-            };
-            hooks::update(c, id, &f, now)?;
-            hooks::by_id(c, org_id, id)
-        })
-        .await?;
-    updated.ok_or_else(ApiError::not_found)
+    ctx.write(move |c| -> ApiResult<Hook> {
+        let current = hooks::locked(c, org_id, id)?.ok_or_else(ApiError::not_found)?;
+        let Change { config, events, active, secret } = change(&current)?;
+        let secret_enc = match (secret, config.secret.as_deref()) {
+            (Secret::Keep, _) => current.secret_enc,
+            (Secret::Replace, Some(s)) => Some(secrets::encrypt(&secrets::server_key(c, &sk)?, s.as_bytes())),
+            (Secret::Replace, None) => None,
+        };
+        let f = HookFields {
+            events: &events,
+            active,
+            url: &config.url,
+            content_type: &config.content_type,
+            insecure_ssl: &config.insecure_ssl,
+            secret_enc: secret_enc.as_deref(),
+        };
+        hooks::update(c, id, &f, now)?;
+        hooks::by_id(c, org_id, id)?.ok_or_else(ApiError::not_found)
+    })
+    .await
 }
 
 async fn update(ctx: Ctx, Body(b): Body<UpdateHook>) -> ApiResult<Reply> {
     let hook = load_mut(&ctx).await?;
     check_name(b.name.as_deref())?;
-    // The secret is replaced by what this update sends: absent, it is removed.
-    let config = match &b.config {
-        Some(v) => parse_config(nested_config(v)?, Some(&hook))?,
-        None => {
-            Config { url: hook.url.clone(), content_type: hook.content_type.clone(), insecure_ssl: hook.insecure_ssl.clone(), secret: None }
-        }
-    };
+    let config = b.config.as_ref().map(nested_config).transpose()?;
     let events = parse_events(b.events.as_ref())?;
     let active = b.active.unwrap_or(true);
-    let updated = save(&ctx, &hook, config, events, active, Secret::Replace).await?;
+    let updated = save(&ctx, &hook, move |now| {
+        // The secret is replaced by what this update sends: absent, it is removed.
+        let config = match config {
+            Some(c) => parse_config(c, Some(now))?,
+            None => Config {
+                url: now.url.clone(),
+                content_type: now.content_type.clone(),
+                insecure_ssl: now.insecure_ssl.clone(),
+                secret: None,
+            },
+        };
+        Ok(Change { config, events, active, secret: Secret::Replace })
+    })
+    .await?;
     Ok(Reply::ok(org_hook(&ctx.app.urls, &ctx.org().org, &updated)))
 }
 
@@ -450,16 +466,20 @@ async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let hook = load_mut(&ctx).await?;
     let caller = ctx.org();
     let (org, sender, urls, now) = (caller.org.clone(), sender_of(caller), ctx.app.urls.clone(), ctx.app.clock.now());
-    ctx.write(move |c| {
+    ctx.write(move |c| -> ApiResult<()> {
+        // As it is under its row lock: deleted by one request (on any node), `meta` sent once.
+        let hook = hooks::locked(c, hook.org_id, hook.id)?.ok_or_else(ApiError::not_found)?;
         // `meta` `deleted` goes to the deleted hook itself, as hosted: the hook row stays (no longer
         // visible) until that delivery is done, so the sender has its URL, secret and content type.
         let last = hook.active && hook.wants("meta");
-        hooks::delete(c, hook.id, last, now)?;
+        if !hooks::delete(c, hook.id, last, now)? {
+            return Err(ApiError::not_found());
+        }
         if last {
             let payload = deliveries::meta_deleted_payload(&urls, &org, &hook, &sender);
             deliveries::enqueue(c, &hook, "meta", Some("deleted"), &payload, None, now)?;
         }
-        Ok::<_, platform_store::DbError>(())
+        Ok(())
     })
     .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
@@ -474,9 +494,10 @@ async fn update_config(ctx: Ctx, Body(b): Body<UpdateHookConfig>) -> ApiResult<R
     let hook = load_mut(&ctx).await?;
     // A configuration update without `secret` keeps the stored one.
     let secret = if b.secret.is_none() { Secret::Keep } else { Secret::Replace };
-    let config = parse_config(b, Some(&hook))?;
-    let (events, active) = (hook.events.clone(), hook.active);
-    let updated = save(&ctx, &hook, config, events, active, secret).await?;
+    let updated = save(&ctx, &hook, move |now| {
+        Ok(Change { config: parse_config(b, Some(now))?, events: now.events.clone(), active: now.active, secret })
+    })
+    .await?;
     Ok(Reply::ok(webhook_config(&updated)))
 }
 
