@@ -507,10 +507,16 @@ async fn get(ctx: Ctx) -> ApiResult<Reply> {
 async fn update(ctx: Ctx, Body(body): Body<UpdateRegistry>) -> ApiResult<Reply> {
     let sk = ctx.app.config.secret_key;
     let org_id = ctx.org().org.id;
-    let existing = load(&ctx, org_id).await?;
+    let name = load(&ctx, org_id).await?.name;
     let now = ctx.app.clock.now();
-    let (r, sealed) = merge(&body, Some(&existing), now)?;
-    ctx.write(move |c| save(c, &sk, org_id, r, sealed, false, now)).await?;
+    ctx.write(move |c| {
+        // Merged with the configuration as it is under its row lock: two updates of different
+        // fields at once (on any nodes) both stay.
+        let existing = store::locked(c, org_id, &name)?.ok_or_else(ApiError::not_found)?;
+        let (r, sealed) = merge(&body, Some(&existing), now)?;
+        save(c, &sk, org_id, r, sealed, false, now)
+    })
+    .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
 }
 

@@ -467,6 +467,28 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
     }
     let (_, _, history) = parts(a.get(&format!("{path}/history"), Some(&wt)).await).await;
     assert_eq!(history.as_array().map(Vec::len), Some(11), "one version per change");
+
+    // A private registry configuration updated on both nodes at once, one field each: both stay.
+    let ot = a.classic("alice", &["admin:org"]).await;
+    let registries = "/orgs/acme/private-registries";
+    let body = json!({"registry_type": "docker_registry", "url": "https://m.example/0", "visibility": "all", "auth_type": "oidc_cloud_a", "tenant_id": "t", "client_id": "c"});
+    let r = a.req(reqwest::Method::POST, registries, Some(&ot)).json(&body).send().await.unwrap();
+    let (st, _, made) = parts(r).await;
+    assert_eq!(st, 201, "{made}");
+    let path = format!("{registries}/{}", made["name"].as_str().unwrap());
+    for i in 1..=5 {
+        let visibility = if i % 2 == 0 { "all" } else { "private" };
+        let patch = |s: &Server, body: serde_json::Value| s.req(reqwest::Method::PATCH, &path, Some(&ot)).json(&body).send();
+        let (ra, rb) =
+            tokio::join!(patch(&a, json!({"url": format!("https://m.example/{i}")})), patch(&b, json!({"visibility": visibility})));
+        assert_eq!((ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()), (204, 204));
+        let (_, _, now) = parts(a.get(&path, Some(&ot)).await).await;
+        assert_eq!(
+            (now["url"].clone(), now["visibility"].clone()),
+            (json!(format!("https://m.example/{i}")), json!(visibility)),
+            "round {i}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -476,7 +498,10 @@ async fn a_hook_changed_on_both_nodes_at_once_keeps_both_changes_and_is_deleted_
     let (url, recv) = crate::hooks::Recv::start().await;
     let mut hooks = Vec::new();
     for _ in 0..3 {
-        hooks.push(crate::hooks::create_hook(&a, &t, json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json"}})).await);
+        hooks.push(
+            crate::hooks::create_hook(&a, &t, json!({"name": "web", "events": ["push"], "config": {"url": url, "content_type": "json"}}))
+                .await,
+        );
     }
     recv.wait(3, 10).await; // the pings
                             // Its URL changed on one node and its events on the other: both stay.

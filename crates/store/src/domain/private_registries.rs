@@ -43,6 +43,13 @@ pub fn get(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>
         .map(|r| from_row(&r)))
 }
 
+/// The configuration as it is now, under its row lock (a no-op update, as on both backends): an
+/// update merged with it is not lost to one made meanwhile on any node.
+pub fn locked(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>, DbError> {
+    c.execute("UPDATE private_registries SET updated_at = updated_at WHERE org_id = ? AND name = ?", params![org_id, name])?;
+    get(c, org_id, name)
+}
+
 /// One page of the organization's configurations by name, with the total.
 pub fn list(c: &mut dyn Conn, org_id: i64, offset: i64, limit: i64) -> Result<(Vec<Registry>, i64), DbError> {
     let total = c.query_i64("SELECT COUNT(*) FROM private_registries WHERE org_id = ?", params![org_id])?;
