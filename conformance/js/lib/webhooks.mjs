@@ -2,11 +2,17 @@
 // schemas (npm `@octokit/webhooks-schemas`, pinned in package.json): the schema of the delivery's
 // event and action, `<event>$<action>` in the package's definitions, or `<event>$event` for
 // events without actions; or, for the events listed in OPENAPI_EVENTS, the official OpenAPI
-// webhook schema of the event and action (below). A delivery that does not validate fails the test that waits for it.
+// webhook schema of the event and action (below). Every delivery is also validated against the
+// server's own published schema of its event and action (the `webhooks` section of its
+// `/openapi.json`, derived from its payload types), so what it publishes is what it sends; a
+// delivery whose event and action it does not publish fails. A delivery that does not validate
+// fails the test that waits for it.
 import http from "node:http";
 import { createRequire } from "node:module";
 import Ajv from "ajv";
+import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { MAIN_URL } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
 const SCHEMA = structuredClone(require("@octokit/webhooks-schemas/schema.json"));
@@ -74,11 +80,30 @@ const OPENAPI_EVENTS = new Set(["repository_ruleset", "deployment", "deployment_
   ajv.addSchema({ components }, "openapi-webhooks");
 }
 
+/** The key of a webhook in an OpenAPI description: `workflow-run-in-progress`, `ping`. */
+const webhookKey = (event, action) => [event, action].filter(Boolean).join("-").replaceAll("_", "-");
+
 /** The official OpenAPI webhook schema of an event and action, or null when it has none. */
 export function openapiWebhookOf(event, action) {
-  const key = [event.replaceAll("_", "-"), action].filter(Boolean).join("-");
-  const ref = OPENAPI.webhooks[key]?.post?.requestBody?.content?.["application/json"]?.schema?.$ref;
+  const ref = OPENAPI.webhooks[webhookKey(event, action)]?.post?.requestBody?.content?.["application/json"]?.schema?.$ref;
   return ref ? `openapi-webhooks${ref}` : null;
+}
+
+// The server's own description (JSON Schema 2020-12, as schemars writes it): its `webhooks`
+// section names each payload's component; the components are one schema whose refs resolve in
+// place, as above.
+const OURS = await (await fetch(`${MAIN_URL}/openapi.json`)).json();
+const ours = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ours);
+for (const f of ["int64", "int32", "double", "float"]) ours.addFormat(f, true);
+ours.addSchema({ components: OURS.components }, "ours");
+
+/** The server's published schema of an event and action (`ours#/components/schemas/…`), or null. */
+export function ourWebhookOf(event, action) {
+  const post = OURS.webhooks?.[webhookKey(event, action)]?.post;
+  const pinned = post?.parameters?.find((p) => p.name === "X-Service-Event")?.schema?.const;
+  const ref = pinned === event ? post.requestBody?.content?.["application/json"]?.schema?.$ref : null;
+  return ref ? `ours${ref}` : null;
 }
 
 const compiled = new Map();
@@ -100,8 +125,19 @@ export function payloadOf({ headers, body }) {
   return JSON.parse(json);
 }
 
+/** Validates `payload` against schema `name` of `validator`; throws naming every error. */
+function validateAgainst(validator, name, event, payload) {
+  if (!compiled.has(name)) compiled.set(name, validator.getSchema(name));
+  const validate = compiled.get(name);
+  if (!validate(payload)) {
+    const errors = validate.errors.map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
+    throw new Error(`${event}${payload.action ? `.${payload.action}` : ""} does not validate against ${name}:\n  ${errors.join("\n  ")}`);
+  }
+}
+
 /**
- * Validates one delivery: {headers, body} as received (json or form). Returns the parsed payload;
+ * Validates one delivery: {headers, body} as received (json or form), against the official
+ * schema of its event and action and against the server's own. Returns the parsed payload;
  * throws naming the event, action and every schema error.
  */
 export function validateDelivery(delivery) {
@@ -110,12 +146,10 @@ export function validateDelivery(delivery) {
   const definition = OPENAPI_EVENTS.has(event) ? null : definitionOf(event, payload.action);
   const name = OPENAPI_EVENTS.has(event) ? openapiWebhookOf(event, payload.action) : definition && `webhooks#/definitions/${definition}`;
   if (!name) throw new Error(`no published schema for webhook event ${event} (action ${payload.action})`);
-  if (!compiled.has(name)) compiled.set(name, ajv.getSchema(name));
-  const validate = compiled.get(name);
-  if (!validate(payload)) {
-    const errors = validate.errors.map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
-    throw new Error(`${event}${payload.action ? `.${payload.action}` : ""} does not validate against ${name}:\n  ${errors.join("\n  ")}`);
-  }
+  validateAgainst(ajv, name, event, payload);
+  const own = ourWebhookOf(event, payload.action);
+  if (!own) throw new Error(`the server publishes no webhook ${webhookKey(event, payload.action)} (event ${event}, action ${payload.action})`);
+  validateAgainst(ours, own, event, payload);
   return payload;
 }
 

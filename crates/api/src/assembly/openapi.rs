@@ -12,6 +12,7 @@ use crate::error::{BasicError, ValidationError};
 use crate::typed::schema_of;
 
 use crate::operation::{AuthKind, Level, Limits, Verb};
+use crate::ops::hooks::published::{self, EVENTS};
 use crate::registry::Registered;
 
 const COMMON_HEADERS: [&str; 7] = [
@@ -165,6 +166,68 @@ fn header_components() -> Value {
     })
 }
 
+/// The headers of a delivery of `event` (`X-Service-Event` pinned).
+fn delivery_headers(event: &str) -> Value {
+    let header = |name: &str, required: bool, description: &str, schema: Value| json!({"name": name, "in": "header", "required": required, "description": description, "schema": schema});
+    let string = json!({"type": "string"});
+    json!([
+        header("X-Service-Event", true, "The event.", json!({"type": "string", "const": event})),
+        header("X-Service-Delivery", true, "The delivery's GUID (the same for its redeliveries).", string.clone()),
+        header("X-Service-Hook-ID", true, "The hook's id.", string.clone()),
+        header("X-Service-Hook-Installation-Target-ID", true, "The organization's id.", string.clone()),
+        header(
+            "X-Service-Hook-Installation-Target-Type",
+            true,
+            "Always `organization`.",
+            json!({"type": "string", "const": "organization"})
+        ),
+        header(
+            "X-Service-Signature-256",
+            false,
+            "`sha256=` and the HMAC-SHA256 of the body with the hook's secret; absent without one.",
+            string.clone()
+        ),
+        header("X-Service-Signature", false, "The same with HMAC-SHA1.", string.clone()),
+        header("User-Agent", true, "`Service-Hookshot/` and a short id.", string),
+    ])
+}
+
+/// The `webhooks` section: one entry per event and action the platform sends
+/// (`hooks::published`), keyed as the official description keys them, each payload a component
+/// `webhook-<key>` derived from its types with the action pinned; the components go in `schemas`.
+fn webhooks(g: &mut SchemaGenerator, schemas: &mut std::collections::BTreeMap<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for p in EVENTS {
+        let actions: Vec<Option<&str>> = if p.actions.is_empty() { vec![None] } else { p.actions.iter().map(|a| Some(*a)).collect() };
+        for action in actions {
+            let key = published::key(p.event, action);
+            let mut schema = (p.payload)(g).to_value();
+            if let Some(a) = action {
+                schema["properties"]["action"] = json!({"type": "string", "const": a});
+            }
+            // Every field a payload has is one of its types': nothing else is sent.
+            schema["additionalProperties"] = json!(false);
+            let name = format!("webhook-{key}");
+            schemas.insert(name.clone(), schema);
+            let summary = match action {
+                Some(a) => format!("`{}` `{a}`", p.event),
+                None => format!("`{}`", p.event),
+            };
+            out.insert(
+                key.clone(),
+                json!({"post": {
+                    "operationId": key,
+                    "summary": summary,
+                    "parameters": delivery_headers(p.event),
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}},
+                    "responses": {"200": {"description": "Any 2xx or 3xx status: the delivery succeeded."}},
+                }}),
+            );
+        }
+    }
+    out
+}
+
 /// The whole document for the registered operations, with `public_url` as the server.
 pub fn document(ops: &[Registered], public_url: &str) -> Value {
     let mut g = crate::typed::generator();
@@ -173,8 +236,11 @@ pub fn document(ops: &[Registered], public_url: &str) -> Value {
         let item = paths.entry(r.op.path.to_string()).or_insert_with(|| json!({}));
         item[r.op.method.as_str().to_lowercase()] = operation(r, &mut g);
     }
-    // Every shape the operations reach, as a component named by its type, in name order.
-    let schemas: std::collections::BTreeMap<String, Value> = g.take_definitions(true).into_iter().collect();
+    let mut hook_schemas = std::collections::BTreeMap::new();
+    let webhooks = webhooks(&mut g, &mut hook_schemas);
+    // Every shape the operations and webhooks reach, as a component named by its type, in name order.
+    let mut schemas: std::collections::BTreeMap<String, Value> = g.take_definitions(true).into_iter().collect();
+    schemas.extend(hook_schemas);
     let tags: BTreeSet<&str> = ops.iter().map(|r| r.op.id.split('/').next().unwrap_or("meta")).collect();
     json!({
         "openapi": "3.1.0",
@@ -203,6 +269,7 @@ pub fn document(ops: &[Registered], public_url: &str) -> Value {
                 "appBasic": {"type": "http", "scheme": "basic", "description": "Application credentials: client_id and client_secret."},
             },
         },
+        "webhooks": webhooks,
     })
 }
 

@@ -20,7 +20,7 @@ use crate::shapes::Urls;
 pub const MAX_PUSHED_COMMITS: usize = 100;
 
 /// An author or committer of a pushed commit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CommitPerson {
     pub name: String,
     pub email: String,
@@ -28,7 +28,7 @@ pub struct CommitPerson {
 }
 
 /// A commit as a `push` webhook shows it (its `url` is derived when sent).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PushedCommit {
     pub id: String,
     pub tree_id: String,
@@ -44,7 +44,7 @@ pub struct PushedCommit {
 }
 
 /// What only a branch's `push` webhook shows.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Pushed {
     pub forced: bool,
     pub commits: Vec<PushedCommit>,
@@ -140,7 +140,7 @@ pub fn record(c: &mut dyn Conn, repo: &Repo, pusher: Option<&Account>, m: RefMov
 }
 
 /// A pushed commit as a `push` webhook shows it: with its web URL.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct WebhookCommit {
     #[serde(flatten)]
     pub commit: PushedCommit,
@@ -148,14 +148,14 @@ pub struct WebhookCommit {
 }
 
 /// Who pushed, as a `push` webhook names them.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Pusher {
     pub name: String,
     pub email: Option<String>,
 }
 
 /// The `push` webhook's own fields (the consumer adds repository, organization and sender).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PushWebhook {
     #[serde(rename = "ref")]
     pub name: String,

@@ -3,17 +3,22 @@
 //! it back with [`Record::read`] and matches on it, so a kind string is written only here and a
 //! field is never a misspelled key. Each variant's stored JSON is its struct's serde form, as
 //! the records already in databases hold it.
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
 use platform_store::domain::activity::{self as store, NewActivity};
 use platform_store::domain::repos::Repo;
 use platform_store::{Conn, DbError};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::deployment_events::{DeploymentActivity, DeploymentStatusActivity};
 use super::org_events::{MembershipActivity, OrganizationActivity, TeamActivity};
+use super::payloads::{WebhookDepbotAlert, WebhookRepository, WebhookWorkflowRun};
 use super::ruleset_events::RepositoryRulesetActivity;
 use crate::ops::git_hosting::effects::{DeleteActivity, PushActivity};
+use crate::ops::workflow_runs::shapes::{Job, Workflow};
 
 /// Declares [`Record`] with each variant's stored kind.
 macro_rules! records {
@@ -160,20 +165,20 @@ pub struct StatusActivity {
 }
 
 /// `WorkflowRunEvent`: a run changed (`action`), with the run and its workflow as they were.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct WorkflowRunActivity {
     pub action: String,
-    pub workflow_run: Value,
-    pub workflow: Value,
+    pub workflow_run: Stored<WebhookWorkflowRun>,
+    pub workflow: Stored<Workflow>,
 }
 
 /// `WorkflowJobEvent`: a job of a run changed (`queued`, `waiting`, `in_progress`,
 /// `completed`), with the job as it was at that transition (the REST job, which is the webhook's
 /// `workflow_job`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct WorkflowJobActivity {
     pub action: String,
-    pub workflow_job: Value,
+    pub workflow_job: Stored<Job>,
 }
 
 /// `DepbotAlertEvent`: a dependency alert was created, dismissed or reopened (`action`), with the
@@ -183,7 +188,7 @@ pub struct DepbotAlertActivity {
     pub action: String,
     /// The alert's state then (`created` is sent only for an open alert).
     pub state: String,
-    pub alert: Value,
+    pub alert: Stored<WebhookDepbotAlert>,
 }
 
 /// `RepositoryEvent`: a repository was created, edited, renamed, deleted, publicized or
@@ -191,13 +196,13 @@ pub struct DepbotAlertActivity {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RepositoryActivity {
     pub action: String,
-    pub repository: Value,
+    pub repository: Stored<WebhookRepository>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<RepositoryChanges>,
 }
 
 /// What a `repository` `edited` or `renamed` changed: each field's value before.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RepositoryChanges {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<Renamed>,
@@ -209,13 +214,14 @@ pub struct RepositoryChanges {
     pub default_branch: Option<From<String>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Renamed {
     pub name: From<String>,
 }
 
 /// A field's value before a change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
 pub struct From<T> {
     pub from: T,
 }
@@ -226,12 +232,84 @@ pub struct RepositoryImportActivity {
     pub status: String,
 }
 
-/// A stored payload (or an object inside one) as `T`, `None` when it has another shape.
-pub fn read<T: for<'de> Deserialize<'de>>(stored: &Value) -> Option<T> {
-    serde_json::from_value(stored.clone()).ok()
+/// An object a record keeps, in its stored form.
+pub fn stored<T: Serialize>(v: &T) -> Stored<T> {
+    Stored { value: serde_json::to_value(v).expect("activity payloads are plain data"), of: PhantomData }
 }
 
-/// An object a record keeps, in its stored form.
-pub fn stored<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).expect("activity payloads are plain data")
+/// An object a record keeps as it was when recorded, made from a `T` (with [`stored`]): stored,
+/// read and sent as that JSON (records already in databases read unchanged), described by `T`'s
+/// schema. Read back by the consumers that need a part of it ([`Stored::read`]).
+pub struct Stored<T> {
+    value: Value,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T> Stored<T> {
+    /// The part of the object a consumer needs, as `U`; `None` when it has another shape.
+    pub fn read<U: for<'de> Deserialize<'de>>(&self) -> Option<U> {
+        serde_json::from_value(self.value.clone()).ok()
+    }
+}
+
+impl<T> Clone for Stored<T> {
+    fn clone(&self) -> Self {
+        Stored { value: self.value.clone(), of: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for Stored<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+impl<T> Serialize for Stored<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}
+
+impl<'de, T> Deserialize<'de> for Stored<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Stored { value: Value::deserialize(d)?, of: PhantomData })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Stored<T> {
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> Cow<'static, str> {
+        T::schema_id()
+    }
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        T::json_schema(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stored_objects_read_and_write_as_the_records_in_databases_hold_them() {
+        // Any JSON, as records written before the types were exact hold it.
+        let stored = json!({"action": "completed", "workflow_run": {"id": 1, "name": "ci", "extra": [1]}, "workflow": {"id": 2}});
+        let r = Record::read("WorkflowRunEvent", &stored).unwrap();
+        assert_eq!(r.stored(), stored);
+        let Record::WorkflowRun(w) = r else { panic!() };
+        #[derive(Deserialize)]
+        struct Named {
+            name: String,
+        }
+        assert_eq!(w.workflow_run.read::<Named>().unwrap().name, "ci");
+        // The schema is the type's.
+        let mut g = crate::typed::generator();
+        assert_eq!(g.subschema_for::<Stored<Workflow>>(), g.subschema_for::<Workflow>());
+    }
 }

@@ -23,6 +23,7 @@ use super::payloads::{
     self, Body, Create, Delete, LastResponse, Meta, Payload, Ping, PingHook, Public, RepositoryBody, RepositoryField, RepositoryImport,
     Star, Status,
 };
+use super::published;
 use crate::error::ApiError;
 use crate::ops::accounts::shapes::organization_simple;
 use crate::ops::git_hosting::effects::{self, Pusher};
@@ -179,7 +180,7 @@ pub fn meta_deleted_payload(u: &Urls, org: &Account, h: &Hook, sender: &Account)
     }
 }
 
-/// Queues a delivery of `payload` to `hook`, due now.
+/// Queues a delivery of `payload` to `hook`, due now. Only what `published` lists is sent.
 pub fn enqueue(
     c: &mut dyn Conn,
     hook: &Hook,
@@ -189,6 +190,7 @@ pub fn enqueue(
     repo_id: Option<i64>,
     now: i64,
 ) -> Result<i64, DbError> {
+    debug_assert!(published::is_published(event, action), "{event} {action:?} is not in published::EVENTS");
     let text = serde_json::to_string(payload).expect("webhook payloads are plain data");
     let g = guid();
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
@@ -243,9 +245,6 @@ fn event_names(r: &Record) -> &'static [&'static str] {
 
 /// A delivery's payload and its action.
 type Made = (Payload<Body>, Option<&'static str>);
-
-/// The actions of `repository` webhooks the platform sends.
-const REPOSITORY_ACTIONS: [&str; 6] = ["created", "deleted", "renamed", "edited", "publicized", "privatized"];
 
 impl WebhookConsumer {
     /// The payload of `event` for activity `a` (read as `r`), with its action; `None` when the
@@ -314,7 +313,7 @@ impl WebhookConsumer {
             }
             (_, Record::Public(_)) => Body::Public(Public {}),
             (_, Record::WorkflowRun(w)) => {
-                action = WORKFLOW_RUN_ACTIONS.iter().copied().find(|x| *x == w.action);
+                action = published::action(event, &w.action);
                 Body::WorkflowRun(w)
             }
             // Alerts the control plane creates already fixed or auto-dismissed (history) send none.
@@ -322,16 +321,16 @@ impl WebhookConsumer {
                 if d.action == "created" && d.state != "open" {
                     return Ok(None);
                 }
-                action = DEPBOT_ALERT_ACTIONS.iter().copied().find(|x| *x == d.action);
+                action = published::action(event, &d.action);
                 Body::DepbotAlert(payloads::DepbotAlertBody { action: d.action, alert: d.alert })
             }
             (_, Record::WorkflowJob(j)) => {
-                action = WORKFLOW_JOB_ACTIONS.iter().copied().find(|x| *x == j.action);
+                action = published::action(event, &j.action);
                 Body::WorkflowJob(j)
             }
             // The repository as it was when the event happened (a deleted one is gone now).
             (_, Record::Repository(r)) => {
-                action = REPOSITORY_ACTIONS.iter().copied().find(|x| *x == r.action);
+                action = published::action(event, &r.action);
                 repository = Some(RepositoryField::Recorded(r.repository));
                 Body::Repository(RepositoryBody { action: r.action, changes: r.changes })
             }
@@ -347,7 +346,7 @@ impl WebhookConsumer {
                 Body::DeploymentStatus(DeploymentBody { action: "created", activity: d })
             }
             (_, Record::RepositoryRuleset(r)) => {
-                action = RULESET_ACTIONS.iter().copied().find(|x| *x == r.action);
+                action = published::action(event, &r.action);
                 Body::RepositoryRuleset(r)
             }
             (_, Record::Team(_) | Record::Membership(_) | Record::Organization(_)) => {
@@ -357,6 +356,10 @@ impl WebhookConsumer {
             }
             (_, Record::Push(_) | Record::Watch(_)) => return Ok(None),
         };
+        // A record whose action is not one the event is published with sends nothing.
+        if !published::is_published(event, action) {
+            return Ok(None);
+        }
         let payload = Payload {
             body,
             repository,
@@ -367,18 +370,6 @@ impl WebhookConsumer {
         Ok(Some((payload, action)))
     }
 }
-
-/// The actions of `workflow_run` webhooks the platform sends.
-const WORKFLOW_RUN_ACTIONS: [&str; 3] = ["requested", "in_progress", "completed"];
-
-/// The actions of `depbot_alert` webhooks the platform sends.
-const DEPBOT_ALERT_ACTIONS: [&str; 3] = ["created", "dismissed", "reopened"];
-
-/// The actions of `repository_ruleset` webhooks the platform sends.
-const RULESET_ACTIONS: [&str; 3] = ["created", "edited", "deleted"];
-
-/// The actions of `workflow_job` webhooks the platform sends.
-const WORKFLOW_JOB_ACTIONS: [&str; 4] = ["queued", "waiting", "in_progress", "completed"];
 
 impl Consumer for WebhookConsumer {
     fn name(&self) -> &'static str {

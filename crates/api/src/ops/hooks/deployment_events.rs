@@ -1,34 +1,35 @@
 //! `deployment` and `deployment_status` for the deployments approvals of reviewed runs create:
 //! the activity records (`DeploymentEvent`, `DeploymentStatusEvent`) and the webhook shapes of
 //! what they carry beside the REST deployment.
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use super::activity::Stored;
 use super::payloads::RepositoryLite;
-use crate::ops::workflow_runs::shapes::{RunFields, WorkflowRun};
+use crate::ops::workflow_runs::shapes::{Deployment, RunFields, Workflow, WorkflowRun};
 use crate::shapes::SimpleUser;
 use crate::typed::{Timestamp, Uri};
 
 /// `DeploymentEvent` (`created`): the deployment (the REST `Deployment`) with the run and
 /// workflow whose approval created it, as they were then.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DeploymentActivity {
-    pub deployment: Value,
-    pub workflow: Value,
-    pub workflow_run: Value,
+    pub deployment: Stored<Deployment>,
+    pub workflow: Stored<Workflow>,
+    pub workflow_run: Stored<DeploymentWorkflowRun>,
 }
 
 /// `DeploymentStatusEvent` (`created`): a new status of a deployment (`WebhookDeploymentStatus`),
 /// with the deployment, run and workflow as they were then.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DeploymentStatusActivity {
-    pub deployment_status: Value,
+    pub deployment_status: Stored<WebhookDeploymentStatus>,
     #[serde(flatten)]
     pub of: DeploymentActivity,
 }
 
 /// The body of both events: `created`, and the record's objects.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct DeploymentBody<T: Serialize> {
     pub action: &'static str,
     #[serde(flatten)]
@@ -36,7 +37,7 @@ pub struct DeploymentBody<T: Serialize> {
 }
 
 /// A deployment status as webhooks show it. The run's page is its target and log.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookDeploymentStatus {
     pub url: Uri,
     pub id: i64,
@@ -56,7 +57,7 @@ pub struct WebhookDeploymentStatus {
 
 /// The run a deployment webhook names: the webhook run without its head commit (null there,
 /// as hosted).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct DeploymentWorkflowRun {
     #[serde(flatten)]
     pub run: RunFields,

@@ -7,6 +7,7 @@ pub mod deliveries;
 pub mod deployment_events;
 pub mod org_events;
 pub mod payloads;
+pub mod published;
 pub mod ruleset_events;
 
 use axum::http::StatusCode;

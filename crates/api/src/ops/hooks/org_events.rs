@@ -7,14 +7,16 @@
 //! (accounts are never deleted); the webhook forms are built when delivered.
 use platform_store::domain::accounts::{self, Account, Team};
 use platform_store::{Conn, DbError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::activity::{self, From, Record, Scope};
+use super::published;
 use crate::shapes::{self, team_simple, SimpleUser, Urls};
 use crate::typed::Uri;
 
 /// A team as a record keeps it (as it was then).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RecordedTeam {
     pub id: i64,
     pub name: String,
@@ -47,7 +49,7 @@ impl RecordedTeam {
 }
 
 /// `TeamEvent`: a team was `created`, `edited` (with `changes`) or `deleted`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct TeamActivity {
     pub action: String,
     pub team: RecordedTeam,
@@ -57,7 +59,7 @@ pub struct TeamActivity {
 
 /// What a `team` `edited` changed: each field's value before (a description that was none is
 /// the empty string: the published payload's `from` is a string).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TeamChanges {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<From<String>>,
@@ -82,7 +84,7 @@ impl TeamChanges {
 
 /// `MembershipEvent`: a user was `added` to or `removed` from a team; `scope` `team`, or
 /// `organization` when the removal is the organization's (the user left the organization).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct MembershipActivity {
     pub action: String,
     pub scope: String,
@@ -92,7 +94,7 @@ pub struct MembershipActivity {
 
 /// `OrganizationEvent`: a user was added to the organization (`member_added`) or removed from
 /// it (`member_removed`), with the role they had.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct OrganizationActivity {
     pub action: String,
     pub member_id: i64,
@@ -129,14 +131,14 @@ pub fn organization(c: &mut dyn Conn, org: &Account, member: &Account, role: &st
 
 /// A team as webhooks show it (`team` of the published schemas): the REST team without its
 /// `type` and `organization_id`; teams are not nested, so `parent` is null.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookTeam {
     #[serde(flatten)]
     pub team: WebhookTeamFields,
     pub parent: Option<WebhookTeamFields>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookTeamFields {
     pub name: String,
     pub id: i64,
@@ -173,7 +175,7 @@ pub fn webhook_team(u: &Urls, org: &Account, t: &RecordedTeam) -> WebhookTeam {
 
 /// An organization membership (`membership` of the published schemas; the REST
 /// org-membership without its `organization`): `role` `admin` for owners, `member` otherwise.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct OrgMembership {
     pub url: Uri,
     pub state: String,
@@ -194,7 +196,7 @@ pub fn org_membership(u: &Urls, org: &Account, user: &Account, role: &str) -> Or
 }
 
 /// `team`: the action, the team (as it was), and for `edited` what changed.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct TeamBody {
     pub action: String,
     pub team: WebhookTeam,
@@ -203,7 +205,7 @@ pub struct TeamBody {
 }
 
 /// `membership`: the user added to or removed from the team.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct MembershipBody {
     pub action: String,
     pub scope: String,
@@ -212,14 +214,14 @@ pub struct MembershipBody {
 }
 
 /// `organization` `member_added`/`member_removed`: the membership (as it was, for a removal).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct OrganizationBody {
     pub action: String,
     pub membership: OrgMembership,
 }
 
 /// The organization-level event bodies.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum OrgBody {
     Team(Box<TeamBody>),
@@ -227,23 +229,15 @@ pub enum OrgBody {
     Organization(Box<OrganizationBody>),
 }
 
-const TEAM_ACTIONS: [&str; 3] = ["created", "edited", "deleted"];
-const MEMBERSHIP_ACTIONS: [&str; 2] = ["added", "removed"];
-const ORGANIZATION_ACTIONS: [&str; 2] = ["member_added", "member_removed"];
-
-fn action_of(known: &[&'static str], action: &str) -> Option<&'static str> {
-    known.iter().copied().find(|x| *x == action)
-}
-
 /// The body and action of an organization-level record's delivery; `None` when it makes none.
 pub fn body(c: &mut dyn Conn, u: &Urls, org: &Account, r: &Record) -> Result<Option<(OrgBody, &'static str)>, DbError> {
     Ok(match r.clone() {
         Record::Team(t) => {
-            let Some(action) = action_of(&TEAM_ACTIONS, &t.action) else { return Ok(None) };
+            let Some(action) = published::action("team", &t.action) else { return Ok(None) };
             Some((OrgBody::Team(Box::new(TeamBody { action: t.action, team: webhook_team(u, org, &t.team), changes: t.changes })), action))
         }
         Record::Membership(m) => {
-            let (Some(action), Some(user)) = (action_of(&MEMBERSHIP_ACTIONS, &m.action), accounts::by_id(c, m.member_id)?) else {
+            let (Some(action), Some(user)) = (published::action("membership", &m.action), accounts::by_id(c, m.member_id)?) else {
                 return Ok(None);
             };
             let b = MembershipBody {
@@ -255,7 +249,7 @@ pub fn body(c: &mut dyn Conn, u: &Urls, org: &Account, r: &Record) -> Result<Opt
             Some((OrgBody::Membership(Box::new(b)), action))
         }
         Record::Organization(o) => {
-            let (Some(action), Some(user)) = (action_of(&ORGANIZATION_ACTIONS, &o.action), accounts::by_id(c, o.member_id)?) else {
+            let (Some(action), Some(user)) = (published::action("organization", &o.action), accounts::by_id(c, o.member_id)?) else {
                 return Ok(None);
             };
             Some((

@@ -3,10 +3,11 @@
 //! and each event's own fields, as types. The consumer builds one of these for each delivery;
 //! nothing is assembled by key.
 use platform_store::domain::repos::Repo;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::activity::{RepositoryChanges, WorkflowJobActivity, WorkflowRunActivity};
+use super::activity::{RepositoryChanges, Stored, WorkflowJobActivity, WorkflowRunActivity};
 use super::deliveries::OrgHook;
 use super::deployment_events::{DeploymentActivity, DeploymentBody, DeploymentStatusActivity};
 use super::ruleset_events::RepositoryRulesetActivity;
@@ -20,7 +21,7 @@ use crate::typed::{Timestamp, Uri};
 
 /// The repository of a webhook: the minimal repository with what the webhook form adds.
 /// Settings the platform does not keep show the hosted defaults.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct WebhookRepository {
     #[serde(flatten)]
     pub repo: MinimalRepository,
@@ -44,7 +45,7 @@ pub fn repository(u: &Urls, r: &Repo) -> WebhookRepository {
 
 /// The app installation a delivery is for (`installation-lite`). Organization hooks belong to
 /// no installation, so their deliveries carry none.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct InstallationLite {
     pub id: i64,
     pub node_id: String,
@@ -52,28 +53,30 @@ pub struct InstallationLite {
 
 /// The repository a delivery names: as it is now, or as an event recorded it (a deleted or
 /// renamed repository is shown as it was then).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RepositoryField {
     Now(Box<WebhookRepository>),
-    Recorded(Value),
+    Recorded(Stored<WebhookRepository>),
 }
 
 /// One delivery's payload: the event's own fields and the objects every event carries.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct Payload<B: Serialize> {
     #[serde(flatten)]
     pub body: B,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "WebhookRepository")]
     pub repository: Option<RepositoryField>,
     pub organization: OrganizationSimple,
     pub sender: SimpleUser,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "InstallationLite")]
     pub installation: Option<InstallationLite>,
 }
 
 /// The event bodies the platform sends (`X-Service-Event` in the comments).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Body {
     /// `ping`
@@ -116,16 +119,16 @@ pub enum Body {
 }
 
 /// `depbot_alert`: the action and the alert as it was then (`WebhookDepbotAlert`).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct DepbotAlertBody {
     pub action: String,
-    pub alert: Value,
+    pub alert: Stored<WebhookDepbotAlert>,
 }
 
 /// A dependency alert as webhooks show it: the REST alert without what only the API shows
 /// (`relationship`, `assignees`, the advisory's classification, EPSS and CVSS severities), the
 /// advisory's `cvss` always present (zero, no vector, when it has none).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookDepbotAlert {
     pub number: i64,
     pub state: String,
@@ -144,14 +147,14 @@ pub struct WebhookDepbotAlert {
     pub fixed_at: Option<Timestamp>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookDependency {
     pub package: Package,
     pub manifest_path: String,
     pub scope: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookAdvisory {
     pub advisory_id: String,
     pub cve_id: Option<String>,
@@ -210,7 +213,7 @@ impl From<DepbotAlert> for WebhookDepbotAlert {
 }
 
 /// `meta` `deleted`: the deleted hook, as it was.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct Meta {
     pub action: &'static str,
     pub hook_id: i64,
@@ -218,28 +221,30 @@ pub struct Meta {
 }
 
 /// The hook as a ping shows it: the hook with its last response.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct PingHook {
     #[serde(flatten)]
     pub hook: OrgHook,
     pub last_response: LastResponse,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct LastResponse {
     pub code: Option<i64>,
     pub status: String,
     pub message: Option<String>,
 }
 
-#[derive(Serialize)]
+/// `ping`: the hook, as a new hook or `POST …/pings` sends it.
+#[derive(Serialize, JsonSchema)]
 pub struct Ping {
     pub zen: &'static str,
     pub hook_id: i64,
     pub hook: PingHook,
 }
 
-#[derive(Serialize)]
+/// `create`: a new branch or tag.
+#[derive(Serialize, JsonSchema)]
 pub struct Create {
     #[serde(rename = "ref")]
     pub name: String,
@@ -249,7 +254,8 @@ pub struct Create {
     pub pusher_type: String,
 }
 
-#[derive(Serialize)]
+/// `delete`: a deleted branch or tag.
+#[derive(Serialize, JsonSchema)]
 pub struct Delete {
     #[serde(rename = "ref")]
     pub name: String,
@@ -258,24 +264,24 @@ pub struct Delete {
 }
 
 /// An event whose body is its action alone.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct Action {
     pub action: &'static str,
 }
 
 /// `star` `created` (when the repository was starred) and `deleted` (`starred_at` null).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct Star {
     pub action: &'static str,
     pub starred_at: Option<Timestamp>,
 }
 
 /// `public`: the repository (now public) and sender are all it carries.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct Public {}
 
 /// The commit a `status` names, in full (the REST commit without what only its own GET shows).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct StatusCommit {
     pub sha: String,
     pub node_id: String,
@@ -288,7 +294,7 @@ pub struct StatusCommit {
     pub parents: Vec<Parent>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct StatusGitCommit {
     pub author: GitUser,
     pub committer: GitUser,
@@ -300,7 +306,7 @@ pub struct StatusGitCommit {
 }
 
 /// A webhook commit's verification (no `verified_at` in the webhook form).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct Verification {
     pub verified: bool,
     pub reason: &'static str,
@@ -339,20 +345,21 @@ impl From<Commit> for StatusCommit {
 }
 
 /// A branch that holds a status's commit.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct StatusBranch {
     pub name: String,
     pub commit: BranchCommit,
     pub protected: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct BranchCommit {
     pub sha: String,
     pub url: Uri,
 }
 
-#[derive(Serialize)]
+/// `status`: a new commit status, with the commit in full.
+#[derive(Serialize, JsonSchema)]
 pub struct Status {
     pub id: i64,
     pub sha: String,
@@ -370,21 +377,22 @@ pub struct Status {
 
 /// `repository`: what changed (`changes` for `edited` and `renamed`); the repository itself is
 /// the payload's recorded one.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct RepositoryBody {
     pub action: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<RepositoryChanges>,
 }
 
-#[derive(Serialize)]
+/// `repository_import`: an import ended (`status`).
+#[derive(Serialize, JsonSchema)]
 pub struct RepositoryImport {
     pub status: String,
 }
 
 /// A repository as a webhook's workflow run names it (`repository-lite`: the minimal
 /// repository's identity and URLs, nothing else).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct RepositoryLite {
     pub id: i64,
     pub node_id: String,
@@ -488,7 +496,7 @@ impl From<MinimalRepository> for RepositoryLite {
 }
 
 /// A workflow run as webhooks show it: the REST run, its repositories in the lite form.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 pub struct WebhookWorkflowRun {
     #[serde(flatten)]
     pub run: RunFields,

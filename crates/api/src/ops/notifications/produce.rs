@@ -11,7 +11,7 @@ use platform_store::domain::repos::{self, Repo};
 use platform_store::{Conn, DbError};
 use serde::Deserialize;
 
-use crate::ops::hooks::activity::{self, Record};
+use crate::ops::hooks::activity::Record;
 
 use crate::error::ApiError;
 use crate::ops::outbox::Consumer;
@@ -142,7 +142,7 @@ impl Notifications {
             }
             // A completed workflow run: the user who triggered it, `ci_activity`.
             Record::WorkflowRun(w) => {
-                let Some(run) = (w.action == "completed").then(|| activity::read::<RunNamed>(&w.workflow_run)).flatten() else {
+                let Some(run) = (w.action == "completed").then(|| w.workflow_run.read::<RunNamed>()).flatten() else {
                     return Ok(());
                 };
                 let Some(user) = run.triggering_actor.map(|t| t.id).or(a.actor_id) else { return Ok(()) };
@@ -156,7 +156,7 @@ impl Notifications {
             // Dependency alerts: the repository's owner and the watchers who may see its alerts
             // (push access or the security manager role), `security_alert`.
             Record::DepbotAlert(d) => {
-                let Some(alert) = (d.action == "created").then(|| activity::read::<AlertNumbered>(&d.alert)).flatten() else {
+                let Some(alert) = (d.action == "created").then(|| d.alert.read::<AlertNumbered>()).flatten() else {
                     return Ok(());
                 };
                 let url = format!("{base}/depbot/alerts/{}", alert.number);
