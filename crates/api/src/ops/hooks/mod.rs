@@ -237,6 +237,13 @@ struct Config {
     secret: Option<String>,
 }
 
+impl Config {
+    /// The row's fields: this configuration with the hook's events, state and encrypted secret.
+    fn fields<'a>(&'a self, events: &'a [String], active: bool, secret_enc: Option<&'a str>) -> HookFields<'a> {
+        HookFields { events, active, url: &self.url, content_type: &self.content_type, insecure_ssl: &self.insecure_ssl, secret_enc }
+    }
+}
+
 /// A hook body's `config`, which the body's checks let through whatever it is: an object whose
 /// string fields are strings (the messages the configuration update's checks answer).
 fn nested_config(v: &Value) -> ApiResult<UpdateHookConfig> {
@@ -373,15 +380,7 @@ async fn create(ctx: Ctx, body: BodyValue<CreateHook>) -> ApiResult<Reply> {
         .write(move |c| -> Result<Hook, DbError> {
             let key = secrets::server_key(c, &sk)?;
             let secret_enc = config.secret.as_deref().map(|s| secrets::encrypt(&key, s.as_bytes()));
-            let f = HookFields {
-                events: &events,
-                active,
-                url: &config.url,
-                content_type: &config.content_type,
-                insecure_ssl: &config.insecure_ssl,
-                secret_enc: secret_enc.as_deref(),
-            };
-            let hook = hooks::create(c, org.id, app_id, &f, now)?;
+            let hook = hooks::create(c, org.id, app_id, &config.fields(&events, active, secret_enc.as_deref()), now)?;
             let payload = deliveries::ping_payload(&urls, &org, &hook, &sender);
             deliveries::enqueue(c, &hook, "ping", None, &payload, None, now)?;
             Ok(hook)
@@ -426,15 +425,7 @@ async fn save(ctx: &Ctx, hook: &Hook, change: impl FnOnce(&Hook) -> ApiResult<Ch
             (Secret::Replace, Some(s)) => Some(secrets::encrypt(&secrets::server_key(c, &sk)?, s.as_bytes())),
             (Secret::Replace, None) => None,
         };
-        let f = HookFields {
-            events: &events,
-            active,
-            url: &config.url,
-            content_type: &config.content_type,
-            insecure_ssl: &config.insecure_ssl,
-            secret_enc: secret_enc.as_deref(),
-        };
-        hooks::update(c, id, &f, now)?;
+        hooks::update(c, id, &config.fields(&events, active, secret_enc.as_deref()), now)?;
         hooks::by_id(c, org_id, id)?.ok_or_else(ApiError::not_found)
     })
     .await
