@@ -207,6 +207,9 @@ fn webhooks(g: &mut SchemaGenerator, schemas: &mut std::collections::BTreeMap<St
             }
             // Every field a payload has is one of its types': nothing else is sent.
             schema["additionalProperties"] = json!(false);
+            if p.in_repository {
+                schema["required"].as_array_mut().expect("a payload has required fields").push(json!("repository"));
+            }
             let name = format!("webhook-{key}");
             schemas.insert(name.clone(), schema);
             let summary = match action {

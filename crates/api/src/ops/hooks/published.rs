@@ -20,13 +20,21 @@ pub struct Published {
     pub event: &'static str,
     /// The actions it is sent with; none when its payload has no `action`.
     pub actions: &'static [&'static str],
+    /// Whether every delivery of it carries `repository` (the event happens in one).
+    pub in_repository: bool,
     /// The schema of its payload (`Payload<B>`, `B` the event's body), inline, described as
     /// the body is.
     pub payload: fn(&mut SchemaGenerator) -> Schema,
 }
 
+/// An event of a repository: every delivery carries it.
 const fn sent<B: Serialize + JsonSchema>(event: &'static str, actions: &'static [&'static str]) -> Published {
-    Published { event, actions, payload: payload_schema::<B> }
+    Published { event, actions, in_repository: true, payload: payload_schema::<B> }
+}
+
+/// An event of the organization or a hook, which carries a repository only when it names one.
+const fn sent_by_org<B: Serialize + JsonSchema>(event: &'static str, actions: &'static [&'static str]) -> Published {
+    Published { event, actions, in_repository: false, payload: payload_schema::<B> }
 }
 
 fn payload_schema<B: Serialize + JsonSchema>(g: &mut SchemaGenerator) -> Schema {
@@ -39,7 +47,7 @@ fn payload_schema<B: Serialize + JsonSchema>(g: &mut SchemaGenerator) -> Schema 
 
 /// Every event and action the platform sends, in the README table's order.
 pub static EVENTS: &[Published] = &[
-    sent::<Ping>("ping", &[]),
+    sent_by_org::<Ping>("ping", &[]),
     sent::<PushWebhook>("push", &[]),
     sent::<Create>("create", &[]),
     sent::<Delete>("delete", &[]),
@@ -51,14 +59,14 @@ pub static EVENTS: &[Published] = &[
     sent::<RepositoryImport>("repository_import", &[]),
     sent::<WorkflowRunActivity>("workflow_run", &["requested", "in_progress", "completed"]),
     sent::<WorkflowJobActivity>("workflow_job", &["queued", "waiting", "in_progress", "completed"]),
-    sent::<Meta>("meta", &["deleted"]),
+    sent_by_org::<Meta>("meta", &["deleted"]),
     sent::<DepbotAlertBody>("depbot_alert", &["created", "dismissed", "reopened"]),
     sent::<DeploymentBody<DeploymentActivity>>("deployment", &["created"]),
     sent::<DeploymentBody<DeploymentStatusActivity>>("deployment_status", &["created"]),
-    sent::<RepositoryRulesetActivity>("repository_ruleset", &["created", "edited", "deleted"]),
-    sent::<TeamBody>("team", &["created", "edited", "deleted"]),
-    sent::<MembershipBody>("membership", &["added", "removed"]),
-    sent::<OrganizationBody>("organization", &["member_added", "member_removed"]),
+    sent_by_org::<RepositoryRulesetActivity>("repository_ruleset", &["created", "edited", "deleted"]),
+    sent_by_org::<TeamBody>("team", &["created", "edited", "deleted"]),
+    sent_by_org::<MembershipBody>("membership", &["added", "removed"]),
+    sent_by_org::<OrganizationBody>("organization", &["member_added", "member_removed"]),
 ];
 
 /// `action` of `event` as published; `None` when `event` is not sent with that action.
