@@ -534,6 +534,34 @@ async fn a_hook_changed_on_both_nodes_at_once_keeps_both_changes_and_is_deleted_
 }
 
 #[tokio::test]
+async fn an_import_started_or_cancelled_on_both_nodes_at_once_is_one() {
+    let Some((a, b)) = pair(Options::default()).await else { return };
+    a.user("alice").await;
+    a.repo("alice", "hello", true).await;
+    let t = a.classic("alice", &["repo"]).await;
+    let path = "/repos/alice/hello/import";
+    for round in 0..3 {
+        let start =
+            |s: &Server| s.req(reqwest::Method::PUT, path, Some(&t)).json(&json!({"vcs_url": "http://127.0.0.1:9/project.git"})).send();
+        let (ra, rb) = tokio::join!(start(&a), start(&b));
+        let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
+        codes.sort();
+        assert_eq!(codes, [201, 422], "one import, one refusal (round {round})");
+        let cancel = |s: &Server| s.req(reqwest::Method::DELETE, path, Some(&t)).send();
+        let (ra, rb) = tokio::join!(cancel(&a), cancel(&b));
+        let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
+        codes.sort();
+        assert_eq!(codes, [204, 404], "cancelled once (round {round})");
+    }
+    let cancelled = a
+        .store
+        .read(|c| c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'RepositoryImportEvent' AND payload LIKE '%cancelled%'", &[]))
+        .await
+        .unwrap();
+    assert_eq!(cancelled, 3, "each cancellation recorded once");
+}
+
+#[tokio::test]
 async fn through_the_balancer_every_delivery_and_every_run_completion_happens_once() {
     // The wall clock: each node's ticker settles runs as their jobs end.
     let Some((a, b)) = pair(Options { manual_clock: false, ..Options::default() }).await else { return };

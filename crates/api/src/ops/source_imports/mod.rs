@@ -240,6 +240,9 @@ async fn start(ctx: Ctx, Body(b): Body<StartImport>) -> ApiResult<Reply> {
                     Some("The repository has workflow automation enabled; imports into it are refused.".into()),
                 ));
             }
+            // Under the repository's row lock: two starts at once (on any nodes) are one import
+            // and one refusal, not a failed insert.
+            platform_store::domain::repos::lock(c, imp.repo_id)?;
             if store::get(c, imp.repo_id)?.is_some() {
                 return Err(ApiError::invalid_field(
                     "Import",
@@ -273,7 +276,9 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateImport>) -> ApiResult<Reply> {
     let (now, step, id) = (ctx.app.clock.now(), ctx.app.config.imports.step_seconds, repo.id);
     let (imp, old_workdir) = ctx
         .write(move |c| -> ApiResult<(Import, Option<String>)> {
-            let mut imp = store::get(c, id)?.ok_or_else(ApiError::not_found)?;
+            // As it is under its row lock: two updates at once (on any nodes), one of the user
+            // name and one of the password, both stay, and it restarts once.
+            let mut imp = store::locked(c, id)?.ok_or_else(ApiError::not_found)?;
             if vcs.is_some() {
                 imp.vcs = vcs;
             }
@@ -312,7 +317,10 @@ async fn cancel(ctx: Ctx) -> ApiResult<Reply> {
     let gone = ctx
         .write(move |c| -> Result<Option<Import>, DbError> {
             let Some(imp) = store::get(c, r.id)? else { return Ok(None) };
-            store::delete(c, r.id)?;
+            // Cancelled by the one request (on any node) whose delete removed it.
+            if !store::delete(c, r.id)? {
+                return Ok(None);
+            }
             if imp.status != "complete" {
                 record_event(c, &r, actor, "cancelled", now)?;
             }
