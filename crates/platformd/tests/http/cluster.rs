@@ -491,6 +491,14 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
     }
 }
 
+/// The same request sent to both nodes at once: their statuses, lowest first.
+async fn on_both_at_once(a: &Server, b: &Server, req: impl Fn(&Server) -> reqwest::RequestBuilder) -> [u16; 2] {
+    let (ra, rb) = tokio::join!(req(a).send(), req(b).send());
+    let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
+    codes.sort();
+    codes
+}
+
 #[tokio::test]
 async fn a_hook_changed_on_both_nodes_at_once_keeps_both_changes_and_is_deleted_once() {
     let Some((a, b)) = pair(Options::default()).await else { return };
@@ -521,10 +529,7 @@ async fn a_hook_changed_on_both_nodes_at_once_keeps_both_changes_and_is_deleted_
         let path = format!("/orgs/acme/hooks/{}", h["id"]);
         let (_, _, _) =
             parts(a.req(reqwest::Method::PATCH, &path, Some(&t)).json(&json!({"events": ["meta"]})).send().await.unwrap()).await;
-        let (ra, rb) =
-            tokio::join!(a.req(reqwest::Method::DELETE, &path, Some(&t)).send(), b.req(reqwest::Method::DELETE, &path, Some(&t)).send());
-        let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
-        codes.sort();
+        let codes = on_both_at_once(&a, &b, |s| s.req(reqwest::Method::DELETE, &path, Some(&t))).await;
         assert_eq!(codes, [204, 404], "deleted once");
     }
     let hits = recv.wait(6, 10).await;
@@ -541,17 +546,10 @@ async fn an_import_started_or_cancelled_on_both_nodes_at_once_is_one() {
     let t = a.classic("alice", &["repo"]).await;
     let path = "/repos/alice/hello/import";
     for round in 0..3 {
-        let start =
-            |s: &Server| s.req(reqwest::Method::PUT, path, Some(&t)).json(&json!({"vcs_url": "http://127.0.0.1:9/project.git"})).send();
-        let (ra, rb) = tokio::join!(start(&a), start(&b));
-        let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
-        codes.sort();
-        assert_eq!(codes, [201, 422], "one import, one refusal (round {round})");
-        let cancel = |s: &Server| s.req(reqwest::Method::DELETE, path, Some(&t)).send();
-        let (ra, rb) = tokio::join!(cancel(&a), cancel(&b));
-        let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
-        codes.sort();
-        assert_eq!(codes, [204, 404], "cancelled once (round {round})");
+        let start = |s: &Server| s.req(reqwest::Method::PUT, path, Some(&t)).json(&json!({"vcs_url": "http://127.0.0.1:9/project.git"}));
+        assert_eq!(on_both_at_once(&a, &b, start).await, [201, 422], "one import, one refusal (round {round})");
+        let cancel = |s: &Server| s.req(reqwest::Method::DELETE, path, Some(&t));
+        assert_eq!(on_both_at_once(&a, &b, cancel).await, [204, 404], "cancelled once (round {round})");
     }
     let cancelled = a
         .store
