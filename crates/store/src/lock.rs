@@ -6,7 +6,16 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::DbError;
+use crate::{Conn, DbError, Value};
+
+/// Takes the row locks of `table`'s rows matching `filter` (to the end of the caller's
+/// transaction) with a no-op update of `column`; returns how many rows matched. One idiom for
+/// both backends (SQLite has no `FOR UPDATE`; its single writer serializes anyway): a change
+/// decided from rows read after this is not lost to, nor recorded again by, one made meanwhile
+/// on another node.
+pub fn rows(c: &mut dyn Conn, table: &str, column: &str, filter: &str, params: &[Value]) -> Result<u64, DbError> {
+    c.execute(&format!("UPDATE {table} SET {column} = {column} WHERE {filter}"), params)
+}
 
 /// The in-process locks of one store (SQLite).
 #[derive(Default)]

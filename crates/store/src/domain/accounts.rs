@@ -85,15 +85,15 @@ pub fn create(c: &mut dyn Conn, a: &NewAccount, now: i64) -> Result<Account, DbE
     })
 }
 
-/// Organization role of a user: `owner`, `member` or none.
-/// Takes the account's row lock (to the end of the transaction; a no-op update): changes of an
-/// organization's members and teams that read before they write act one after the other across
-/// nodes, so each is decided, and recorded, once.
+/// Takes the account's row lock ([`crate::lock::rows`]): changes of an organization's members
+/// and teams that read before they write act one after the other across nodes, so each is
+/// decided, and recorded, once.
 pub fn lock(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    c.execute("UPDATE accounts SET updated_at = updated_at WHERE id = ?", params![id])?;
+    crate::lock::rows(c, "accounts", "updated_at", "id = ?", params![id])?;
     Ok(())
 }
 
+/// Organization role of a user: `owner`, `member` or none.
 pub fn org_role(c: &mut dyn Conn, org_id: i64, user_id: i64) -> Result<Option<String>, DbError> {
     Ok(c.query_opt("SELECT role FROM org_members WHERE org_id = ? AND user_id = ?", params![org_id, user_id])?.map(|r| r.string(0)))
 }

@@ -43,10 +43,9 @@ pub fn get(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>
         .map(|r| from_row(&r)))
 }
 
-/// The configuration as it is now, under its row lock (a no-op update, as on both backends): an
-/// update merged with it is not lost to one made meanwhile on any node.
+/// The configuration as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>, DbError> {
-    c.execute("UPDATE private_registries SET updated_at = updated_at WHERE org_id = ? AND name = ?", params![org_id, name])?;
+    crate::lock::rows(c, "private_registries", "updated_at", "org_id = ? AND name = ?", params![org_id, name])?;
     get(c, org_id, name)
 }
 

@@ -126,11 +126,11 @@ pub fn by_id(c: &mut dyn Conn, id: i64) -> Result<Option<Repo>, DbError> {
     Ok(c.query_opt(&sql, params![id])?.map(|r| from_row(&r)))
 }
 
-/// Takes the repository's row lock (to the end of the transaction; a no-op update, so it works
-/// alike on both backends): writers that read the row to decide what they change and record
-/// (numbering, `changes` of a webhook) act one after the other across nodes.
+/// Takes the repository's row lock ([`crate::lock::rows`]): writers that read the row to decide
+/// what they change and record (numbering, `changes` of a webhook) act one after the other
+/// across nodes.
 pub fn lock(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    c.execute("UPDATE repos SET updated_at = updated_at WHERE id = ?", params![id])?;
+    crate::lock::rows(c, "repos", "updated_at", "id = ?", params![id])?;
     Ok(())
 }
 

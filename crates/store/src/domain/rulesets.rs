@@ -94,10 +94,9 @@ pub fn delete(c: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
     Ok(c.execute("DELETE FROM rulesets WHERE id = ?", params![id])? > 0)
 }
 
-/// The ruleset as it is now, under its row lock (taken with a no-op update, as on both
-/// backends): a change decided from it is not lost to one made meanwhile on any node.
+/// The ruleset as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, id: i64) -> Result<Option<Ruleset>, DbError> {
-    c.execute("UPDATE rulesets SET updated_at = updated_at WHERE id = ?", params![id])?;
+    crate::lock::rows(c, "rulesets", "updated_at", "id = ?", params![id])?;
     get(c, id)
 }
 

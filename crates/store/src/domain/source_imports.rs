@@ -63,10 +63,9 @@ pub fn get(c: &mut dyn Conn, repo_id: i64) -> Result<Option<Import>, DbError> {
     Ok(c.query_opt(&sql, params![repo_id])?.map(|r| from_row(&r)))
 }
 
-/// The import as it is now, under its row lock (a no-op update, as on both backends): an update
-/// decided from it is not lost to one made meanwhile on any node.
+/// The import as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, repo_id: i64) -> Result<Option<Import>, DbError> {
-    c.execute("UPDATE imports SET updated_at = updated_at WHERE repo_id = ?", params![repo_id])?;
+    crate::lock::rows(c, "imports", "updated_at", "repo_id = ?", params![repo_id])?;
     get(c, repo_id)
 }
 
