@@ -125,25 +125,23 @@ pub fn active_for_org(c: &mut dyn Conn, org_id: i64) -> Result<Vec<Hook>, DbErro
     Ok(c.query(&sql, params![org_id, true])?.iter().map(hook_from_row).collect())
 }
 
-/// Deletes a hook: its deliveries go at once; the hook row too, unless `keep` (a last delivery to
-/// it is queued: it stays, invisible, until that delivery is done, see [`record_attempt`]).
-/// Deletes a hook; false when it was deleted already (by another request, on any node, since
-/// the caller read it), so only one request goes on to record the deletion.
-pub fn delete(c: &mut dyn Conn, id: i64, keep: bool, now: i64) -> Result<bool, DbError> {
-    if c.execute("UPDATE hooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL", params![now, id])? == 0 {
-        return Ok(false);
-    }
+/// Deletes a hook the caller read under its row lock ([`locked`], so one request deletes it and
+/// records the deletion): its deliveries go at once; the hook row too, unless `keep` (a last
+/// delivery to it is queued: it stays, invisible, until that delivery is done, see
+/// [`record_attempt`]).
+pub fn delete(c: &mut dyn Conn, id: i64, keep: bool, now: i64) -> Result<(), DbError> {
     c.execute("DELETE FROM hook_deliveries WHERE hook_id = ?", params![id])?;
-    if !keep {
+    if keep {
+        c.execute("UPDATE hooks SET deleted_at = ? WHERE id = ?", params![now, id])?;
+    } else {
         c.execute("DELETE FROM hooks WHERE id = ?", params![id])?;
     }
-    Ok(true)
+    Ok(())
 }
 
-/// The hook as it is now, under its row lock (a no-op update, as on both backends): a change
-/// decided from it is not lost to one made meanwhile on any node.
+/// The hook as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, org_id: i64, id: i64) -> Result<Option<Hook>, DbError> {
-    c.execute("UPDATE hooks SET updated_at = updated_at WHERE id = ? AND deleted_at IS NULL", params![id])?;
+    crate::lock::rows(c, "hooks", "updated_at", "id = ? AND deleted_at IS NULL", params![id])?;
     by_id(c, org_id, id)
 }
 

@@ -464,9 +464,7 @@ async fn delete(ctx: Ctx) -> ApiResult<Reply> {
         // `meta` `deleted` goes to the deleted hook itself, as hosted: the hook row stays (no longer
         // visible) until that delivery is done, so the sender has its URL, secret and content type.
         let last = hook.active && hook.wants("meta");
-        if !hooks::delete(c, hook.id, last, now)? {
-            return Err(ApiError::not_found());
-        }
+        hooks::delete(c, hook.id, last, now)?;
         if last {
             let payload = deliveries::meta_deleted_payload(&urls, &org, &hook, &sender);
             deliveries::enqueue(c, &hook, "meta", Some("deleted"), &payload, None, now)?;
