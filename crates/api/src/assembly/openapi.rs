@@ -198,8 +198,7 @@ fn delivery_headers(event: &str) -> Value {
 fn webhooks(g: &mut SchemaGenerator, schemas: &mut std::collections::BTreeMap<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
     for p in EVENTS {
-        let actions: Vec<Option<&str>> = if p.actions.is_empty() { vec![None] } else { p.actions.iter().map(|a| Some(*a)).collect() };
-        for action in actions {
+        for action in p.forms() {
             let key = published::key(p.event, action);
             let mut schema = (p.payload)(g).to_value();
             if let Some(a) = action {

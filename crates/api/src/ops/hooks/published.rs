@@ -69,6 +69,17 @@ pub static EVENTS: &[Published] = &[
     sent_by_org::<OrganizationBody>("organization", &["member_added", "member_removed"]),
 ];
 
+impl Published {
+    /// Each delivery form of the event: its actions, or `None` once for an event without any.
+    pub fn forms(&self) -> Vec<Option<&'static str>> {
+        if self.actions.is_empty() {
+            vec![None]
+        } else {
+            self.actions.iter().map(|a| Some(*a)).collect()
+        }
+    }
+}
+
 /// `action` of `event` as published; `None` when `event` is not sent with that action.
 pub fn action(event: &str, action: &str) -> Option<&'static str> {
     EVENTS.iter().filter(|p| p.event == event).flat_map(|p| p.actions.iter().copied()).find(|a| *a == action)
@@ -173,14 +184,8 @@ mod tests {
     #[test]
     fn the_readme_table_lists_what_is_published() {
         let mut table = readme_table();
-        let mut ours: Vec<(String, Option<String>)> = EVENTS
-            .iter()
-            .flat_map(|p| {
-                let actions: Vec<Option<String>> =
-                    if p.actions.is_empty() { vec![None] } else { p.actions.iter().map(|a| Some(a.to_string())).collect() };
-                actions.into_iter().map(|a| (p.event.to_string(), a))
-            })
-            .collect();
+        let mut ours: Vec<(String, Option<String>)> =
+            EVENTS.iter().flat_map(|p| p.forms().into_iter().map(|a| (p.event.to_string(), a.map(str::to_string)))).collect();
         table.sort();
         ours.sort();
         assert_eq!(table, ours);
