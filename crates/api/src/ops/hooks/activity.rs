@@ -41,7 +41,9 @@ macro_rules! records {
             /// this shape.
             pub fn read(kind: &str, stored: &Value) -> Option<Record> {
                 match kind {
-                    $($kind => serde_json::from_value(stored.clone()).ok().map(Record::$variant),)*
+                    // Read in place (a `&Value` deserializes): records can be large, and each
+                    // consumer reads every one.
+                    $($kind => <$ty>::deserialize(stored).ok().map(Record::$variant),)*
                     _ => None,
                 }
             }
@@ -248,7 +250,7 @@ pub struct Stored<T> {
 impl<T> Stored<T> {
     /// The part of the object a consumer needs, as `U`; `None` when it has another shape.
     pub fn read<U: for<'de> Deserialize<'de>>(&self) -> Option<U> {
-        serde_json::from_value(self.value.clone()).ok()
+        U::deserialize(&self.value).ok()
     }
 }
 
