@@ -36,6 +36,7 @@ pub fn record_run(c: &mut dyn Conn, u: &Urls, repo: &Repo, run: &runs::Run, acti
 /// the settle changed.
 pub struct Before {
     id: i64,
+    repo_id: i64,
     status: String,
     jobs: Vec<(i64, String)>,
 }
@@ -48,11 +49,11 @@ pub(super) fn statuses(c: &mut dyn Conn, id: i64) -> Result<Option<Before>, DbEr
     if !runs::lock(c, id)? {
         return Ok(None);
     }
-    let Some(r) = c.query_opt("SELECT status, run_attempt FROM workflow_runs WHERE id = ?", platform_store::params![id])? else {
+    let Some(r) = c.query_opt("SELECT status, run_attempt, repo_id FROM workflow_runs WHERE id = ?", platform_store::params![id])? else {
         return Ok(None);
     };
     let jobs = runs::jobs(c, id, r.i64(1))?.into_iter().map(|j| (j.id, j.status)).collect();
-    Ok(Some(Before { id, status: r.string(0), jobs }))
+    Ok(Some(Before { id, repo_id: r.i64(2), status: r.string(0), jobs }))
 }
 
 /// Records what a settle did to a run (as it was before, `None`: no such run), in the order the
@@ -60,11 +61,7 @@ pub(super) fn statuses(c: &mut dyn Conn, id: i64) -> Result<Option<Before>, DbEr
 /// they happened (`waiting`, `in_progress`, `completed`), then the run's `completed`.
 pub fn record_changes(c: &mut dyn Conn, u: &Urls, before: &Option<Before>, now: i64) -> Result<(), DbError> {
     let Some(b) = before else { return Ok(()) };
-    let Some(repo_id) = c.query_opt("SELECT repo_id FROM workflow_runs WHERE id = ?", platform_store::params![b.id])?.map(|r| r.i64(0))
-    else {
-        return Ok(());
-    };
-    let (Some(repo), Some(run)) = (repos::by_id(c, repo_id)?, runs::get(c, repo_id, b.id)?) else { return Ok(()) };
+    let (Some(repo), Some(run)) = (repos::by_id(c, b.repo_id)?, runs::get(c, b.repo_id, b.id)?) else { return Ok(()) };
     // A run waiting for a review has started (its `in_progress` was sent before).
     let started = |s: &str| matches!(s, "in_progress" | "waiting" | "completed");
     if !started(&b.status) && started(&run.status) && run.conclusion.as_deref() != Some("cancelled") {
