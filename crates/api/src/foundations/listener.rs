@@ -39,8 +39,8 @@ pub struct ConnSettings {
     pub idle: Duration,
     /// Open connections at most; at the cap the longest-waiting one is closed for a new one.
     pub max_connections: usize,
-    /// Connections from these proxies open with a PROXY protocol header (`proxy_protocol`);
-    /// `None`: no connection does.
+    /// Connections from these proxies may open with a PROXY protocol header (`proxy_protocol`);
+    /// `None`: no header is read.
     pub proxy_protocol: Option<crate::forwarded::TrustedProxies>,
     /// Serve HTTPS with this configuration (`None`: plain HTTP).
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
