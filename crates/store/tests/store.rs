@@ -45,6 +45,7 @@ both_backends!(
     execute_counts_and_placeholders,
     close_is_idempotent,
     generations_follow_what_a_write_may_change,
+    an_attempt_recorded_while_its_hook_is_deleted_waits_for_the_delete,
 );
 
 fn now() -> i64 {
@@ -346,6 +347,79 @@ async fn postgres_schema_isolation() {
     for s in futures_join_all(opens).await {
         s.unwrap().ping().await.unwrap();
     }
+}
+
+/// A delivery's attempt recorded while its hook is being deleted takes the rows in the order the
+/// delete does (the hook, then its deliveries), so it waits for the delete instead of deadlocking
+/// with it (PostgreSQL would roll one of them back: a 500 for the delete's request).
+async fn an_attempt_recorded_while_its_hook_is_deleted_waits_for_the_delete(store: Store, _db: TestDatabase) {
+    use platform_store::domain::hooks;
+    let (hook, delivery) = store
+        .write(|c| {
+            let org = insert_account(c, "acme")?;
+            let events = vec!["*".to_string()];
+            let fields = hooks::HookFields {
+                events: &events,
+                active: true,
+                url: "http://receiver.test/",
+                content_type: "json",
+                insecure_ssl: "0",
+                secret_enc: None,
+            };
+            let hook = hooks::create(c, org, None, &fields, now())?;
+            let ping = hooks::NewDelivery {
+                guid: "guid",
+                hook_id: hook.id,
+                event: "ping",
+                action: None,
+                payload: "{}",
+                redelivery: false,
+                installation_id: None,
+                repository_id: None,
+                activity_at_ms: None,
+            };
+            hooks::enqueue(c, &ping, now())?;
+            let (delivery, _) = hooks::claim(c, now(), now() + 60, 1)?.remove(0);
+            Ok::<_, DbError>((hook, delivery))
+        })
+        .await
+        .unwrap();
+    let (locked, hook_locked) = tokio::sync::oneshot::channel();
+    let deleter = store.clone();
+    let delete = tokio::spawn(async move {
+        deleter
+            .write(move |c| {
+                hooks::locked(c, hook.org_id, hook.id)?.expect("the hook");
+                let _ = locked.send(());
+                // The attempt is recorded meanwhile, on another connection.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                hooks::delete(c, hook.id, false, now())
+            })
+            .await
+    });
+    hook_locked.await.unwrap();
+    let recorded = store
+        .write(move |c| {
+            let attempt = hooks::Attempt {
+                state: "delivered",
+                next_attempt_at: now(),
+                url: "http://receiver.test/",
+                status: "OK",
+                status_code: 200,
+                duration_ms: 1,
+                request_headers: "{}",
+                request_body: None,
+                response_headers: "{}",
+                response_body: None,
+                delivered_at: now(),
+            };
+            hooks::record_attempt(c, &delivery, &attempt, true, 0)
+        })
+        .await;
+    assert!(recorded.is_ok(), "{recorded:?}");
+    let deleted = delete.await.unwrap();
+    assert!(deleted.is_ok(), "{deleted:?}");
+    assert!(store.read(move |c| hooks::get(c, hook.id)).await.unwrap().is_none());
 }
 
 async fn futures_join_all<F: std::future::Future + Send + 'static>(fs: impl Iterator<Item = F>) -> Vec<F::Output>

@@ -344,6 +344,14 @@ pub struct Attempt<'a> {
 /// Records an attempt and the hook's last response; `disable_after` consecutive failures (when
 /// non-zero) deactivate the hook. Returns whether the hook was disabled now.
 pub fn record_attempt(c: &mut dyn Conn, d: &Delivery, a: &Attempt, success: bool, disable_after: i64) -> Result<bool, DbError> {
+    // The hook's row first, as a delete takes it before the hook's deliveries: the other order
+    // deadlocks with a delete made meanwhile (PostgreSQL then rolls one of them back).
+    let last_status = if success { "active" } else { "failed" };
+    c.execute(
+        "UPDATE hooks SET last_status = ?, last_code = ?, last_message = ?, \
+         consecutive_failures = CASE WHEN ? THEN 0 ELSE consecutive_failures + 1 END WHERE id = ?",
+        params![last_status, a.status_code, a.status, success, d.hook_id],
+    )?;
     c.execute(
         "UPDATE hook_deliveries SET state = ?, next_attempt_at = ?, claimed_until = NULL, attempts = attempts + 1, url = ?, \
          status = ?, status_code = ?, duration_ms = ?, request_headers = ?, request_body = ?, response_headers = ?, \
@@ -362,12 +370,6 @@ pub fn record_attempt(c: &mut dyn Conn, d: &Delivery, a: &Attempt, success: bool
             a.delivered_at,
             d.id
         ],
-    )?;
-    let last_status = if success { "active" } else { "failed" };
-    c.execute(
-        "UPDATE hooks SET last_status = ?, last_code = ?, last_message = ?, \
-         consecutive_failures = CASE WHEN ? THEN 0 ELSE consecutive_failures + 1 END WHERE id = ?",
-        params![last_status, a.status_code, a.status, success, d.hook_id],
     )?;
     forget_if_done(c, d.hook_id)?;
     if !success && disable_after > 0 {
