@@ -72,7 +72,8 @@ pub(crate) static MIGRATIONS: &[Migration] = migrations![
     "0019_rule_suites",
     "0020_delete_event_feeds",
     "0021_hook_tombstones",
-    "0022_deployment_statuses"
+    "0022_deployment_statuses",
+    "0023_planned_duration"
 ];
 
 /// Did `applied` (what [`apply`] returned) upgrade a database made before (not create one)?

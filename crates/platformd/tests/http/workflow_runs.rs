@@ -205,6 +205,17 @@ both!(advance_moves_one_step, |s| {
     assert_eq!(r.status().as_u16(), 409);
     let r = s.client.post(format!("http://{}/_admin/runs/999/advance", s.addr)).bearer_auth(ADMIN).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 404);
+    // A re-run plans its jobs as the workflow did, not as advanced (test ended at once): test
+    // runs its 30 s again.
+    let p = run_path(&run["id"]);
+    let (code, _, b) = call(&s, Method::POST, &format!("{p}/rerun-failed-jobs"), Some(&t), None).await;
+    assert_eq!(code, 201, "{b}");
+    s.advance(5 + 29).await;
+    let jobs = get_ok(&s, &format!("{p}/attempts/2/jobs"), Some(&t)).await;
+    assert_eq!(job_states(&jobs)[1], st("test", "in_progress", Value::Null));
+    s.advance(1).await;
+    let jobs = get_ok(&s, &format!("{p}/attempts/2/jobs"), Some(&t)).await;
+    assert_eq!(job_states(&jobs)[1], st("test", "completed", json!("failure")));
     // Plans are validated.
     for bad in [
         json!({"workflow": "ci.txt", "actor": "alice"}),

@@ -126,7 +126,10 @@ pub struct Job {
     pub outcomes: Vec<String>,
     pub steps: Vec<String>,
     pub runner_os: String,
+    /// Seconds from start to end (shortened when the control plane advances the job).
     pub duration: i64,
+    /// The duration its plan gave it: a re-run plans the job again with it.
+    pub planned: i64,
     pub log: String,
     pub environment_id: Option<i64>,
     /// Set on a job a re-run did not repeat: the earlier job whose result it carries.
@@ -141,7 +144,7 @@ pub struct Job {
 }
 
 const JOB_COLS: &str = "j.id, j.run_id, j.attempt, j.position, j.name, j.needs, j.outcomes, j.steps, j.runner_os, \
-    j.duration, j.log, j.environment_id, j.status, j.conclusion, j.started_at, j.completed_at, j.created_at, j.carried_from";
+    j.duration, j.log, j.environment_id, j.status, j.conclusion, j.started_at, j.completed_at, j.created_at, j.carried_from, j.planned_duration";
 
 fn strings(v: Value) -> Vec<String> {
     serde_json::from_value(v).unwrap_or_default()
@@ -167,6 +170,7 @@ fn job_from_row(r: &Row) -> Job {
         completed_at: r.opt_i64(15),
         created_at: r.i64(16),
         carried_from: r.opt_i64(17),
+        planned: r.i64(18),
         dirty: false,
     }
 }
@@ -222,8 +226,9 @@ fn next_run_number(c: &mut dyn Conn, repo_id: i64, path: &str, name: &str, count
 
 fn insert_job(c: &mut dyn Conn, run_id: i64, attempt: i64, position: i64, j: &NewJob, now: i64) -> Result<i64, DbError> {
     c.query_i64(
-        "INSERT INTO run_jobs (run_id, attempt, position, name, needs, outcomes, steps, runner_os, duration, log, \
-         environment_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING id",
+        "INSERT INTO run_jobs (run_id, attempt, position, name, needs, outcomes, steps, runner_os, duration, \
+         planned_duration, log, environment_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?) \
+         RETURNING id",
         params![
             run_id,
             attempt,
@@ -233,6 +238,7 @@ fn insert_job(c: &mut dyn Conn, run_id: i64, attempt: i64, position: i64, j: &Ne
             json!(j.outcomes).to_string(),
             json!(j.steps).to_string(),
             &j.runner_os,
+            j.duration,
             j.duration,
             &j.log,
             j.environment_id,
@@ -346,15 +352,15 @@ pub fn insert_past(
         sql.push_str(" RETURNING id, created_at");
         let ids = c.query(&sql, &args)?;
         let mut jsql = String::from(
-            "INSERT INTO run_jobs (run_id, attempt, position, name, needs, outcomes, steps, runner_os, duration, log, \
-             status, conclusion, started_at, completed_at, created_at) VALUES ",
+            "INSERT INTO run_jobs (run_id, attempt, position, name, needs, outcomes, steps, runner_os, duration, \
+             planned_duration, log, status, conclusion, started_at, completed_at, created_at) VALUES ",
         );
         let mut jargs: Vec<crate::Value> = Vec::with_capacity(ids.len() * 13);
         for (i, (row, r)) in ids.iter().zip(chunk).enumerate() {
             if i > 0 {
                 jsql.push_str(", ");
             }
-            jsql.push_str("(?, 1, 0, ?, '[]', ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?)");
+            jsql.push_str("(?, 1, 0, ?, '[]', ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?)");
             let start = row.i64(1);
             jargs.extend([
                 row.i64(0).into(),
@@ -362,6 +368,7 @@ pub fn insert_past(
                 json!([r.conclusion]).to_string().into(),
                 json!(job.steps).to_string().into(),
                 job.runner_os.as_str().into(),
+                job.duration.into(),
                 job.duration.into(),
                 job.log.as_str().into(),
                 r.conclusion.into(),
@@ -991,7 +998,7 @@ pub fn start_attempt(c: &mut dyn Conn, live: &Live, repeat: &[String], now: i64)
             outcomes: j.outcomes.clone(),
             steps: j.steps.clone(),
             runner_os: j.runner_os.clone(),
-            duration: j.duration,
+            duration: j.planned,
             log: j.log.clone(),
             environment_id: j.environment_id,
         };
@@ -1006,7 +1013,10 @@ pub fn start_attempt(c: &mut dyn Conn, live: &Live, repeat: &[String], now: i64)
     Ok(attempt)
 }
 
+/// Deletes a run with its attempts, jobs, gates and reviews, under the run's row lock: taken
+/// first, as a settler takes it before the jobs (the other order deadlocks with one).
 pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    lock(c, id)?;
     for table in ["run_jobs", "run_attempts", "run_gates", "run_reviews"] {
         c.execute(&format!("DELETE FROM {table} WHERE run_id = ?"), params![id])?;
     }
