@@ -560,6 +560,43 @@ async fn an_import_started_or_cancelled_on_both_nodes_at_once_is_one() {
 }
 
 #[tokio::test]
+async fn a_repository_or_ruleset_deleted_on_both_nodes_at_once_is_deleted_once() {
+    let Some((a, b)) = pair(Options::default()).await else { return };
+    a.user("alice").await;
+    let t = a.classic("alice", &["repo", "delete_repo"]).await;
+    for round in 0..3 {
+        let name = format!("gone{round}");
+        a.repo("alice", &name, true).await;
+        let path = format!("/repos/alice/{name}");
+        let delete = |s: &Server| s.req(reqwest::Method::DELETE, &path, Some(&t));
+        assert_eq!(on_both_at_once(&a, &b, delete).await, [204, 404], "deleted once (round {round})");
+    }
+    let deleted = a
+        .store
+        .read(|c| {
+            c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'RepositoryEvent' AND payload LIKE '{\"action\":\"deleted\"%'", &[])
+        })
+        .await
+        .unwrap();
+    assert_eq!(deleted, 3, "each deletion recorded once");
+
+    // The same for a ruleset.
+    a.repo("alice", "kept", true).await;
+    for round in 0..3 {
+        let made = a.admin_post("/repos/alice/kept/rulesets", json!({"name": format!("r{round}"), "enforcement": "active"})).await;
+        let path = format!("/repos/alice/kept/rulesets/{}", made["id"]);
+        let delete = |s: &Server| s.req(reqwest::Method::DELETE, &path, Some(&t));
+        assert_eq!(on_both_at_once(&a, &b, delete).await, [204, 404], "ruleset deleted once (round {round})");
+    }
+    let deleted = a
+        .store
+        .read(|c| c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'RepositoryRulesetEvent' AND payload LIKE '%\"deleted\"%'", &[]))
+        .await
+        .unwrap();
+    assert_eq!(deleted, 3, "each ruleset deletion recorded once");
+}
+
+#[tokio::test]
 async fn through_the_balancer_every_delivery_and_every_run_completion_happens_once() {
     // The wall clock: each node's ticker settles runs as their jobs end.
     let Some((a, b)) = pair(Options { manual_clock: false, ..Options::default() }).await else { return };

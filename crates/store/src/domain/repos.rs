@@ -312,8 +312,17 @@ pub fn has_branch(c: &mut dyn Conn, repo_id: i64, name: &str) -> Result<bool, Db
 /// Deletes a repository with everything kept of it: git data, statuses, stars and watchers,
 /// notification threads, workflows and their runs, environments, deployments, secrets,
 /// rulesets, alerts, imports and the redirects of its old names. Activity records and webhook
-/// deliveries stay: they are history already handed out. One caller's transaction: all or none.
+/// deliveries stay: they are history already handed out. One caller's transaction: all or none;
+/// the caller holds the repository's row lock ([`locked`]).
 pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    // The rows other writers lock before their children's (a run before its jobs, an alert before
+    // its assignees, ...) are locked here before those children go: the order everyone takes
+    // them in, so a run settling or an alert changing meanwhile is waited for, not deadlocked with.
+    for (table, column) in
+        [("workflow_runs", "due_at"), ("rulesets", "updated_at"), ("depbot_alerts", "number"), ("environments", "updated_at")]
+    {
+        crate::lock::rows(c, table, column, "repo_id = ?", params![id])?;
+    }
     const BY_RUN: &str = "run_id IN (SELECT id FROM workflow_runs WHERE repo_id = ?)";
     let statements = [
         format!("DELETE FROM run_attempts WHERE {BY_RUN}"),

@@ -87,11 +87,12 @@ pub fn update(c: &mut dyn Conn, id: i64, f: &Fields, actor: Actor, now: i64) -> 
     get(c, id)?.ok_or_else(|| DbError::other("ruleset vanished during update"))
 }
 
-/// Deletes a ruleset with its versions; false when it was gone already (another request, on any
-/// node, deleted it since it was read).
-pub fn delete(c: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
+/// Deletes a ruleset the caller read under its row lock ([`locked`], so one request deletes it
+/// and records the deletion), with its versions.
+pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
     c.execute("DELETE FROM ruleset_versions WHERE ruleset_id = ?", params![id])?;
-    Ok(c.execute("DELETE FROM rulesets WHERE id = ?", params![id])? > 0)
+    c.execute("DELETE FROM rulesets WHERE id = ?", params![id])?;
+    Ok(())
 }
 
 /// The ruleset as it is now, under its row lock ([`crate::lock::rows`]).

@@ -336,10 +336,12 @@ pub async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let now = ctx.app.clock.now();
     let actor_id = ctx.principal.user().map(|u| u.id);
     let id = repo.id;
-    ctx.write(move |c| -> Result<(), DbError> {
+    ctx.write(move |c| -> ApiResult<()> {
+        // Under its row lock: deleted, and recorded, by one request on any node.
+        let repo = repos::locked(c, repo.id)?.ok_or_else(ApiError::not_found)?;
         // Recorded before the rows go: the event carries the repository as it was.
         repository_event(c, &urls, &repo, actor_id, "deleted", None, now)?;
-        repos::delete(c, repo.id)
+        Ok(repos::delete(c, repo.id)?)
     })
     .await?;
     crate::ops::git_hosting::remove(&ctx.app, id).await;

@@ -114,10 +114,9 @@ pub async fn delete_org(State(app): State<Shared>, Path((org, id)): Path<(String
     app.store
         .write(move |c| -> ApiResult<()> {
             let (org, rs) = org_ruleset(c, &org, &id)?;
-            // Recorded by the one request that deleted it.
-            if !rulesets::delete(c, rs.id)? {
-                return Ok(());
-            }
+            // Under its row lock: deleted, and recorded as it is, by one request on any node.
+            let rs = rulesets::locked(c, rs.id)?.ok_or_else(ApiError::not_found)?;
+            rulesets::delete(c, rs.id)?;
             Ok(events::record(c, &u, (&org, None), &rs, events::Change::Deleted, None, now)?)
         })
         .await?;

@@ -629,12 +629,11 @@ async fn update(ctx: Ctx, Body(b): Body<UpdateRuleset>) -> ApiResult<Reply> {
 async fn delete(ctx: Ctx) -> ApiResult<Reply> {
     let rs = load(&ctx, false).await?;
     let (r, now, u, user) = recording(&ctx);
-    ctx.write(move |c| -> Result<_, DbError> {
-        // Recorded by the one request that deleted it.
-        if !rulesets::delete(c, rs.id)? {
-            return Ok(());
-        }
-        events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Deleted, user, now)
+    ctx.write(move |c| -> ApiResult<()> {
+        // Under its row lock: deleted, and recorded as it is, by one request on any node.
+        let rs = rulesets::locked(c, rs.id)?.ok_or_else(ApiError::not_found)?;
+        rulesets::delete(c, rs.id)?;
+        Ok(events::record(c, &u, (&r.owner, Some(&r)), &rs, events::Change::Deleted, user, now)?)
     })
     .await?;
     Ok(Reply::empty(StatusCode::NO_CONTENT))
