@@ -12,7 +12,9 @@ use crate::{Conn, DbError, Value};
 /// transaction) with a no-op update of `column`; returns how many rows matched. One idiom for
 /// both backends (SQLite has no `FOR UPDATE`; its single writer serializes anyway): a change
 /// decided from rows read after this is not lost to, nor recorded again by, one made meanwhile
-/// on another node.
+/// on another node. Every writer takes a row's lock before its children's (a hook before its
+/// deliveries, a run before its jobs, a repository before its runs): two writers taking them in
+/// opposite orders deadlock, and PostgreSQL rolls one back.
 pub fn rows(c: &mut dyn Conn, table: &str, column: &str, filter: &str, params: &[Value]) -> Result<u64, DbError> {
     c.execute(&format!("UPDATE {table} SET {column} = {column} WHERE {filter}"), params)
 }
