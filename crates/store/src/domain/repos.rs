@@ -231,18 +231,22 @@ pub fn resolve_ref_sql(repo_id: i64, r: &str) -> (String, Vec<crate::Value>) {
     } else {
         vec![format!("refs/heads/{r}"), format!("refs/tags/{r}")]
     };
-    // One round trip: every candidate ref, then the commit itself, the first found wins.
-    let mut parts = Vec::new();
-    let mut p: Vec<crate::Value> = Vec::new();
-    for (rank, name) in candidates.iter().enumerate() {
-        parts.push(format!("SELECT sha, {rank} AS pos FROM refs WHERE repo_id = ? AND name = ?"));
-        p.extend([crate::Value::from(repo_id), crate::Value::from(name.as_str())]);
+    // One index scan finds the first candidate ref: `refs/heads/…` sorts before `refs/tags/…`,
+    // the order a bare name is resolved in.
+    let marks = vec!["?"; candidates.len()].join(", ");
+    let refs = format!("SELECT sha FROM refs WHERE repo_id = ? AND name IN ({marks}) ORDER BY name LIMIT 1");
+    let mut p: Vec<crate::Value> = vec![repo_id.into()];
+    p.extend(candidates.iter().map(|n| crate::Value::from(n.as_str())));
+    if !platform_core::ids::is_sha(r) {
+        return (refs, p);
     }
-    if platform_core::ids::is_sha(r) {
-        parts.push(format!("SELECT sha, {} AS pos FROM commits WHERE repo_id = ? AND sha = ?", candidates.len()));
-        p.extend([crate::Value::from(repo_id), crate::Value::from(r.to_lowercase())]);
-    }
-    (format!("SELECT sha FROM ({}) AS found ORDER BY pos LIMIT 1", parts.join(" UNION ALL ")), p)
+    // A sha: a ref of that name first, then the commit itself.
+    p.extend([crate::Value::from(repo_id), crate::Value::from(r.to_lowercase())]);
+    let sql = format!(
+        "SELECT sha FROM (SELECT sha, 0 AS pos FROM ({refs}) AS named \
+         UNION ALL SELECT sha, 1 AS pos FROM commits WHERE repo_id = ? AND sha = ?) AS found ORDER BY pos LIMIT 1"
+    );
+    (sql, p)
 }
 
 pub fn count_for_owner(c: &mut dyn Conn, owner_id: i64) -> Result<i64, DbError> {

@@ -82,31 +82,60 @@ pub fn create(c: &mut dyn Conn, n: &NewStatus, now: i64) -> Result<Option<Status
     }))
 }
 
-/// Statuses of `target`, newest first, one page, and the total, in one statement as
-/// [`latest`]. `None`: the ref names nothing.
+/// Statuses of `target`, newest first, one page, and the total. `None`: the ref names nothing.
 pub fn list(c: &mut dyn Conn, repo_id: i64, target: Target, offset: i64, limit: i64) -> Result<Option<(Vec<Status>, i64)>, DbError> {
-    let (target_sql, mut p) = target.sql(repo_id);
+    let Some((sha, page)) = page(c, repo_id, &target, Statuses::All, offset, limit)? else { return Ok(None) };
+    let total = if whole(&page, offset, limit) {
+        page.len() as i64
+    } else {
+        c.query_i64("SELECT COUNT(*) FROM statuses WHERE repo_id = ? AND sha = ?", params![repo_id, sha])?
+    };
+    Ok(Some((page, total)))
+}
+
+/// Which statuses of a commit a [`page`] reads.
+enum Statuses {
+    All,
+    /// The newest of each context.
+    Latest,
+}
+
+/// One page of `target`'s statuses, newest first, and the commit's sha: the ref resolved in the
+/// same statement, so a page costs one round trip on PostgreSQL as on SQLite (an empty page
+/// resolves the ref again, alone, to tell a commit without statuses from a ref naming nothing:
+/// `None`). The statement is kept plain, without window counts or a join to the target: on
+/// PostgreSQL, setting up each plan node costs more than running it on a page of statuses.
+fn page(
+    c: &mut dyn Conn,
+    repo_id: i64,
+    target: &Target,
+    which: Statuses,
+    offset: i64,
+    limit: i64,
+) -> Result<Option<(String, Vec<Status>)>, DbError> {
+    let (target_sql, target_params) = target.sql(repo_id);
+    let (from, commit) = match which {
+        Statuses::All => ("statuses s", "s.repo_id = ? AND s.sha"),
+        Statuses::Latest => ("status_latest l JOIN statuses s ON s.id = l.status_id", "l.repo_id = ? AND l.sha"),
+    };
     let sql = format!(
-        "WITH target AS ({target_sql}) \
-         SELECT x.*, t.sha FROM target t LEFT JOIN (\
-           SELECT {COLS}, {}, COUNT(*) OVER () AS n_all FROM statuses s LEFT JOIN accounts a ON a.id = s.creator_id \
-           WHERE s.repo_id = ? AND s.sha = (SELECT sha FROM target) ORDER BY s.id DESC LIMIT ? OFFSET ?) x ON 1 = 1",
+        "SELECT {COLS}, {} FROM {from} LEFT JOIN accounts a ON a.id = s.creator_id \
+         WHERE {commit} = ({target_sql}) ORDER BY s.id DESC LIMIT ? OFFSET ?",
         accounts::COLS
     );
-    p.extend([Value::from(repo_id), Value::from(limit), Value::from(offset)]);
+    let mut p = vec![Value::from(repo_id)];
+    p.extend(target_params.iter().cloned());
+    p.extend([Value::from(limit), Value::from(offset)]);
     let rows = c.query(&sql, &p)?;
-    let Some(first) = rows.first() else { return Ok(None) };
-    if first.opt_i64(0).is_none() {
-        // No row on this page: none at all, or a page past the end (counted apart).
-        let total = if offset == 0 {
-            0
-        } else {
-            c.query_i64("SELECT COUNT(*) FROM statuses WHERE repo_id = ? AND sha = ?", params![repo_id, first.str(first.len() - 1)])?
-        };
-        return Ok(Some((Vec::new(), total)));
+    if let Some(first) = rows.first() {
+        return Ok(Some((first.string(2), rows.iter().map(from_row).collect())));
     }
-    let total = first.i64(COLS.split(',').count() + accounts::NCOLS);
-    Ok(Some((rows.iter().map(from_row).collect(), total)))
+    Ok(c.query_opt(&target_sql, &target_params)?.map(|r| (r.string(0), Vec::new())))
+}
+
+/// Is `page` every status there is (so they are counted from it, without a statement)?
+fn whole(page: &[Status], offset: i64, limit: i64) -> bool {
+    offset == 0 && (page.len() as i64) < limit
 }
 
 /// The latest status of every context of a commit (newest first; one page), and how many
@@ -134,33 +163,17 @@ impl Target<'_> {
     }
 }
 
-/// The latest statuses of `target` in one statement — the ref resolved, the page read and the
-/// contexts counted by state together, so a combined status costs one round trip on
-/// PostgreSQL as on SQLite. `None`: the ref names nothing.
+/// The latest statuses of `target` (see [`page`]) and their states, counted from the page when
+/// it holds them all. `None`: the ref names nothing.
 pub fn latest(c: &mut dyn Conn, repo_id: i64, target: Target, offset: i64, limit: i64) -> Result<Option<Latest>, DbError> {
-    let (target_sql, mut p) = target.sql(repo_id);
-    let sql = format!(
-        "WITH target AS ({target_sql}) \
-         SELECT x.*, t.sha FROM target t LEFT JOIN (\
-           SELECT {COLS}, {}, COUNT(*) OVER () AS n_all, \
-             SUM(CASE WHEN s.state IN ('error', 'failure') THEN 1 ELSE 0 END) OVER () AS n_failing, \
-             SUM(CASE WHEN s.state = 'pending' THEN 1 ELSE 0 END) OVER () AS n_pending \
-           FROM status_latest l JOIN statuses s ON s.id = l.status_id LEFT JOIN accounts a ON a.id = s.creator_id \
-           WHERE l.repo_id = ? AND l.sha = (SELECT sha FROM target) ORDER BY s.id DESC LIMIT ? OFFSET ?) x ON 1 = 1",
-        accounts::COLS
-    );
-    p.extend([Value::from(repo_id), Value::from(limit), Value::from(offset)]);
-    let rows = c.query(&sql, &p)?;
-    let Some(first) = rows.first() else { return Ok(None) };
-    let counts = COLS.split(',').count() + accounts::NCOLS;
-    let sha = first.string(counts + 3);
-    if first.opt_i64(0).is_none() {
-        // No row on this page: none at all, or a page past the end (counted apart).
-        let states = if offset == 0 { StateCounts::default() } else { count_states(c, repo_id, &sha)? };
-        return Ok(Some(Latest { sha, page: Vec::new(), states }));
-    }
-    let states = StateCounts { total: first.i64(counts), failing: first.i64(counts + 1), pending: first.i64(counts + 2) };
-    Ok(Some(Latest { sha, page: rows.iter().map(from_row).collect(), states }))
+    let Some((sha, page)) = page(c, repo_id, &target, Statuses::Latest, offset, limit)? else { return Ok(None) };
+    let states = if whole(&page, offset, limit) {
+        let count = |states: &[&str]| page.iter().filter(|s| states.contains(&s.state.as_str())).count() as i64;
+        StateCounts { total: page.len() as i64, failing: count(&["error", "failure"]), pending: count(&["pending"]) }
+    } else {
+        count_states(c, repo_id, &sha)?
+    };
+    Ok(Some(Latest { sha, page, states }))
 }
 
 fn count_states(c: &mut dyn Conn, repo_id: i64, sha: &str) -> Result<StateCounts, DbError> {
