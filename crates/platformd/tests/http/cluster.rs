@@ -418,14 +418,7 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
     for r in [ra, rb, rc, rd] {
         assert_eq!(r.unwrap().status(), 200);
     }
-    let dismissed = a
-        .store
-        .read(|c| {
-            c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'DepbotAlertEvent' AND payload LIKE '{\"action\":\"dismissed\"%'", &[])
-        })
-        .await
-        .unwrap();
-    assert_eq!(dismissed, 1, "one dismissal recorded once");
+    assert_eq!(recorded(&a, "DepbotAlertEvent", "dismissed").await, 1, "one dismissal recorded once");
 
     // And for users added to an organization on both nodes at once: one `member_added` each.
     a.admin_post("/orgs", json!({"login": "acme", "owners": ["alice"]})).await;
@@ -440,17 +433,7 @@ async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
     for j in joins {
         assert!(j.await.unwrap().is_success());
     }
-    let added = a
-        .store
-        .read(|c| {
-            c.query_i64(
-                "SELECT COUNT(*) FROM activity WHERE kind = 'OrganizationEvent' AND payload LIKE '{\"action\":\"member_added\"%'",
-                &[],
-            )
-        })
-        .await
-        .unwrap();
-    assert_eq!(added, 6, "each member_added recorded once");
+    assert_eq!(recorded(&a, "OrganizationEvent", "member_added").await, 6, "each member_added recorded once");
 
     // A ruleset changed on both nodes at once, one field each: both changes stay (each merged
     // with the ruleset as the other left it), and each is one version.
@@ -497,6 +480,15 @@ async fn on_both_at_once(a: &Server, b: &Server, req: impl Fn(&Server) -> reqwes
     let mut codes = [ra.unwrap().status().as_u16(), rb.unwrap().status().as_u16()];
     codes.sort();
     codes
+}
+
+/// How many activity records of `kind` with `action` the nodes' shared database holds.
+async fn recorded(s: &Server, kind: &'static str, action: &'static str) -> i64 {
+    let like = format!("{{\"action\":\"{action}\"%");
+    s.store
+        .read(move |c| c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = ? AND payload LIKE ?", platform_store::params![kind, like]))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -571,14 +563,7 @@ async fn a_repository_or_ruleset_deleted_on_both_nodes_at_once_is_deleted_once()
         let delete = |s: &Server| s.req(reqwest::Method::DELETE, &path, Some(&t));
         assert_eq!(on_both_at_once(&a, &b, delete).await, [204, 404], "deleted once (round {round})");
     }
-    let deleted = a
-        .store
-        .read(|c| {
-            c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'RepositoryEvent' AND payload LIKE '{\"action\":\"deleted\"%'", &[])
-        })
-        .await
-        .unwrap();
-    assert_eq!(deleted, 3, "each deletion recorded once");
+    assert_eq!(recorded(&a, "RepositoryEvent", "deleted").await, 3, "each deletion recorded once");
 
     // The same for a ruleset.
     a.repo("alice", "kept", true).await;
@@ -588,12 +573,7 @@ async fn a_repository_or_ruleset_deleted_on_both_nodes_at_once_is_deleted_once()
         let delete = |s: &Server| s.req(reqwest::Method::DELETE, &path, Some(&t));
         assert_eq!(on_both_at_once(&a, &b, delete).await, [204, 404], "ruleset deleted once (round {round})");
     }
-    let deleted = a
-        .store
-        .read(|c| c.query_i64("SELECT COUNT(*) FROM activity WHERE kind = 'RepositoryRulesetEvent' AND payload LIKE '%\"deleted\"%'", &[]))
-        .await
-        .unwrap();
-    assert_eq!(deleted, 3, "each ruleset deletion recorded once");
+    assert_eq!(recorded(&a, "RepositoryRulesetEvent", "deleted").await, 3, "each ruleset deletion recorded once");
 }
 
 #[tokio::test]
