@@ -6,17 +6,20 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::{Conn, DbError, Value};
+use crate::{Backend, Conn, DbError, Value};
 
 /// Takes the row locks of `table`'s rows matching `filter` (to the end of the caller's
-/// transaction) with a no-op update of `column`; returns how many rows matched. One idiom for
-/// both backends (SQLite has no `FOR UPDATE`; its single writer serializes anyway): a change
-/// decided from rows read after this is not lost to, nor recorded again by, one made meanwhile
-/// on another node. Every writer takes a row's lock before its children's (a hook before its
-/// deliveries, a run before its jobs, a repository before its runs): two writers taking them in
-/// opposite orders deadlock, and PostgreSQL rolls one back.
-pub fn rows(c: &mut dyn Conn, table: &str, column: &str, filter: &str, params: &[Value]) -> Result<u64, DbError> {
-    c.execute(&format!("UPDATE {table} SET {column} = {column} WHERE {filter}"), params)
+/// transaction); returns how many rows matched. A change decided from rows read after this is
+/// not lost to, nor recorded again by, one made meanwhile on another node. PostgreSQL: `FOR NO
+/// KEY UPDATE`, the lock an update takes, without writing a row version; SQLite: its single
+/// writer serializes write transactions already, so the rows are only counted. Every writer
+/// takes a row's lock before its children's (a hook before its deliveries, a run before its
+/// jobs, a repository before its runs): two writers taking them in opposite orders deadlock, and
+/// PostgreSQL rolls one back.
+pub fn rows(c: &mut dyn Conn, table: &str, filter: &str, params: &[Value]) -> Result<u64, DbError> {
+    let lock = if c.backend() == Backend::Postgres { " FOR NO KEY UPDATE" } else { "" };
+    let n = c.query_i64(&format!("SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {filter}{lock}) AS locked"), params)?;
+    Ok(n as u64)
 }
 
 /// The in-process locks of one store (SQLite).

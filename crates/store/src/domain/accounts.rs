@@ -89,7 +89,7 @@ pub fn create(c: &mut dyn Conn, a: &NewAccount, now: i64) -> Result<Account, DbE
 /// and teams that read before they write act one after the other across nodes, so each is
 /// decided, and recorded, once.
 pub fn lock(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    crate::lock::rows(c, "accounts", "updated_at", "id = ?", params![id])?;
+    crate::lock::rows(c, "accounts", "id = ?", params![id])?;
     Ok(())
 }
 

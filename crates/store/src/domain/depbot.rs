@@ -225,7 +225,7 @@ pub fn get(c: &mut dyn Conn, repo_id: i64, number: i64) -> Result<Option<Alert>,
 /// against it (a dismissal, a reopening, and the activity recording it) is made once however
 /// many nodes make it at once.
 pub fn locked(c: &mut dyn Conn, repo_id: i64, number: i64) -> Result<Option<Alert>, DbError> {
-    crate::lock::rows(c, "depbot_alerts", "number", "repo_id = ? AND number = ?", params![repo_id, number])?;
+    crate::lock::rows(c, "depbot_alerts", "repo_id = ? AND number = ?", params![repo_id, number])?;
     get(c, repo_id, number)
 }
 

@@ -141,7 +141,7 @@ pub fn delete(c: &mut dyn Conn, id: i64, keep: bool, now: i64) -> Result<(), DbE
 
 /// The hook as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, org_id: i64, id: i64) -> Result<Option<Hook>, DbError> {
-    crate::lock::rows(c, "hooks", "updated_at", "id = ? AND deleted_at IS NULL", params![id])?;
+    crate::lock::rows(c, "hooks", "id = ? AND deleted_at IS NULL", params![id])?;
     by_id(c, org_id, id)
 }
 

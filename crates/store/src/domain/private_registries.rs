@@ -45,7 +45,7 @@ pub fn get(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>
 
 /// The configuration as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, org_id: i64, name: &str) -> Result<Option<Registry>, DbError> {
-    crate::lock::rows(c, "private_registries", "updated_at", "org_id = ? AND name = ?", params![org_id, name])?;
+    crate::lock::rows(c, "private_registries", "org_id = ? AND name = ?", params![org_id, name])?;
     get(c, org_id, name)
 }
 

@@ -130,7 +130,7 @@ pub fn by_id(c: &mut dyn Conn, id: i64) -> Result<Option<Repo>, DbError> {
 /// what they change and record (numbering, `changes` of a webhook) act one after the other
 /// across nodes.
 pub fn lock(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    crate::lock::rows(c, "repos", "updated_at", "id = ?", params![id])?;
+    crate::lock::rows(c, "repos", "id = ?", params![id])?;
     Ok(())
 }
 
@@ -322,10 +322,8 @@ pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
     // The rows other writers lock before their children's (a run before its jobs, an alert before
     // its assignees, ...) are locked here before those children go: the order everyone takes
     // them in, so a run settling or an alert changing meanwhile is waited for, not deadlocked with.
-    for (table, column) in
-        [("workflow_runs", "due_at"), ("rulesets", "updated_at"), ("depbot_alerts", "number"), ("environments", "updated_at")]
-    {
-        crate::lock::rows(c, table, column, "repo_id = ?", params![id])?;
+    for table in ["workflow_runs", "rulesets", "depbot_alerts", "environments"] {
+        crate::lock::rows(c, table, "repo_id = ?", params![id])?;
     }
     const BY_RUN: &str = "run_id IN (SELECT id FROM workflow_runs WHERE repo_id = ?)";
     let statements = [

@@ -97,7 +97,7 @@ pub fn delete(c: &mut dyn Conn, id: i64) -> Result<(), DbError> {
 
 /// The ruleset as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, id: i64) -> Result<Option<Ruleset>, DbError> {
-    crate::lock::rows(c, "rulesets", "updated_at", "id = ?", params![id])?;
+    crate::lock::rows(c, "rulesets", "id = ?", params![id])?;
     get(c, id)
 }
 

@@ -65,7 +65,7 @@ pub fn get(c: &mut dyn Conn, repo_id: i64) -> Result<Option<Import>, DbError> {
 
 /// The import as it is now, under its row lock ([`crate::lock::rows`]).
 pub fn locked(c: &mut dyn Conn, repo_id: i64) -> Result<Option<Import>, DbError> {
-    crate::lock::rows(c, "imports", "updated_at", "repo_id = ?", params![repo_id])?;
+    crate::lock::rows(c, "imports", "repo_id = ?", params![repo_id])?;
     get(c, repo_id)
 }
 

@@ -937,7 +937,7 @@ pub fn load_live(c: &mut dyn Conn, id: i64) -> Result<Option<Live>, DbError> {
 /// Takes the run's row lock (to the end of the transaction), so concurrent settlers on
 /// PostgreSQL act one after the other; `false`: no such run.
 pub fn lock(c: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
-    Ok(crate::lock::rows(c, "workflow_runs", "due_at", "id = ?", params![id])? > 0)
+    Ok(crate::lock::rows(c, "workflow_runs", "id = ?", params![id])? > 0)
 }
 
 /// Writes a run loaded for change back: its row, and the jobs that changed.
