@@ -5,8 +5,7 @@ pub const STATES: [&str; 4] = ["error", "failure", "pending", "success"];
 /// Most statuses one sha and context may collect in a repository.
 pub const MAX_PER_SHA_AND_CONTEXT: i64 = 1000;
 
-/// How many contexts' latest statuses are in each state: what the combined state is made of
-/// (the store counts them in the statement that reads the page).
+/// How many contexts' latest statuses are in each state: what the combined state is made of.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateCounts {
     pub total: i64,
@@ -16,6 +15,19 @@ pub struct StateCounts {
 }
 
 impl StateCounts {
+    /// The counts of these states (one per context).
+    pub fn of<'a>(states: impl IntoIterator<Item = &'a str>) -> StateCounts {
+        states.into_iter().fold(StateCounts::default(), |mut n, state| {
+            n.total += 1;
+            match state {
+                "error" | "failure" => n.failing += 1,
+                "pending" => n.pending += 1,
+                _ => {}
+            }
+            n
+        })
+    }
+
     /// `failure` if any context failed, else `pending` if any is pending or there is none,
     /// else `success`.
     pub fn state(&self) -> &'static str {
@@ -34,8 +46,7 @@ mod tests {
     use super::StateCounts;
 
     fn combined_state<const N: usize>(latest: [&str; N]) -> &'static str {
-        let count = |f: fn(&str) -> bool| latest.iter().filter(|s| f(s)).count() as i64;
-        StateCounts { total: N as i64, failing: count(|s| s == "error" || s == "failure"), pending: count(|s| s == "pending") }.state()
+        StateCounts::of(latest).state()
     }
 
     #[test]

@@ -167,12 +167,8 @@ impl Target<'_> {
 /// it holds them all. `None`: the ref names nothing.
 pub fn latest(c: &mut dyn Conn, repo_id: i64, target: Target, offset: i64, limit: i64) -> Result<Option<Latest>, DbError> {
     let Some((sha, page)) = page(c, repo_id, &target, Statuses::Latest, offset, limit)? else { return Ok(None) };
-    let states = if whole(&page, offset, limit) {
-        let count = |states: &[&str]| page.iter().filter(|s| states.contains(&s.state.as_str())).count() as i64;
-        StateCounts { total: page.len() as i64, failing: count(&["error", "failure"]), pending: count(&["pending"]) }
-    } else {
-        count_states(c, repo_id, &sha)?
-    };
+    let states =
+        if whole(&page, offset, limit) { StateCounts::of(page.iter().map(|s| s.state.as_str())) } else { count_states(c, repo_id, &sha)? };
     Ok(Some(Latest { sha, page, states }))
 }
 
