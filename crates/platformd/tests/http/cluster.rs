@@ -381,14 +381,20 @@ async fn runs_both_nodes_settle_at_once_complete_once() {
     assert_eq!(counts, (RUNS, RUNS), "each run started and completed once");
 }
 
+/// Two nodes on one database, with alice's private repository `name` and her `repo` token.
+async fn pair_with_repo(name: &str) -> Option<(Server, Server, String)> {
+    let (a, b) = pair(Options::default()).await?;
+    a.user("alice").await;
+    a.repo("alice", name, true).await;
+    let t = a.classic("alice", &["repo"]).await;
+    Some((a, b, t))
+}
+
 #[tokio::test]
 async fn a_change_made_on_both_nodes_at_once_is_recorded_once() {
     // Both nodes publish the same private repository at once: one makes it public, the other
     // finds it public already under the row's lock, so `publicized` and `PublicEvent` are once.
-    let Some((a, b)) = pair(Options::default()).await else { return };
-    a.user("alice").await;
-    a.repo("alice", "secret", true).await;
-    let t = a.classic("alice", &["repo"]).await;
+    let Some((a, b, t)) = pair_with_repo("secret").await else { return };
     let publish = |s: &Server| s.req(reqwest::Method::PATCH, "/repos/alice/secret", Some(&t)).json(&json!({"private": false})).send();
     let (ra, rb, rc, rd) = tokio::join!(publish(&a), publish(&b), publish(&a), publish(&b));
     for r in [ra, rb, rc, rd] {
@@ -532,10 +538,7 @@ async fn a_hook_changed_on_both_nodes_at_once_keeps_both_changes_and_is_deleted_
 
 #[tokio::test]
 async fn an_import_started_or_cancelled_on_both_nodes_at_once_is_one() {
-    let Some((a, b)) = pair(Options::default()).await else { return };
-    a.user("alice").await;
-    a.repo("alice", "hello", true).await;
-    let t = a.classic("alice", &["repo"]).await;
+    let Some((a, b, t)) = pair_with_repo("hello").await else { return };
     let path = "/repos/alice/hello/import";
     for round in 0..3 {
         let start = |s: &Server| s.req(reqwest::Method::PUT, path, Some(&t)).json(&json!({"vcs_url": "http://127.0.0.1:9/project.git"}));
