@@ -8,7 +8,7 @@
 //! enforces this, and `scripts/api-layers` prints the graph. Lowest first:
 //!
 //! - **foundations** (`foundations/`): `access_log`, `cache`, `docs`, `error`, `etag`, `forwarded`, `headers`, `listener`, `metrics`, `outbound`, `proxy_protocol`, `reply`, `secrets`, `settings`, `sharded`, `typed`, `shapes`, `input`, `versions`
-//! - **http** (`http/`; the contract and what it needs, never an operation): `operation`, `ratelimit`, `shared_limits`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `registry`, `not_modified`, `faults`, `usage_log`, `worker`, `state`, `contract`
+//! - **http** (`http/`; the contract and what it needs, never an operation): `operation`, `ratelimit`, `shared_limits`, `leases`, `secondary`, `admission`, `principal`, `authenticate`, `authorize`, `request`, `registry`, `not_modified`, `faults`, `usage_log`, `worker`, `state`, `contract`
 //! - **features** (`ops/`; operations, their workers and control-plane parts): one module per spec area, `outbox`, `provision`
 //! - **assembly** (`assembly/`; everything served, in one place): `router`, `openapi`, `background`, `admin`, `seed`
 //!
@@ -27,8 +27,8 @@ pub use self::foundations::{
     shapes, sharded, typed, versions,
 };
 pub use self::http::{
-    admission, authenticate, authorize, contract, faults, not_modified, operation, principal, ratelimit, registry, request, secondary,
-    shared_limits, state, usage_log, worker,
+    admission, authenticate, authorize, contract, faults, leases, not_modified, operation, principal, ratelimit, registry, request,
+    secondary, shared_limits, state, usage_log, worker,
 };
 
 pub use background::spawn_workers;

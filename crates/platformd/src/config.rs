@@ -268,8 +268,8 @@ impl Config {
         if self.imports.step_seconds < 0 {
             return Err("import_step_seconds must not be negative".into());
         }
-        if let Some(url) = &self.redis.url {
-            platform_api::shared_limits::Redis::new(&url.0, &self.redis.prefix, self.redis.flush)?;
+        if self.redis.url.is_some() {
+            platform_api::shared_limits::Redis::new(&self.redis)?;
         }
         if self.redis.prefix.is_empty() || self.redis.prefix.contains(['*', '?', '[', ' ']) {
             return Err("redis_prefix must be non-empty, without spaces or glob characters".into());

@@ -107,6 +107,11 @@ async fn metrics(State(app): State<Shared>) -> Response {
             "# HELP platform_limits_fallbacks_total Limit decisions made by this node alone because Redis did not answer.\n# TYPE platform_limits_fallbacks_total counter\nplatform_limits_fallbacks_total {}",
             r.fallbacks()
         );
+        let _ = writeln!(
+            body,
+            "# HELP platform_limits_leased_total Requests admitted by this node's leases of their limits, without a Redis call.\n# TYPE platform_limits_leased_total counter\nplatform_limits_leased_total {}",
+            r.leased()
+        );
     }
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }

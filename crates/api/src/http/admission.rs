@@ -64,7 +64,10 @@ pub async fn decide<'a>(limiter: &Limiter, secondary: &'a Secondary, ask: &Ask<'
         if let Ok(a) = redis.admit(&shared, now).await {
             let quota = ask.primary.map(|_| limiter.quota_of(&ask.class, a.start, a.used));
             let verdict = match a.verdict {
-                shared_limits::Verdict::Admitted if enter.is_some() => Verdict::Admitted(Slot::shared(redis.clone(), ask.class.bucket)),
+                shared_limits::Verdict::Admitted if enter.is_some() => Verdict::Admitted(match a.lease {
+                    Some(lease) => Slot::leased(redis.clone(), lease),
+                    None => Slot::shared(redis.clone(), ask.class.bucket),
+                }),
                 shared_limits::Verdict::Admitted => Verdict::Admitted(Slot::none()),
                 shared_limits::Verdict::LockedOut(_) => Verdict::LockedOut,
                 shared_limits::Verdict::Secondary(s) => Verdict::Secondary(s),

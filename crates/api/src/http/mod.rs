@@ -5,6 +5,7 @@ pub mod authenticate;
 pub mod authorize;
 pub mod contract;
 pub mod faults;
+pub mod leases;
 pub mod not_modified;
 pub mod operation;
 pub mod principal;

@@ -18,6 +18,7 @@ use axum::http::{Method, StatusCode};
 use clap::ArgAction;
 
 use crate::error::{ApiError, RATE_LIMIT_DOCS};
+use crate::leases::Lease;
 use crate::operation::{Limits, Operation};
 use crate::ratelimit::Bucket;
 use crate::settings::{number, on_off, setting};
@@ -130,33 +131,48 @@ pub struct Secondary {
 }
 
 /// A request in flight; leaving (drop, also on panic or cancellation) frees its place.
-pub struct Slot<'a> {
-    owner: Option<(&'a Secondary, Bucket)>,
-    /// A place taken in the shared engine, freed with the node's next call (`Redis::release`).
-    shared: Option<(Arc<Redis>, Bucket)>,
+pub struct Slot<'a>(Place<'a>);
+
+/// Where a request's place is held.
+enum Place<'a> {
+    /// None (limits off, or none asked).
+    None,
+    /// In this node's memory.
+    Local(&'a Secondary, Bucket),
+    /// In the shared engine, freed with the node's next call (`Redis::release`).
+    Shared(Arc<Redis>, Bucket),
+    /// Among this node's lease's places (`leases`), given back to it (`Redis::leave`).
+    Leased(Arc<Redis>, Arc<Lease>),
 }
 
 impl Slot<'_> {
     /// No place held (limits off, or none asked).
     pub fn none() -> Slot<'static> {
-        Slot { owner: None, shared: None }
+        Slot(Place::None)
     }
 
     /// A place taken in the shared engine.
     pub fn shared(redis: Arc<Redis>, bucket: Bucket) -> Slot<'static> {
-        Slot { owner: None, shared: Some((redis, bucket)) }
+        Slot(Place::Shared(redis, bucket))
+    }
+
+    /// A place of this node's lease.
+    pub fn leased(redis: Arc<Redis>, lease: Arc<Lease>) -> Slot<'static> {
+        Slot(Place::Leased(redis, lease))
     }
 }
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        if let Some((s, bucket)) = self.owner.take() {
-            if let Some(r) = s.requesters.shard(&bucket).get_mut(&bucket) {
-                r.in_flight -= 1;
+        match std::mem::replace(&mut self.0, Place::None) {
+            Place::None => {}
+            Place::Local(s, bucket) => {
+                if let Some(r) = s.requesters.shard(&bucket).get_mut(&bucket) {
+                    r.in_flight -= 1;
+                }
             }
-        }
-        if let Some((redis, bucket)) = self.shared.take() {
-            redis.release(&bucket.key());
+            Place::Shared(redis, bucket) => redis.release(&bucket.key()),
+            Place::Leased(redis, lease) => redis.leave(&lease),
         }
     }
 }
@@ -236,7 +252,7 @@ impl Secondary {
         }
         r.points.take(now, points.len, points.n, points.limit)?;
         r.in_flight += 1;
-        Ok(Slot { owner: Some((self, bucket)), shared: None })
+        Ok(Slot(Place::Local(self, bucket)))
     }
 
     /// Charges what an operation itself counts toward: content creation (operations that

@@ -23,6 +23,9 @@ use std::time::Duration;
 use redis::aio::ConnectionManager;
 use tokio::sync::{Mutex, Notify};
 
+use crate::leases::{self, Charged, Grant, Ident, Lease, Leases};
+use crate::state::RedisSettings;
+
 /// Longest wait for Redis before a call falls back to the node's own engine.
 pub const TIMEOUT: Duration = Duration::from_millis(250);
 /// Fallback log lines at most this often.
@@ -54,6 +57,7 @@ pub struct Redis {
     queue: std::sync::Mutex<Queue>,
     wake: Arc<Notify>,
     flush_after: Duration,
+    leases: Leases,
     dispatcher: std::sync::Once,
     /// This client, for its dispatcher (which must not keep it alive).
     me: std::sync::Weak<Redis>,
@@ -67,13 +71,15 @@ struct Script {
 
 /// Every limit decision of a batch of requests, each in document 1's order, in one atomic call.
 /// KEYS and ARGV are read in sections (a count or a mode first, then its keys and numbers).
+/// ARGV starts with the leases' share and least grant ([`leases::SHARE`], [`leases::MIN`]).
 ///
 /// 0. Deferred work of this node: freed concurrency places (a counter and how many), then
-///    refunded primary charges (a 304), each with the time it was made at (a window that ended
-///    meanwhile is left alone).
+///    refunded charges (a 304's primary charge, a lease's unused units: how many), each with the
+///    time it was made at (a window that ended meanwhile is left alone).
 ///
 /// Then a count of groups of identical requests (same keys, numbers and time: a busy token's
-/// requests, sent once with how many they are), and for each: how many, its platform time, then
+/// requests, sent once with how many they are; 0 for a lease's renewal alone), and for each: how
+/// many, the lease it asks for (requests, places; 0: none), its platform time, then
 /// 1. Lockout: mode 0 none, 1 check, 2 check and count a failed login; then the failure
 ///    window and locked-until keys, attempts, length.
 /// 2. Secondary: a concurrency bound (0: none) and its counter, then windows (len, n, limit),
@@ -88,11 +94,13 @@ struct Script {
 /// of requests on one token touches each key once. Returns, per request, {verdict (0 admitted,
 /// 1 locked out, 2 secondary, 3 primary, 4 operation), retry seconds, primary used, primary
 /// start} — the primary window is read even when a stage before it refused, so every answer
-/// reports `x-ratelimit-*`.
+/// reports `x-ratelimit-*` — then per group the lease granted after its requests were decided
+/// (5.): {requests, places, primary used, primary start, platform time its first window ends}.
 const ADMIT: &str = r#"
 local a, k = 1, 1
 local function arg() local v = tonumber(ARGV[a]); a = a + 1; return v end
 local function key() local v = KEYS[k]; k = k + 1; return v end
+local share, least = arg(), arg()
 -- Windows ({s, u} hashes) and counters read once, written back once (ttl nil: keep the key's).
 local hashes, nums = {}, {}
 local function hash(name)
@@ -150,12 +158,14 @@ for _ = 1, arg() do
   local p = key()
   local len = arg()
   local at = arg()
+  local n = arg()
   local h = hash(p)
-  if h.s ~= nil and at < h.s + len and h.u > 0 then put(p, h.s, h.u - 1, h.ttl) end
+  if h.s ~= nil and at < h.s + len and h.u > 0 then put(p, h.s, math.max(h.u - n, 0), h.ttl) end
 end
-local out = {}
+local out, leases = {}, {}
 for _ = 1, arg() do
   local times = arg()
+  local want, want_places = arg(), arg()
   now = arg()
   local lock, fails, locked_key, attempts, lock_len = arg(), nil, nil, 0, 0
   if lock > 0 then
@@ -208,7 +218,36 @@ for _ = 1, arg() do
   if verdict == 0 and conc > 0 then setnum(conc_key, num(conc_key).v + 1, 60) end
   out[#out + 1] = verdict; out[#out + 1] = retry; out[#out + 1] = used; out[#out + 1] = start
   end
+
+  -- 5. A lease (`leases`): `want` more requests' worth of the primary and secondary windows
+  -- and `want_places` places, at most 1/share of what is left of each, all or nothing.
+  local g, gp, lused, lstart, lend = 0, 0, 0, 0, 0
+  if want > 0 and pmode == 1 and #operation == 0 and (lock == 0 or num(locked_key).v <= now) then
+    local s, u = window(pkey, plen)
+    g, lend = math.min(want, math.floor((plimit - u) / share)), s + plen
+    for _, w in ipairs(secondary) do
+      local ws, wu = window(w[1], w[2])
+      g, lend = math.min(g, math.floor((w[4] - wu) / (share * w[3]))), math.min(lend, ws + w[2])
+    end
+    if conc > 0 and want_places > 0 then
+      gp = math.min(want_places, math.floor((conc - num(conc_key).v) / share))
+      if gp < 1 then g = 0 end
+    end
+    if g >= least then
+      put(pkey, s, u + g, plen + 60)
+      for _, w in ipairs(secondary) do
+        local ws, wu = window(w[1], w[2])
+        put(w[1], ws, wu + g * w[3], w[2] + 60)
+      end
+      if gp > 0 then setnum(conc_key, num(conc_key).v + gp, 60) end
+      lused, lstart = u + g, s
+    else
+      g, gp, lend = 0, 0, 0
+    end
+  end
+  for _, v in ipairs({g, gp, lused, lstart, lend}) do leases[#leases + 1] = v end
 end
+for _, v in ipairs(leases) do out[#out + 1] = v end
 for name, h in pairs(hashes) do
   if h.dirty then
     if h.s == nil then
@@ -270,36 +309,44 @@ pub enum Verdict {
     Operation(i64),
 }
 
-/// A call's answer: the verdict and the primary window (used, start) when one was asked.
-#[derive(Clone, Copy, Debug)]
+/// A call's answer: the verdict and the primary window (used, start) when one was asked; an
+/// admitted request's place among its requester's requests in flight is its lease's when a
+/// lease admitted it (freed by [`Redis::leave`]).
 pub struct Answer {
     pub verdict: Verdict,
     pub used: i64,
     pub start: i64,
+    pub lease: Option<Arc<Lease>>,
 }
 
 /// Work that needs no answer, carried by this node's next call (see [`Redis::defer`]).
-enum Deferred {
+pub enum Deferred {
     /// Concurrency places freed: the counter's key, how many.
     Release(String, i64),
-    /// A primary charge given back: (window key, length, platform time of the refund).
-    Refund(String, i64, i64),
+    /// Charges given back (a 304's primary charge, a lease's unused units): (window key,
+    /// length, platform time of the refund, units).
+    Refund(String, i64, i64, i64),
 }
 
-/// One request's part of a call, encoded, and where its answer goes.
+/// One request's part of a call, encoded, and where its answer goes (none: a lease's renewal).
 struct Pending {
-    keys: Vec<String>,
-    args: Vec<i64>,
+    ident: Ident,
+    now: i64,
     /// The concurrency counter it takes a place in, freed again if its caller is gone.
     place: Option<String>,
-    reply: tokio::sync::oneshot::Sender<Result<Answer, Unavailable>>,
+    /// What a lease for requests like it charges (leasable requests only).
+    charged: Option<Arc<Charged>>,
+    /// The lease a renewal asks for (requests, places).
+    renew: (i64, i64),
+    reply: Option<tokio::sync::oneshot::Sender<Result<Answer, Unavailable>>>,
 }
 
-/// What waits for the next call: requests, deferred work, and since when the oldest deferred
-/// item waits.
+/// What waits for the next call: requests, leases' renewals, deferred work, and since when the
+/// oldest deferred item waits.
 #[derive(Default)]
 struct Queue {
     asks: Vec<Pending>,
+    renewals: Vec<Pending>,
     items: Vec<Deferred>,
     since: Option<tokio::time::Instant>,
 }
@@ -312,15 +359,20 @@ const MAX_DEFERRED: usize = 100_000;
 const MAX_BATCH: usize = 256;
 
 impl Redis {
-    /// A client for `url` (nothing is connected yet: a Redis that is down at start only means
-    /// the first calls fall back). `prefix` namespaces the keys of one deployment; deferred
-    /// work of an idle node is sent `flush_after` it was deferred.
-    pub fn new(url: &str, prefix: &str, flush_after: Duration) -> Result<Arc<Redis>, String> {
+    /// A client for `settings.url` (nothing is connected yet: a Redis that is down at start
+    /// only means the first calls fall back). Its prefix namespaces the keys of one deployment;
+    /// deferred work of an idle node is sent `flush` after it was deferred; leases are at most
+    /// `lease` requests (see `leases`).
+    pub fn new(settings: &RedisSettings) -> Result<Arc<Redis>, String> {
+        let url = settings.url.as_ref().map_or("", |u| u.0.as_str());
         let client = redis::Client::open(url).map_err(|e| format!("PLATFORM_REDIS_URL: {e}"))?;
+        if settings.lease < 0 {
+            return Err("redis_lease must not be negative".into());
+        }
         Ok(Arc::new_cyclic(|me| Redis {
             me: me.clone(),
             client,
-            prefix: prefix.to_string(),
+            prefix: settings.prefix.clone(),
             conn: Mutex::new(None),
             last_attempt: AtomicI64::new(0),
             last_log: AtomicI64::new(0),
@@ -328,7 +380,8 @@ impl Redis {
             script: Script { source: ADMIT, sha: redis::Script::new(ADMIT).get_hash().to_string() },
             queue: std::sync::Mutex::new(Queue::default()),
             wake: Arc::new(Notify::new()),
-            flush_after,
+            flush_after: settings.flush,
+            leases: Leases::new(settings.lease),
             dispatcher: std::sync::Once::new(),
         }))
     }
@@ -336,6 +389,11 @@ impl Redis {
     /// Calls that fell back to the node's own engine.
     pub fn fallbacks(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// Requests this node's leases admitted without a call.
+    pub fn leased(&self) -> u64 {
+        self.leases.admitted()
     }
 
     /// A key of this deployment.
@@ -369,16 +427,27 @@ impl Redis {
             }
         }
     }
-
-    /// Decides `ask`. Requests are queued and sent by this node's dispatcher, every request
-    /// that arrived while a call was in flight in the next call (see [`ADMIT`]): under load
-    /// one round trip and one command serve many requests, each decided exactly as alone;
-    /// a lone request is sent at once. Any failure is counted, logged and `Unavailable` (the
-    /// deferred work a failed call carried is dropped: counted busy or charged until its keys
-    /// expire, never freed twice).
+    /// Decides `ask`. A request its requester's lease on this node covers is decided at once
+    /// (`leases`). Others are queued and sent by this node's dispatcher, every request that
+    /// arrived while a call was in flight in the next call (see [`ADMIT`]): under load one
+    /// round trip and one command serve many requests, each decided exactly as alone; a lone
+    /// request is sent at once. Any failure is counted, logged and `Unavailable` (the deferred
+    /// work a failed call carried is dropped: counted busy or charged until its keys expire,
+    /// never freed twice).
     pub async fn admit(&self, ask: &Ask<'_>, now: i64) -> Result<Answer, Unavailable> {
+        let mut pending = self.encode(ask, now);
+        let leasable = self.leases.enabled()
+            && ask.operation.is_empty()
+            && matches!(ask.primary, Some((_, _, _, Mode::Charge)))
+            && !matches!(ask.lock, Some((_, _, Lock::Fail { .. })));
+        if leasable {
+            if let Some(answer) = self.from_lease(&pending) {
+                return Ok(answer);
+            }
+            pending.charged = Some(Arc::new(self.charged(ask)));
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let pending = self.encode(ask, now, tx);
+        pending.reply = Some(tx);
         self.lock_queue().asks.push(pending);
         if !self.start_dispatcher() {
             return Err(Unavailable);
@@ -387,11 +456,31 @@ impl Redis {
         rx.await.unwrap_or(Err(Unavailable))
     }
 
+    /// Admits a request from its requester's lease on this node, when that lease covers it;
+    /// queues the renewal the lease asks for.
+    fn from_lease(&self, p: &Pending) -> Option<Answer> {
+        let (taken, renew) = self.leases.take(&p.ident, p.now);
+        if let Some(r) = renew {
+            let renewal = Pending {
+                ident: p.ident.clone(),
+                now: p.now,
+                place: None,
+                charged: Some(r.charged),
+                renew: (r.units, r.places),
+                reply: None,
+            };
+            self.lock_queue().renewals.push(renewal);
+            if self.start_dispatcher() {
+                self.wake.notify_one();
+            }
+        }
+        taken.map(|t| Answer { verdict: Verdict::Admitted, used: t.used, start: t.start, lease: t.place })
+    }
+
     /// One request's keys and arguments, in the order [`ADMIT`] reads them.
-    fn encode(&self, ask: &Ask<'_>, now: i64, reply: tokio::sync::oneshot::Sender<Result<Answer, Unavailable>>) -> Pending {
+    fn encode(&self, ask: &Ask<'_>, now: i64) -> Pending {
         let mut keys: Vec<String> = Vec::with_capacity(6);
         let mut args: Vec<i64> = Vec::with_capacity(16);
-        args.push(now);
         match ask.lock {
             None => args.push(0),
             Some((scope, ip, lock)) => {
@@ -422,7 +511,16 @@ impl Redis {
             }
         }
         self.windows(&ask.operation, &mut keys, &mut args);
-        Pending { keys, args, place, reply }
+        Pending { ident: (keys, args), now, place, charged: None, renew: (0, 0), reply: None }
+    }
+
+    /// What a lease of requests like `ask` charges per request.
+    fn charged(&self, ask: &Ask<'_>) -> Charged {
+        let mut windows: Vec<(String, i64, i64)> = ask.secondary.iter().map(|w| (self.key(w.kind, &w.id), w.len, w.n)).collect();
+        if let Some((key, _, len, _)) = ask.primary {
+            windows.push((self.key("p", key), len, 1));
+        }
+        Charged { windows, counter: ask.concurrency.map(|(bucket, _)| self.key("c", bucket)) }
     }
 
     fn windows(&self, takes: &[Take<'_>], keys: &mut Vec<String>, args: &mut Vec<i64>) {
@@ -437,26 +535,37 @@ impl Redis {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The next call's work: the waiting requests (at most [`MAX_BATCH`]) with every deferred
-    /// item, or the deferred items alone once the oldest has waited `flush_after`. Otherwise
-    /// how long until it has.
+    /// The next call's work: the waiting requests (at most [`MAX_BATCH`]) and renewals with
+    /// every deferred item, or the deferred items alone once the oldest has waited
+    /// `flush_after` (leases unused for their time hand back what they hold first). Otherwise
+    /// how long until there is some.
     fn next_batch(&self) -> Result<(Vec<Pending>, Vec<Deferred>), Option<Duration>> {
+        let mut returned = Vec::new();
+        let lease_due = self.leases.retire_due(&mut returned);
+        for d in returned {
+            self.defer(d);
+        }
         let mut q = self.lock_queue();
         let due = q.since.map(|t| self.flush_after.saturating_sub(t.elapsed()));
-        if q.asks.is_empty() && due != Some(Duration::ZERO) {
-            return Err(due);
+        if q.asks.is_empty() && q.renewals.is_empty() && due != Some(Duration::ZERO) {
+            return Err([due, lease_due].into_iter().flatten().min());
         }
         let n = q.asks.len().min(MAX_BATCH);
-        let asks: Vec<Pending> = q.asks.drain(..n).collect();
+        let mut asks: Vec<Pending> = q.asks.drain(..n).collect();
+        asks.append(&mut q.renewals);
         q.since = None;
         Ok((asks, std::mem::take(&mut q.items)))
     }
 
-    /// Sends one batch and answers its requests.
+    /// Sends one batch and answers its requests; records the leases it was granted.
     async fn dispatch(&self, asks: Vec<Pending>, deferred: Vec<Deferred>) {
-        let key_count = deferred.len() + asks.iter().map(|p| p.keys.len()).sum::<usize>();
+        // A lease granted while these waited covers them first: its places and units are
+        // already counted in Redis, and deciding them there again could refuse them early.
+        let asks: Vec<Pending> = asks.into_iter().filter_map(|p| self.answer_from_lease(p)).collect();
+        let key_count = deferred.len() + asks.iter().map(|p| p.ident.0.len()).sum::<usize>();
         let mut keys: Vec<&str> = Vec::with_capacity(key_count);
-        let mut args: Vec<i64> = Vec::with_capacity(3 * deferred.len() + 3 + asks.iter().map(|p| p.args.len()).sum::<usize>());
+        let mut args: Vec<i64> = Vec::with_capacity(4 * deferred.len() + 5 + asks.iter().map(|p| p.ident.1.len() + 4).sum::<usize>());
+        args.extend([leases::SHARE, leases::MIN]);
         let releases = deferred.iter().filter(|d| matches!(d, Deferred::Release(..))).count();
         args.push(releases as i64);
         for d in &deferred {
@@ -467,28 +576,56 @@ impl Redis {
         }
         args.push((deferred.len() - releases) as i64);
         for d in &deferred {
-            if let Deferred::Refund(k, len, at) = d {
+            if let Deferred::Refund(k, len, at, n) = d {
                 keys.push(k);
-                args.extend([*len, *at]);
+                args.extend([*len, *at, *n]);
             }
         }
-        // Consecutive identical requests go once, with how many they are.
+        // Consecutive identical requests go once, with how many they are (a renewal: none).
         let mut groups: Vec<(&Pending, i64)> = Vec::new();
         for p in &asks {
             match groups.last_mut() {
-                Some((g, n)) if g.keys == p.keys && g.args == p.args => *n += 1,
-                _ => groups.push((p, 1)),
+                Some((g, n)) if p.reply.is_some() && g.reply.is_some() && g.ident == p.ident && g.now == p.now => *n += 1,
+                _ => groups.push((p, p.reply.is_some() as i64)),
             }
         }
+        let wants: Vec<(i64, i64)> = groups
+            .iter()
+            .map(|(p, n)| match (&p.charged, p.reply.is_some()) {
+                (_, false) => p.renew,
+                (Some(_), true) => self.leases.want(&p.ident, *n as usize),
+                (None, true) => (0, 0),
+            })
+            .collect();
         args.push(groups.len() as i64);
-        for (p, n) in &groups {
-            keys.extend(p.keys.iter().map(String::as_str));
-            args.push(*n);
-            args.extend_from_slice(&p.args);
+        for ((p, n), (units, places)) in groups.iter().zip(&wants) {
+            keys.extend(p.ident.0.iter().map(String::as_str));
+            args.extend([*n, *units, *places, p.now]);
+            args.extend_from_slice(&p.ident.1);
         }
+        let answers = asks.iter().filter(|p| p.reply.is_some()).count();
         let out: Result<Vec<i64>, Unavailable> = self.run(&keys, &args).await;
-        let out = out.and_then(|v| if v.len() == 4 * asks.len() { Ok(v) } else { Err(self.unavailable("answer of the wrong length")) });
-        for (i, p) in asks.into_iter().enumerate() {
+        let out = out.and_then(|v| {
+            if v.len() == 4 * answers + 5 * groups.len() {
+                Ok(v)
+            } else {
+                Err(self.unavailable("answer of the wrong length"))
+            }
+        });
+        // Leases first: a request answered below may find its requester's lease at once.
+        for (i, ((p, _), want)) in groups.iter().zip(&wants).enumerate() {
+            let (Some(charged), false) = (&p.charged, *want == (0, 0)) else { continue };
+            let grant = match &out {
+                Ok(v) => {
+                    let g = &v[4 * answers + 5 * i..];
+                    Grant { units: g[0], places: g[1], used: g[2], start: g[3], end: g[4] }
+                }
+                Err(_) => Grant::default(),
+            };
+            self.leases.grant(&p.ident, charged, grant, p.now);
+        }
+        let replies = asks.into_iter().filter_map(|p| Some((p.reply?, p.place)));
+        for (i, (reply, place)) in replies.enumerate() {
             let answer = out.as_ref().map_err(|_| Unavailable).map(|v| {
                 let (verdict, retry, used, start) = (v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
                 let verdict = match verdict {
@@ -498,16 +635,27 @@ impl Redis {
                     3 => Verdict::Primary,
                     _ => Verdict::Operation(retry.max(1)),
                 };
-                Answer { verdict, used, start }
+                Answer { verdict, used, start, lease: None }
             });
             let admitted = matches!(answer, Ok(Answer { verdict: Verdict::Admitted, .. }));
             // A caller gone (its request cancelled) leaves no place taken behind.
-            if p.reply.send(answer).is_err() && admitted {
-                if let Some(k) = p.place {
+            if reply.send(answer).is_err() && admitted {
+                if let Some(k) = place {
                     self.defer(Deferred::Release(k, 1));
                 }
             }
         }
+    }
+
+    /// `p` again when no lease of this node covers it; else answered from the lease.
+    fn answer_from_lease(&self, mut p: Pending) -> Option<Pending> {
+        let (Some(_), Some(_)) = (&p.charged, &p.reply) else { return Some(p) };
+        let Some(answer) = self.from_lease(&p) else { return Some(p) };
+        // A caller gone (its request cancelled) gives its place back to the lease.
+        if let Some(Err(Ok(Answer { lease: Some(lease), .. }))) = p.reply.take().map(|r| r.send(Ok(answer))) {
+            self.leave(&lease);
+        }
+        None
     }
 
     /// The script with `keys` and `args`: `EVALSHA`, and `EVAL` (which also caches it) only
@@ -553,10 +701,18 @@ impl Redis {
         self.defer(Deferred::Release(self.key("c", bucket), 1));
     }
 
+    /// A request its lease admitted has left: its place returns to the lease, or to Redis
+    /// with this node's next call once the lease has ended.
+    pub fn leave(&self, lease: &Lease) {
+        if let Some(d) = self.leases.leave(lease) {
+            self.defer(d);
+        }
+    }
+
     /// Gives back a primary charge of `key` (a window of `len` seconds) with this node's next
     /// call; `now` is the platform time of the refund.
     pub fn refund(self: &Arc<Self>, key: &str, len: i64, now: i64) {
-        self.defer(Deferred::Refund(self.key("p", key), len, now));
+        self.defer(Deferred::Refund(self.key("p", key), len, now, 1));
     }
 
     /// Why deferring is exact enough: a freed place or a refunded charge only ever reaches
@@ -635,6 +791,7 @@ impl Redis {
 
     /// Deletes every key of this deployment (the control plane's reset).
     pub async fn clear(&self) -> Result<(), Unavailable> {
+        self.leases.clear();
         let call = async {
             let mut conn = self.connection().await?;
             let pattern = format!("{}:*", self.prefix);

@@ -765,6 +765,65 @@ async fn concurrent_requests_decided_together_are_each_decided_exactly() {
     assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
 }
 
+/// Requests admitted by a node's leases (`platform_limits_leased_total`).
+async fn leased(s: &Server) -> u64 {
+    let metrics = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
+    metrics.lines().find_map(|l| l.strip_prefix("platform_limits_leased_total ")).expect("lease metric").parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_busy_requester_is_admitted_from_leases_and_its_limit_is_accepted_once() {
+    // 5,000 an hour × 0.1 = 500; points and places (× 0.1) never refuse.
+    let Some((a, b)) = pair(Options::with(|c| {
+        c.limits.rate_limit_factor = 0.1;
+        c.limits.secondary = SecondarySettings { points_per_minute: 100_000, concurrent: 1000, ..SecondarySettings::default() };
+    }))
+    .await
+    else {
+        return;
+    };
+    let t = setup(&a).await;
+    let user = user_id(&a, &t).await;
+    // 12 clients on each node, 30 requests each: 720 requests for the 499 left.
+    let mut clients = tokio::task::JoinSet::new();
+    for c in 0..24 {
+        let node = if c % 2 == 0 { &a } else { &b };
+        let (client, url, t) = (node.client.clone(), node.url(COMBINED), t.clone());
+        clients.spawn(async move {
+            let mut answers = Vec::new();
+            for _ in 0..30 {
+                answers.push(parts(client.get(&url).bearer_auth(&t).header("user-agent", "t").send().await.unwrap()).await);
+            }
+            answers
+        });
+    }
+    let answers: Vec<_> = clients.join_all().await.into_iter().flatten().collect();
+    let mut accepted = 1;
+    for (st, h, body) in &answers {
+        match st {
+            200 => {
+                accepted += 1;
+                assert!((1..=500).contains(&used(h)), "{h:?}");
+            }
+            _ => assert_eq!(*st, 403, "{body}"),
+        }
+    }
+    let by_lease = leased(&a).await + leased(&b).await;
+    assert!(by_lease * 2 > accepted - 1, "most requests admitted by leases: {by_lease} of {accepted}");
+    assert!(accepted <= 500, "never more than the limit: {accepted}");
+    // What the leases held unused comes back: the rest of the limit is accepted, then no more.
+    tokio::time::sleep(platform_api::leases::TTL * 5).await;
+    for i in 0..(500 - accepted + 3) {
+        let node = if i % 2 == 0 { &a } else { &b };
+        if node.get(COMBINED, Some(&t)).await.status() == 200 {
+            accepted += 1;
+        }
+    }
+    assert_eq!(accepted, 500, "the hourly limit once, all of it");
+    assert_eq!(places_held(&a, user).await, "0", "every place a lease held was given back");
+    assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
+}
+
 #[tokio::test]
 async fn each_request_is_one_redis_command() {
     // An idle node's own flush is an hour away: what a request defers travels only with the
@@ -779,7 +838,7 @@ async fn each_request_is_one_redis_command() {
     };
     let t = setup(&a).await;
     let (url, prefix) = (a.opts.api.redis.url.clone().unwrap().0, a.opts.api.redis.prefix.clone());
-    let user = parts(a.get("/user", Some(&t)).await).await.2["id"].as_i64().unwrap();
+    let user = user_id(&a, &t).await;
     // The script is known to Redis from here on.
     assert_eq!(b.get(COMBINED, Some(&t)).await.status(), 200);
     let monitor = Monitor::start(&url);
@@ -819,11 +878,21 @@ async fn each_request_is_one_redis_command() {
 async fn an_idle_node_frees_its_places_by_itself() {
     let Some((a, _b)) = pair(Options::with(|c| c.limits.secondary = SecondarySettings::default())).await else { return };
     let t = setup(&a).await;
-    let (url, prefix) = (a.opts.api.redis.url.clone().unwrap().0, a.opts.api.redis.prefix.clone());
-    let user = parts(a.get("/user", Some(&t)).await).await.2["id"].as_i64().unwrap();
+    let user = user_id(&a, &t).await;
     for _ in 0..3 {
         assert_eq!(a.get(COMBINED, Some(&t)).await.status(), 200);
     }
+    assert_eq!(places_held(&a, user).await, "0", "no request in flight, none counted");
+}
+
+async fn user_id(s: &Server, t: &str) -> i64 {
+    parts(s.get("/user", Some(t)).await).await.2["id"].as_i64().unwrap()
+}
+
+/// The places Redis counts as taken by `user`'s requests once they have had five seconds to be
+/// freed (or as soon as none is).
+async fn places_held(a: &Server, user: i64) -> String {
+    let (url, prefix) = (a.opts.api.redis.url.clone().unwrap().0, a.opts.api.redis.prefix.clone());
     let addr = url.trim_start_matches("redis://").split('/').next().unwrap().to_string();
     let key = format!("GET {prefix}:c:user:{user}");
     let mut left = String::new();
@@ -834,7 +903,7 @@ async fn an_idle_node_frees_its_places_by_itself() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert_eq!(left, "0", "no request in flight, none counted");
+    left
 }
 
 #[tokio::test]
