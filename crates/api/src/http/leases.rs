@@ -14,9 +14,12 @@
 //!   admitted, so N nodes together still accept a limit at most once.
 //! - **A request may be refused early:** units another node holds unused count as taken. A
 //!   grant takes at most 1/[`SHARE`] of what is left of each limit and at most the configured
-//!   block (`PLATFORM_REDIS_LEASE`), so each other node holds at most that much, for at most
-//!   [`TTL`]; below [`SHARE`] × [`MIN`] left, no lease is granted and every request is decided
-//!   by Redis alone. Waiting [`TTL`] after a burst gives every unused unit back.
+//!   block (`PLATFORM_REDIS_LEASE`); a node asks for more only when less than half of its last
+//!   grant is left, and gives back what it does not use [`TTL`] after its last grant; below
+//!   [`SHARE`] × [`MIN`] left, no lease is granted and every request is decided by Redis alone.
+//!   Waiting [`TTL`] after a burst gives every unused unit back. A node's requests use its own
+//!   lease before Redis decides them, also those that waited for the call that granted it: its
+//!   own lease makes it refuse early only for a place freed while the refusing call was out.
 //! - **`x-ratelimit-used`** of a leased request is its place in the node's block (exact on one
 //!   node); across nodes it can run ahead of another node's by the blocks they hold, and
 //!   `GET /rate_limit` counts held units as used until they are given back.
@@ -32,7 +35,7 @@ use crate::shared_limits::Deferred;
 /// A request's identity in the shared engine: its keys and numbers, without its time.
 pub type Ident = (Vec<String>, Vec<i64>);
 
-/// A lease unused this long after its last grant ends, giving back what it holds.
+/// A lease ends this long after its last grant, giving back what it holds unused.
 pub const TTL: Duration = Duration::from_millis(100);
 /// A grant takes at most 1/SHARE of what is left of every limit it charges.
 pub const SHARE: i64 = 4;
@@ -214,8 +217,8 @@ impl Leases {
         Some(Deferred::Release(counter.clone(), 1))
     }
 
-    /// Ends every lease unused for [`TTL`], handing back what it holds; also the time until the
-    /// next one ends.
+    /// Ends every lease whose time is up ([`TTL`] after its last grant), handing back what it
+    /// holds unused; also the time until the next one ends.
     pub fn retire_due(&self, out: &mut Vec<Deferred>) -> Option<Duration> {
         let now = Instant::now();
         let mut next: Option<Duration> = None;

@@ -441,7 +441,7 @@ impl Redis {
             && matches!(ask.primary, Some((_, _, _, Mode::Charge)))
             && !matches!(ask.lock, Some((_, _, Lock::Fail { .. })));
         if leasable {
-            if let Some(answer) = self.from_lease(&pending) {
+            if let Some(answer) = self.admit_leased(&pending) {
                 return Ok(answer);
             }
             pending.charged = Some(Arc::new(self.charged(ask)));
@@ -458,7 +458,7 @@ impl Redis {
 
     /// Admits a request from its requester's lease on this node, when that lease covers it;
     /// queues the renewal the lease asks for.
-    fn from_lease(&self, p: &Pending) -> Option<Answer> {
+    fn admit_leased(&self, p: &Pending) -> Option<Answer> {
         let (taken, renew) = self.leases.take(&p.ident, p.now);
         if let Some(r) = renew {
             let renewal = Pending {
@@ -650,7 +650,7 @@ impl Redis {
     /// `p` again when no lease of this node covers it; else answered from the lease.
     fn answer_from_lease(&self, mut p: Pending) -> Option<Pending> {
         let (Some(_), Some(_)) = (&p.charged, &p.reply) else { return Some(p) };
-        let Some(answer) = self.from_lease(&p) else { return Some(p) };
+        let Some(answer) = self.admit_leased(&p) else { return Some(p) };
         // A caller gone (its request cancelled) gives its place back to the lease.
         if let Some(Err(Ok(Answer { lease: Some(lease), .. }))) = p.reply.take().map(|r| r.send(Ok(answer))) {
             self.leave(&lease);

@@ -117,7 +117,7 @@ pub struct RedisSettings {
     /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
     #[arg(id = "redis_flush_ms", long = "redis-flush-ms", env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(millis))]
     pub flush: std::time::Duration,
-    /// largest block of a busy requester's limits a node holds at once, deciding those requests without a Redis call (see "Many nodes"; at most a quarter of what is left of each limit, given back after 100 ms unused); 0: every request asks Redis
+    /// largest block of a busy requester's limits a node holds at once, deciding those requests without a Redis call (see "Many nodes"; at most a quarter of what is left of each limit, what it does not use given back 100 ms after its last grant); 0: every request asks Redis
     #[arg(id = "redis_lease", long = "redis-lease", env = "PLATFORM_REDIS_LEASE", default_value = "256", value_name = "N", value_parser = setting(number::<i64>))]
     pub lease: i64,
 }
