@@ -2,8 +2,9 @@
 //! the secondary limits (a place among the requester's requests in flight, the method's
 //! points), the primary limit, and what the operation itself counts toward (content creation,
 //! token issuing). With Redis they are one script call (`shared_limits::ADMIT`), so a request
-//! costs one round trip however many limits it meets; without Redis, or while it does not
-//! answer, the node's in-memory engines decide in the same order.
+//! costs one round trip however many limits it meets, and none when the node's lease of its
+//! requester's limits covers it (`leases`); without Redis, or while it does not answer, the
+//! node's in-memory engines decide in the same order.
 use std::net::IpAddr;
 
 use axum::http::Method;

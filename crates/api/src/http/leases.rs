@@ -30,8 +30,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::shared_limits::Deferred;
-
 /// A request's identity in the shared engine: its keys and numbers, without its time.
 pub type Ident = (Vec<String>, Vec<i64>);
 
@@ -41,6 +39,16 @@ pub const TTL: Duration = Duration::from_millis(100);
 pub const SHARE: i64 = 4;
 /// Smaller grants are not made: a limit near its end is decided request by request.
 pub const MIN: i64 = 8;
+
+/// Work that needs no answer, carried by the node's next call (`shared_limits`' `Redis::defer`
+/// says why that stays exact): what leases give back, freed places and refunded charges.
+pub enum Deferred {
+    /// Concurrency places freed: the counter's key, how many.
+    Release(String, i64),
+    /// Charges given back (a 304's primary charge, a lease's unused units): (window key,
+    /// length, platform time of the refund, units).
+    Refund(String, i64, i64, i64),
+}
 
 /// What a lease charged per request, to give back what it does not use.
 pub struct Charged {

@@ -2,8 +2,10 @@
 //! and the failed-login lockout live in Redis and change only inside one Lua script
 //! ([`ADMIT`]), so N nodes together accept a limit once. A request's every decision is one
 //! script call (`admission`): one round trip and one top-level command (`EVALSHA`; `EVAL` once
-//! after a Redis restart). What needs no answer — a freed concurrency place, a refunded charge
-//! — is deferred and carried by the node's next call ([`Redis::defer`] says why that stays exact).
+//! after a Redis restart) — or none, when the node's lease of a busy requester's limits covers
+//! it (`leases`, granted by the same script). What needs no answer — a freed concurrency place,
+//! a refunded charge — is deferred and carried by the node's next call ([`Redis::defer`] says
+//! why that stays exact).
 //!
 //! Every window is a hash `{s: start, u: used}` under `<prefix>:<kind>:<bucket>`, with the same
 //! fixed-window rule as the in-memory engine (`ratelimit`, `secondary`): a window starts with its
@@ -23,8 +25,26 @@ use std::time::Duration;
 use redis::aio::ConnectionManager;
 use tokio::sync::{Mutex, Notify};
 
-use crate::leases::{self, Charged, Grant, Ident, Lease, Leases};
-use crate::state::RedisSettings;
+use crate::leases::{self, Charged, Deferred, Grant, Ident, Lease, Leases};
+use crate::settings::{millis, number, setting, Url};
+
+/// The Redis shared by every node for the rate limits, secondary limits and lockouts
+/// (`PLATFORM_REDIS_*`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct RedisSettings {
+    /// Redis shared by every node for the rate limits, secondary limits and lockouts (see "Many nodes"); unset: each node limits in its own memory [default: unset]
+    #[arg(id = "redis_url", long = "redis-url", env = "PLATFORM_REDIS_URL", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
+    pub url: Option<Url>,
+    /// namespace of this deployment's keys in that Redis
+    #[arg(id = "redis_prefix", long = "redis-prefix", env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
+    pub prefix: String,
+    /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
+    #[arg(id = "redis_flush_ms", long = "redis-flush-ms", env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(millis))]
+    pub flush: std::time::Duration,
+    /// largest block of a busy requester's limits a node holds at once, deciding those requests without a Redis call (see "Many nodes"; at most a quarter of what is left of each limit, what it does not use given back 100 ms after its last grant); 0: every request asks Redis
+    #[arg(id = "redis_lease", long = "redis-lease", env = "PLATFORM_REDIS_LEASE", default_value = "256", value_name = "N", value_parser = setting(number::<i64>))]
+    pub lease: i64,
+}
 
 /// Longest wait for Redis before a call falls back to the node's own engine.
 pub const TIMEOUT: Duration = Duration::from_millis(250);
@@ -317,15 +337,6 @@ pub struct Answer {
     pub used: i64,
     pub start: i64,
     pub lease: Option<Arc<Lease>>,
-}
-
-/// Work that needs no answer, carried by this node's next call (see [`Redis::defer`]).
-pub enum Deferred {
-    /// Concurrency places freed: the counter's key, how many.
-    Release(String, i64),
-    /// Charges given back (a 304's primary charge, a lease's unused units): (window key,
-    /// length, platform time of the refund, units).
-    Refund(String, i64, i64, i64),
 }
 
 /// One request's part of a call, encoded, and where its answer goes (none: a lease's renewal).

@@ -18,8 +18,9 @@ use crate::principal::Role;
 use crate::principal::TokenAuth;
 use crate::ratelimit::Limiter;
 use crate::reply::Reply;
-use crate::settings::{millis, number, on_off, seconds, setting, Url};
+use crate::settings::{number, on_off, seconds, setting};
 use crate::shapes::Urls;
+pub use crate::shared_limits::RedisSettings;
 use clap::ArgAction;
 
 /// What the API is configured with: the groups of settings it needs as the binary parses them
@@ -102,24 +103,6 @@ pub struct LimitSettings {
     /// larger request bodies get `413 Payload Too Large`
     #[arg(long, env = "PLATFORM_MAX_BODY_BYTES", default_value = "1048576", value_name = "BYTES", value_parser = setting(number::<usize>))]
     pub max_body_bytes: usize,
-}
-
-/// The Redis shared by every node for the rate limits, secondary limits and lockouts
-/// (`PLATFORM_REDIS_*`).
-#[derive(Clone, Debug, clap::Args)]
-pub struct RedisSettings {
-    /// Redis shared by every node for the rate limits, secondary limits and lockouts (see "Many nodes"); unset: each node limits in its own memory [default: unset]
-    #[arg(id = "redis_url", long = "redis-url", env = "PLATFORM_REDIS_URL", value_name = "URL", hide_env_values = true, value_parser = setting(|v| Ok(Url(v.into()))))]
-    pub url: Option<Url>,
-    /// namespace of this deployment's keys in that Redis
-    #[arg(id = "redis_prefix", long = "redis-prefix", env = "PLATFORM_REDIS_PREFIX", default_value = "platform", value_name = "PREFIX")]
-    pub prefix: String,
-    /// how long an idle node keeps freed concurrency places and refunded charges before sending them to Redis in a call of their own (a busy node sends them with its next request's call, no round trip of their own); until then Redis counts them as still taken
-    #[arg(id = "redis_flush_ms", long = "redis-flush-ms", env = "PLATFORM_REDIS_FLUSH_MS", default_value = "20", value_name = "MS", value_parser = setting(millis))]
-    pub flush: std::time::Duration,
-    /// largest block of a busy requester's limits a node holds at once, deciding those requests without a Redis call (see "Many nodes"; at most a quarter of what is left of each limit, what it does not use given back 100 ms after its last grant); 0: every request asks Redis
-    #[arg(id = "redis_lease", long = "redis-lease", env = "PLATFORM_REDIS_LEASE", default_value = "256", value_name = "N", value_parser = setting(number::<i64>))]
-    pub lease: i64,
 }
 
 /// Notification settings (`PLATFORM_NOTIFICATIONS_*`).
