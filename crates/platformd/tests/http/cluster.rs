@@ -33,8 +33,19 @@ async fn setup(s: &Server) -> String {
 
 /// Limit decisions a node made alone because Redis did not answer (or refused a script).
 async fn fallbacks(s: &Server) -> u64 {
+    counter(s, "platform_limits_fallbacks_total").await
+}
+
+/// Requests admitted by a node's leases.
+async fn leased(s: &Server) -> u64 {
+    counter(s, "platform_limits_leased_total").await
+}
+
+/// A counter of the node's `/metrics`.
+async fn counter(s: &Server, name: &str) -> u64 {
     let metrics = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
-    metrics.lines().find_map(|l| l.strip_prefix("platform_limits_fallbacks_total ")).expect("fallback metric").parse().unwrap()
+    let value = metrics.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' '));
+    value.unwrap_or_else(|| panic!("no {name} in /metrics")).parse().unwrap()
 }
 
 fn used(h: &reqwest::header::HeaderMap) -> i64 {
@@ -763,12 +774,6 @@ async fn concurrent_requests_decided_together_are_each_decided_exactly() {
     assert_eq!(counts, (1..=10).collect::<Vec<_>>(), "ten accepted, each with its own count");
     assert!(answers.iter().all(|(st, _, _)| *st == 200 || *st == 403));
     assert_eq!((fallbacks(&a).await, fallbacks(&b).await), (0, 0), "every decision was Redis's");
-}
-
-/// Requests admitted by a node's leases (`platform_limits_leased_total`).
-async fn leased(s: &Server) -> u64 {
-    let metrics = s.client.get(format!("http://{}/metrics", s.addr)).send().await.unwrap().text().await.unwrap();
-    metrics.lines().find_map(|l| l.strip_prefix("platform_limits_leased_total ")).expect("lease metric").parse().unwrap()
 }
 
 #[tokio::test]
