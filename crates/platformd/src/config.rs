@@ -82,7 +82,7 @@ pub struct Config {
     /// bytes the in-process caches (answers, validators, rendered alerts, tokens, repository access, rulesets) hold together at most, approximately; older entries make room
     #[arg(long, env = "PLATFORM_CACHE_BYTES", default_value = "67108864", value_name = "BYTES", value_parser = setting(number::<usize>))]
     pub cache_bytes: usize,
-    /// SQLite read connections / PostgreSQL connections, each with its own database thread started with the node (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count however many clients it has; its memory is in [Benchmarks](#benchmarks))
+    /// SQLite read connections, each with its own thread; PostgreSQL: connections for writes, each with its own database thread, and at most as many more for reads, which run as coroutines on a thread per two cores and pipeline their statements on two of them unless one stalls (requests beyond them wait as tasks, not threads: a PostgreSQL node keeps a fixed thread count however many clients it has; its memory is in [Benchmarks](#benchmarks))
     #[arg(long, env = "PLATFORM_DB_POOL_SIZE", default_value = "8", value_name = "N", value_parser = setting(number::<usize>))]
     pub db_pool_size: usize,
     /// after SIGTERM/SIGINT, how long requests in flight may finish before the process exits

@@ -1,14 +1,16 @@
-//! PostgreSQL driver: tokio-postgres on a fixed set of database threads, a small lazily-filled
-//! pool, and a per-connection prepared statement cache.
+//! PostgreSQL driver. Reads run as coroutines on a few threads, their statements pipelined on
+//! shared connections (`reads`); a write holds a connection of a small lazily-filled pool for its
+//! transaction, on a fixed set of database threads. Each connection keeps its prepared
+//! statements.
 //!
-//! Why each connection on a thread of its own rather than async domain code: the domain code is
-//! one sync code base for both backends (SQLite is sync by nature), and a connection serves one
-//! transaction at a time either way. What an async path buys is kept: a request waiting for the
-//! database waits as a future (a permit per connection), never as a thread; the thread count is
-//! fixed (one database thread per pool connection, started with the store); each statement is
-//! prepared once per connection; a transaction's BEGIN is pipelined with its first statement;
-//! and a request's round trips are merged where they are independent (the commit and the
-//! generation bumps in one batch, reference resolution in one statement, the generation read
+//! Why a write's connection is on a thread of its own rather than async domain code: the domain
+//! code is one sync code base for both backends (SQLite is sync by nature), and a connection
+//! serves one transaction at a time either way. What an async path buys is kept: a request
+//! waiting for the database waits as a future (a permit per connection), never as a thread; the
+//! thread count is fixed (one database thread per pool connection, started with the store); each
+//! statement is prepared once per connection; a transaction's BEGIN is pipelined with its first
+//! statement; and a request's round trips are merged where they are independent (the commit and
+//! the generation bumps in one batch, reference resolution in one statement, the generation read
 //! shared by concurrent requests).
 
 use std::collections::HashMap;
@@ -26,6 +28,8 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::private::BytesMut;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, Statement};
+
+mod reads;
 
 use crate::migrate;
 use crate::sql::{panic_error, run_guarded, type_error, Backend, Conn, DbError, DbErrorKind, DriverConn, Row, Value};
@@ -84,8 +88,7 @@ impl PgConn {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
         }
-        let text = translate_placeholders(sql);
-        let stmt = self.rt.block_on(self.client.prepare(&text))?;
+        let stmt = self.rt.block_on(prepare(&self.client, sql))?;
         if self.stmts.len() >= STATEMENT_CACHE {
             self.stmts.clear();
         }
@@ -112,14 +115,20 @@ impl PgConn {
     }
 }
 
+/// Prepares domain SQL (`?` placeholders) on `client`.
+async fn prepare(client: &Client, sql: &str) -> Result<Statement, tokio_postgres::Error> {
+    client.prepare(&translate_placeholders(sql)).await
+}
+
+/// A row as domain code reads it.
+fn row(r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::Error> {
+    (0..r.len()).map(|i| r.try_get::<_, PgValue>(i).map(|v| v.0)).collect::<Result<Vec<_>, _>>().map(Row)
+}
+
 impl Conn for PgConn {
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
-        let rows = self.run(sql, params).and_then(|rows| {
-            rows.iter()
-                .map(|r| (0..r.len()).map(|i| r.try_get::<_, PgValue>(i).map(|v| v.0)).collect())
-                .collect::<Result<Vec<Vec<Value>>, _>>()
-        });
-        Ok(self.record(rows)?.into_iter().map(Row).collect())
+        let rows = self.run(sql, params).and_then(|rows| rows.iter().map(row).collect::<Result<Vec<_>, _>>());
+        self.record(rows)
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
@@ -450,6 +459,9 @@ impl Threads {
 }
 
 pub(crate) struct PgStore {
+    /// Reads: coroutines on a few threads, their statements pipelined (see `reads`).
+    reads: reads::Reads,
+    /// Writes, migrations and maintenance: a transaction holds a connection of this pool.
     pool: Arc<Pool>,
     /// One permit per pool connection, taken before a database thread is: requests waiting for
     /// a connection wait as futures, not as threads (bounded threads and memory under many
@@ -467,7 +479,10 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("platformd");
         }
+        // Half the cores: a reads thread only runs the reads' own code; the rest is the database's.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(PgStore {
+            reads: reads::Reads::start(&config, pool_size.max(1), cores / 2),
             permits: Arc::new(tokio::sync::Semaphore::new(pool_size.max(1))),
             threads: Threads::start(pool_size.max(1)),
             pool: Arc::new(Pool {
@@ -513,14 +528,12 @@ impl PgStore {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        self.with_conn(|c| match catch_unwind(AssertUnwindSafe(|| f(&mut **c))) {
-            Ok(r) => r,
-            Err(panic) => {
-                c.broken = true; // connection state unknown
-                Err(panic_error(panic).into())
-            }
-        })
-        .await
+        self.reads
+            .run(|c| catch_unwind(AssertUnwindSafe(|| f(c))).unwrap_or_else(|panic| Err(panic_error(panic).into())))
+            .await
+            .unwrap_or_else(|| {
+                Err(DbError::unavailable("the read could not run: the store is closing, or no stack could be mapped for it").into())
+            })
     }
 
     /// Commits with the bumps of the shared generations `changes` calls for (see

@@ -46,6 +46,8 @@ both_backends!(
     close_is_idempotent,
     generations_follow_what_a_write_may_change,
     an_attempt_recorded_while_its_hook_is_deleted_waits_for_the_delete,
+    concurrent_reads_each_get_their_own_answers,
+    a_failing_or_panicking_read_fails_alone,
 );
 
 fn now() -> i64 {
@@ -420,6 +422,85 @@ async fn an_attempt_recorded_while_its_hook_is_deleted_waits_for_the_delete(stor
     let deleted = delete.await.unwrap();
     assert!(deleted.is_ok(), "{deleted:?}");
     assert!(store.read(move |c| hooks::get(c, hook.id)).await.unwrap().is_none());
+}
+
+/// Many reads at once, each of several statements (on PostgreSQL they share connections,
+/// pipelined): every read gets the answers to its own statements, in its own order.
+async fn concurrent_reads_each_get_their_own_answers(store: Store, _db: TestDatabase) {
+    for l in ["a", "b", "c"] {
+        store.write(move |c| insert_account(c, l)).await.unwrap();
+    }
+    let answers = futures_join_all((0..300i64).map(|i| {
+        let store = store.clone();
+        async move {
+            store
+                .read(move |c| {
+                    let mut got = Vec::new();
+                    for k in 0..3i64 {
+                        got.push(c.query_i64("SELECT ? * 10 + ?", params![i, k])?);
+                    }
+                    got.push(c.query_i64("SELECT COUNT(*) FROM accounts WHERE id > ?", params![i % 3])?);
+                    Ok::<_, DbError>(got)
+                })
+                .await
+                .unwrap()
+        }
+    }))
+    .await;
+    for (i, got) in answers.into_iter().enumerate() {
+        let i = i as i64;
+        assert_eq!(got, vec![i * 10, i * 10 + 1, i * 10 + 2, 3 - i % 3]);
+    }
+}
+
+/// A read whose statement fails, or whose closure panics, answers an error; the reads in flight
+/// beside it and after it are answered as if it had not been.
+async fn a_failing_or_panicking_read_fails_alone(store: Store, _db: TestDatabase) {
+    let answers = futures_join_all((0..60i64).map(|i| {
+        let store = store.clone();
+        async move {
+            store
+                .read(move |c| match i % 3 {
+                    0 => c.query_i64("SELECT no_such_column FROM accounts", &[]),
+                    1 if i == 31 => panic!("read {i} panics"),
+                    _ => c.query_i64("SELECT ? + 1", params![i]),
+                })
+                .await
+        }
+    }))
+    .await;
+    for (i, got) in answers.into_iter().enumerate() {
+        let i = i as i64;
+        match i % 3 {
+            0 => assert_eq!(got.unwrap_err().kind, DbErrorKind::Other, "read {i}"),
+            1 if i == 31 => assert!(got.unwrap_err().message.contains("read 31 panics")),
+            _ => assert_eq!(got.unwrap(), i + 1, "read {i}"),
+        }
+    }
+    assert_eq!(store.read(|c| c.query_i64("SELECT 41 + 1", &[])).await.unwrap(), 42);
+}
+
+/// PostgreSQL: reads share connections, but a slow statement does not hold up the reads that
+/// come while it runs: they go to another connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_slow_read_does_not_hold_up_the_others() {
+    let Some(db) = test_database(Backend::Postgres) else { return };
+    let store = open(&db).await;
+    let slow = {
+        let store = store.clone();
+        tokio::spawn(async move { store.read(|c| c.query("SELECT pg_sleep(3)::text", &[])).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    for i in 0..20i64 {
+        let got = futures_join_all((0..5i64).map(|k| {
+            let store = store.clone();
+            async move { store.read(move |c| c.query_i64("SELECT ?::bigint + ?", params![i, k])).await.unwrap() }
+        }))
+        .await;
+        assert_eq!(got, (0..5).map(|k| i + k).collect::<Vec<_>>());
+    }
+    assert!(!slow.is_finished(), "the quick reads waited for the slow one");
+    assert_eq!(slow.await.unwrap().unwrap().len(), 1);
 }
 
 async fn futures_join_all<F: std::future::Future + Send + 'static>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
