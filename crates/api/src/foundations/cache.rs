@@ -6,8 +6,9 @@
 //! node's memory stays flat however large the data grows: an entry's weight is what its
 //! cache's weigh function says (bodies and keys by length, small values by a fixed estimate)
 //! plus [`ENTRY`]. A put that would pass the bound first drops the entries of older
-//! generations (no request can use them again), then others until a quarter of the shard is free
-//! (no LRU: refills are one read; freeing a quarter at once keeps a put's cost constant). A value heavier than the whole bound is not kept.
+//! generations (no request can use them again), then others until a quarter of the shard is
+//! free (no LRU: refills are one read; freeing a quarter at once keeps a put's cost constant). A
+//! value heavier than the whole bound is not kept.
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 use std::sync::{Mutex, MutexGuard};

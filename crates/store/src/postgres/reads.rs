@@ -70,8 +70,9 @@ pub(crate) struct Reads {
 impl Reads {
     /// `threads` threads sharing at most `connections` connections (each at least one).
     pub(crate) fn start(config: &Config, connections: usize, threads: usize) -> Reads {
-        let threads = threads.clamp(1, connections.max(1));
-        let per_thread = connections.max(1).div_ceil(threads);
+        let connections = connections.max(1);
+        let threads = threads.clamp(1, connections);
+        let per_thread = connections.div_ceil(threads);
         let senders = (0..threads)
             .map(|i| {
                 let (tx, rx) = mpsc::unbounded_channel();
@@ -206,7 +207,7 @@ impl Lanes {
     fn new(config: Config, max: usize) -> Lanes {
         Lanes {
             config,
-            max: max.max(1),
+            max,
             open: RefCell::default(),
             connecting: Cell::new(0),
             failed_at: Cell::new(None),
@@ -261,13 +262,14 @@ impl Lanes {
     async fn lane(self: &Rc<Self>) -> Result<Rc<Lane>, DbError> {
         loop {
             let settled = self.settled.notified();
+            let now = Instant::now();
             self.open.borrow_mut().retain(|l| !l.client.is_closed());
             let (moving, least, opening) = {
                 let open = self.open.borrow();
-                let moving = open.iter().filter(|l| !l.stalled()).min_by_key(|l| l.busy.get()).cloned();
+                let moving = open.iter().filter(|l| !l.stalled(now)).min_by_key(|l| l.busy.get()).cloned();
                 (moving, open.iter().min_by_key(|l| l.busy.get()).cloned(), open.len() + self.connecting.get())
             };
-            let room = opening < self.max && self.failed_at.get().is_none_or(|t| t.elapsed() >= RETRY);
+            let room = opening < self.max && self.failed_at.get().is_none_or(|t| now.saturating_duration_since(t) >= RETRY);
             match (moving, least) {
                 (Some(l), _) => {
                     if l.busy.get() > 0 && opening < BASE.min(self.max) && room {
@@ -305,8 +307,9 @@ impl Lanes {
 }
 
 impl Lane {
-    fn stalled(&self) -> bool {
-        self.busy.get() > 0 && self.progress.get().elapsed() >= STALL
+    /// Busy, and no answer since `STALL` before `now`.
+    fn stalled(&self, now: Instant) -> bool {
+        self.busy.get() > 0 && now.saturating_duration_since(self.progress.get()) >= STALL
     }
 
     async fn statement(&self, sql: &str) -> Result<Statement, tokio_postgres::Error> {
